@@ -1,0 +1,129 @@
+# mxprof build.
+#
+#   make              libmxprof.so, libmxprof.a and the mxprof command
+#   make test         unit and integration tests (one summary line at the end)
+#   make demo         profile the bundled example and print its tables
+#   make asan|ubsan|tsan   the test suite under a sanitizer (build-<name>/)
+#   make format-check clang-format without changes
+#   make install      PREFIX=/usr/local
+#
+# Sources are found by folder: every collector/*.c, preload/*.c and
+# preload/*.S goes into the library; every tests/unit/test_*.c is a cmocka
+# suite; every tests/programs/*.c is a program the integration tests run.
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+BUILD    ?= build
+SAN      ?=
+OPT      ?= -O2
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CPPFLAGS += -Iinclude -Icollector -Ipreload -D_GNU_SOURCE
+CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -pthread $(WARN) $(SAN) \
+            -fvisibility=hidden -fno-omit-frame-pointer
+LDLIBS_LIB := -lz -ldl -lpthread
+TEST_LDLIBS := -lcmocka -lyajl -lz -ldl -lpthread
+
+LIB_SRC  := $(sort $(wildcard collector/*.c) $(wildcard preload/*.c))
+LIB_ASM  := $(sort $(wildcard preload/*.S))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+PROG_SRC := $(sort $(wildcard tests/programs/*.c))
+PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%)
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
+HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h)
+
+SO       := $(BUILD)/libmxprof.so
+AR_LIB   := $(BUILD)/libmxprof.a
+
+.PHONY: all test unit integration demo asan ubsan tsan format format-check \
+        install clean bench programs deps
+
+all: $(SO) $(AR_LIB) $(TOOL_BIN) libmxprof.so
+
+# The top-level libmxprof.so is a link to the default build, so that
+# LD_PRELOAD=$PWD/libmxprof.so works from the checkout.
+libmxprof.so: $(SO)
+	@if [ "$(BUILD)" = build ]; then ln -sf $(SO) $@; fi
+
+$(BUILD)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(SO): $(LIB_OBJ) preload/exports.map
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=preload/exports.map \
+	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LDLIBS_LIB)
+
+$(AR_LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -fvisibility=default -o $@ $< \
+	    $(AR_LIB) $(TEST_LDLIBS)
+
+$(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
+
+$(BUILD)/%: tools/%.c $(AR_LIB) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(AR_LIB) -lyajl $(LDLIBS_LIB)
+
+programs: $(PROG_BIN)
+
+deps:
+	@tests/deps.sh
+
+# One summary line: "N passed, N failed".
+test: deps all $(UNIT_BIN) $(PROG_BIN)
+	@BUILD=$(BUILD) SANITIZER="$(SANITIZER)" tests/run.sh
+
+unit: all $(UNIT_BIN)
+	@BUILD=$(BUILD) ONLY=unit tests/run.sh
+
+integration: all $(PROG_BIN)
+	@BUILD=$(BUILD) ONLY=integration tests/run.sh
+
+demo: deps all $(BUILD)/programs/demo
+	@tests/demo.sh $(BUILD)
+
+bench: all $(PROG_BIN)
+	@OPT=-O2 tests/bench/run.sh $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address -fno-sanitize-recover=all" \
+	    SANITIZER=asan OPT=-O1 test
+
+ubsan:
+	$(MAKE) BUILD=build-ubsan SAN="-fsanitize=undefined -fno-sanitize-recover=all" \
+	    SANITIZER=ubsan OPT=-O1 test
+
+tsan:
+	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread" SANITIZER=tsan OPT=-O1 test
+
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || \
+             find include collector preload tools tests -name '*.[ch]')
+
+format:
+	clang-format -i $(FORMAT_SRC)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "format-check: ok"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(SO) $(DESTDIR)$(PREFIX)/lib/libmxprof.so
+	install -m 0644 $(AR_LIB) $(DESTDIR)$(PREFIX)/lib/libmxprof.a
+	install -m 0644 include/mxprof.h $(DESTDIR)$(PREFIX)/include/mxprof.h
+	for t in $(TOOL_BIN); do install -m 0755 $$t $(DESTDIR)$(PREFIX)/bin/; done
+
+clean:
+	rm -rf build build-asan build-ubsan build-tsan libmxprof.so

@@ -1,0 +1,177 @@
+/*
+ * collector.h - the collector's interface: records, per-thread buffers, the
+ * string table, the clock, the drain thread, aggregation and the writers.
+ *
+ * Nothing in collector/ knows about CUDA or hooking. Event sources (the
+ * public API, hook trampolines, NVTX, CUPTI) fill a struct coll_rec and call
+ * ring_push(); the drain thread moves records from the per-thread rings into
+ * the journal (a binary file beside the trace, the crash-safe record of the
+ * run) and into the aggregates. A dump turns the journal into the Chrome
+ * trace and the aggregates into tables.
+ *
+ *   source --ring_push--> ring (per thread, SPSC, bounded)
+ *          --drain thread--> journal (binary, append-only) --> Chrome trace
+ *                        \-> aggregates ------------------------> tables
+ *
+ * Hot-path functions are marked HOT: no lock, no allocation, no system call,
+ * nothing that can re-enter a hook.
+ */
+#ifndef MXPROF_COLLECTOR_H
+#define MXPROF_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ticks.h"
+
+/* ---- records ---------------------------------------------------------- */
+
+/* What a record describes. */
+enum coll_kind {
+	COLL_SPAN = 1,	  /* t0..t1 on the recording thread (ticks)        */
+	COLL_INSTANT = 2, /* t0; flags hold the COLL_SCOPE_*               */
+	COLL_COUNTER = 3, /* t0; t1 holds the new value (int64_t)           */
+	COLL_FRAME = 4,	  /* a span numbered in arg                         */
+};
+
+/* The trace category (Chrome "cat") of a record. */
+enum coll_cat {
+	COLL_CAT_USER = 0, /* user_annotation: public API and NVTX    */
+	COLL_CAT_CAPI,	   /* c_api: hooked C API calls              */
+	COLL_CAT_CUDA_RUNTIME,
+	COLL_CAT_CUDA_DRIVER,
+	COLL_CAT_CUDA_SYNC,
+	COLL_CAT_COUNT,
+};
+
+/* Marker scopes, in flags of a COLL_INSTANT record. */
+enum { COLL_SCOPE_GLOBAL = 0, COLL_SCOPE_PROCESS = 1, COLL_SCOPE_THREAD = 2 };
+
+/* Flag bit of a COLL_SPAN: the call returned an error status. */
+#define COLL_FLAG_ERROR 0x80u
+
+/*
+ * A record: 32 bytes, written whole into the ring before it is published.
+ * name and group are string-table ids. group is the table section (a domain,
+ * a library's "C API (libz.so.1)", ...). arg is free for the source
+ * (frame number, correlation id, ...).
+ */
+struct coll_rec {
+	uint64_t t0;
+	uint64_t t1;
+	uint32_t name;
+	uint32_t group;
+	uint16_t kind;
+	uint8_t cat;
+	uint8_t flags;
+	uint32_t arg;
+};
+
+_Static_assert(sizeof(struct coll_rec) == 32, "records are 32 bytes");
+
+/* ---- state -------------------------------------------------------------- */
+
+/*
+ * coll_recording is non-zero while records should be taken (state "run" and
+ * not paused, inside the capture window). Sources test it first, with
+ * coll_active(), so that a stopped profiler costs one load and a branch.
+ */
+extern volatile int coll_recording;
+
+/* HOT. Returns non-zero when a source should record now. */
+static inline int coll_active(void)
+{
+	return __builtin_expect(coll_recording, 0);
+}
+
+/* ---- the string table ------------------------------------------------- */
+
+/*
+ * Returns the id of s, adding it on first use; ids start at 1 and never
+ * change. Takes a lock: call it when an object is created, not per event.
+ * Returns 0 when memory is exhausted (0 is the empty name).
+ */
+uint32_t strtab_intern(const char *s);
+
+/* Returns the string for id, or "" for an unknown id. Lock-free. */
+const char *strtab_get(uint32_t id);
+
+/* Returns how many ids exist (the highest id + 1). Lock-free. */
+uint32_t strtab_count(void);
+
+/* ---- per-thread rings ------------------------------------------------- */
+
+enum coll_overflow { COLL_OVERFLOW_DROP = 0, COLL_OVERFLOW_BLOCK = 1 };
+
+/*
+ * HOT. Appends r to the calling thread's ring. Returns 0, or -ENOSPC when
+ * the ring was full and the record was dropped (and counted). The first
+ * call on a thread maps that thread's ring. Safe in a signal handler.
+ */
+int ring_push(const struct coll_rec *r);
+
+/* Returns the number of records dropped so far. Lock-free. */
+uint64_t ring_dropped(void);
+
+/*
+ * Suppresses recording on the calling thread while non-zero (used by
+ * mxprof's own threads and re-entrant paths). Returns the previous value.
+ */
+int ring_set_quiet(int quiet);
+
+/* ---- life cycle ------------------------------------------------------- */
+
+/* The collector's settings, filled from MXPROF_* and set_config. */
+struct coll_config {
+	char output[4096];	  /* resolved trace path             */
+	unsigned ring_records;	  /* records per thread ring         */
+	int overflow;		  /* enum coll_overflow              */
+	unsigned drain_period_ms; /* journal flush period            */
+	double dump_period_s;	  /* continuous dump period, 0 = off */
+	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
+	int rank;		  /* -1 when unknown                 */
+};
+
+/*
+ * Starts the collector with cfg: opens the journal and starts the drain
+ * thread. Returns 0 or a negative errno; on error the collector still
+ * aggregates in memory and dumps tables, with one line on stderr.
+ */
+int coll_start(const struct coll_config *cfg);
+
+/*
+ * Asks the drain thread to write the trace and tables now and waits until
+ * they are on disk. Returns 0 or a negative errno.
+ */
+int coll_dump(void);
+
+/*
+ * Wakes the drain thread to dump. Async-signal-safe: it only writes to an
+ * eventfd. Returns nothing; a failed wake is counted, never reported here.
+ */
+void coll_dump_async(void);
+
+/* Drains every ring now and waits for it. Returns 0 or a negative errno. */
+int coll_flush(void);
+
+/*
+ * Final dump at exit: stops the drain thread, drains everything, writes the
+ * trace and tables and removes the journal. Idempotent.
+ */
+void coll_finish(void);
+
+/* Child side of fork(): reset to a fresh collector writing to output. */
+void coll_after_fork_child(const char *output);
+
+/* Locks held across fork() so the child sees consistent tables. */
+void coll_before_fork(void);
+void coll_after_fork_parent(void);
+
+/*
+ * Returns the tables as a malloc'ed string (see mxprof_dumps), after
+ * draining. Returns NULL with errno set on a bad argument or ENOMEM.
+ */
+char *coll_dumps(int reset, const char *format, const char *sort_by,
+		 int ascending);
+
+#endif /* MXPROF_COLLECTOR_H */
