@@ -47,8 +47,10 @@ enum coll_cat {
 /* Marker scopes, in flags of a COLL_INSTANT record. */
 enum { COLL_SCOPE_GLOBAL = 0, COLL_SCOPE_PROCESS = 1, COLL_SCOPE_THREAD = 2 };
 
-/* Flag bit of a COLL_SPAN: the call returned an error status. */
-#define COLL_FLAG_ERROR 0x80u
+/* Flag bits of a COLL_SPAN: the source checks a status (the section gets an
+ * Errors column), and this call returned an error status. */
+#define COLL_FLAG_STATUS 0x40u
+#define COLL_FLAG_ERROR	 0x80u
 
 /*
  * A record: 32 bytes, written whole into the ring before it is published.
@@ -173,5 +175,70 @@ void coll_after_fork_parent(void);
  */
 char *coll_dumps(int reset, const char *format, const char *sort_by,
 		 int ascending);
+
+/* ---- aggregation and tables (also used by the mxprof command) --------- */
+
+struct agg;
+
+/* One sample for the aggregates. value: duration in ns for spans and
+ * frames, the new value for counters, ignored for instants. */
+struct agg_sample {
+	uint32_t group; /* string id of the section */
+	uint32_t name;	/* string id of the row     */
+	uint16_t kind;	/* enum coll_kind           */
+	uint8_t flags;	/* COLL_FLAG_* / scope      */
+	int64_t value;
+};
+
+/* Returns a new, empty aggregate set, or NULL (ENOMEM). */
+struct agg *agg_create(void);
+
+/* Frees a. Accepts NULL. */
+void agg_destroy(struct agg *a);
+
+/* Forgets every row. This function can't fail. */
+void agg_reset(struct agg *a);
+
+/* Adds one sample. Returns 0 or -ENOMEM (the sample is then lost). */
+int agg_add(struct agg *a, const struct agg_sample *s);
+
+enum table_format { TABLE_TEXT = 0, TABLE_JSON = 1, TABLE_CSV = 2 };
+enum table_sort {
+	TABLE_SORT_TOTAL = 0,
+	TABLE_SORT_AVG,
+	TABLE_SORT_MIN,
+	TABLE_SORT_MAX,
+	TABLE_SORT_COUNT,
+};
+
+struct table_opts {
+	int format;	      /* enum table_format                     */
+	int sort;	      /* enum table_sort                       */
+	int ascending;	      /* non-zero: ascending                   */
+	unsigned top;	      /* rows per section, 0 = all             */
+	const char *category; /* only this section, NULL = all         */
+	uint64_t dropped;     /* records dropped, stated in the output */
+};
+
+/* Parses "table"/"json"/"csv" and "total"/"avg"/"min"/"max"/"count" into
+ * o->format and o->sort (NULL keeps the default). Returns 0 or -EINVAL. */
+int table_parse_opts(struct table_opts *o, const char *format,
+		     const char *sort_by);
+
+/* Returns the tables of a as a malloc'ed string in the layout of MXNet's
+ * dumps(), or NULL (ENOMEM). */
+char *table_format(const struct agg *a, const struct table_opts *o);
+
+/* ---- the status file ---------------------------------------------------- */
+
+/*
+ * While a process records, /tmp/mxprof-<uid>/<pid>.status (or under
+ * $XDG_RUNTIME_DIR/mxprof/) holds "key=value" lines: output=<abs trace
+ * path>, stats=<abs tables path>, signal=<dump signal number, 0 if none>,
+ * dumps=<completed dumps>. It is rewritten atomically after every dump and
+ * removed at exit. `mxprof dump PID` waits for dumps to grow.
+ * Writes the path of pid's status file into buf. Returns 0 or -ENAMETOOLONG.
+ */
+int coll_status_path(int pid, char *buf, size_t len);
 
 #endif /* MXPROF_COLLECTOR_H */
