@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs the test suite and ends with one line: "N passed, N failed".
+#
+#  - every $BUILD/tests/test_* is a cmocka suite; each of its tests counts;
+#  - every tests/integration/*.sh is one test; it passes when it exits 0.
+#
+# Integration scripts get, in the environment:
+#   ROOT        the checkout
+#   BUILD       the build folder (absolute)
+#   MXPROF_LIB  the library to inject (absolute)
+#   PRELOAD     what to put in LD_PRELOAD (the sanitizer runtime first, when
+#               the build is a sanitizer build)
+#   WORK        an empty scratch folder of its own
+#   SANITIZER   asan, ubsan, tsan or empty
+# Their output goes to $BUILD/test-logs/NAME.log, shown when they fail.
+# ONLY=unit or ONLY=integration limits the run; a name glob in TESTS too.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$ROOT/${BUILD:-build}" && pwd)
+SANITIZER=${SANITIZER:-}
+MXPROF_LIB=$BUILD/libmxprof.so
+PRELOAD=$MXPROF_LIB
+case "$SANITIZER" in
+asan) PRELOAD="$(${CC:-cc} -print-file-name=libasan.so) $MXPROF_LIB"
+	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=0 ;;
+ubsan) PRELOAD="$(${CC:-cc} -print-file-name=libubsan.so) $MXPROF_LIB"
+	export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ;;
+tsan) export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ;;
+esac
+export ROOT BUILD MXPROF_LIB PRELOAD SANITIZER
+logs=$BUILD/test-logs
+rm -rf "$logs" && mkdir -p "$logs"
+passed=0 failed=0 failures=()
+
+if [ "${ONLY:-unit}" = unit ] || [ -z "${ONLY:-}" ]; then
+	for t in "$BUILD"/tests/test_*; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		case "$name" in ${TESTS:-*}) ;; *) continue ;; esac
+		out=$logs/$name.log
+		"$t" >"$out" 2>&1
+		rc=$?
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
+		p=${p:-0} f=${f:-0}
+		if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+		passed=$((passed + p)) failed=$((failed + f))
+		if [ "$f" -ne 0 ]; then
+			failures+=("$name") && echo "FAIL $name" && tail -30 "$out"
+		else
+			echo "ok   $name ($p tests)"
+		fi
+	done
+fi
+
+if [ "${ONLY:-integration}" = integration ] || [ -z "${ONLY:-}" ]; then
+	for t in "$ROOT"/tests/integration/*.sh; do
+		[ -f "$t" ] || continue
+		name=$(basename "$t" .sh)
+		case "$name" in ${TESTS:-*}) ;; *) continue ;; esac
+		WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-test.XXXXXX")
+		export WORK
+		start=$(date +%s)
+		(cd "$WORK" && timeout 600 bash "$t") >"$logs/$name.log" 2>&1
+		rc=$?
+		secs=$(($(date +%s) - start))
+		if [ $rc -eq 0 ]; then
+			passed=$((passed + 1)) && echo "ok   $name (${secs}s)"
+			rm -rf "$WORK"
+		else
+			failed=$((failed + 1)) failures+=("$name")
+			echo "FAIL $name (exit $rc, ${secs}s; scratch kept in $WORK)"
+			tail -40 "$logs/$name.log"
+		fi
+	done
+fi
+
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
