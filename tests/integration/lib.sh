@@ -1,0 +1,29 @@
+# Helpers sourced by integration scripts (see tests/run.sh for the
+# environment they get).
+set -euo pipefail
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+	if [ "$2" != "$3" ]; then fail "$1: expected '$2', got '$3'"; fi
+	echo "ok: $1 = $3"
+}
+
+# tracesummary TRACE > summary.json  (fails when the trace is invalid)
+tracesummary() { python3 "$ROOT/tests/tools/tracecheck.py" "$1"; }
+
+# jq-like lookup in a JSON file with a Python expression on `d`:
+#   jget summary.json 'd["spans"]["demo/step"]'
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# row_count STATS SECTION NAME: prints the Total Count of a table row.
+row_count() {
+	awk -v sec="$2" -v name="$3" '
+		$0 == sec { insec = 1; next }
+		insec && /^$/ { insec = 0 }
+		insec && index($0, name) == 1 {
+			rest = substr($0, length(name) + 1)
+			if (rest ~ /^ /) { split(rest, f, " "); print f[1]; exit }
+		}' "$1"
+}

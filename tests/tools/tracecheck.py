@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Validates an mxprof trace and prints a JSON summary for tests to assert on.
+
+usage: tracecheck.py TRACE [--allow-truncated]
+
+Checks, failing with exit status 1 and one line on stderr:
+  - the file (plain or .gz) is a JSON object with a "traceEvents" list;
+  - every event has ph, name, pid; ts is a number of microseconds;
+  - "X" events have dur >= 0, and on every (pid, tid) they nest properly:
+    two spans either do not overlap or one contains the other;
+  - every (pid, tid) with events has a thread_name metadata event, and
+    every pid a process_name.
+
+Prints one JSON object:
+  {"events": N,
+   "ph": {"X": n, ...},
+   "spans": {"GROUP/NAME": n},          # X events by args.group and name
+   "instants": {"GROUP/NAME": n},
+   "counters": {"GROUP/NAME": [values in time order]},
+   "threads": {"TID": {"name": s, "spans": n}},
+   "pids": [..], "process_names": {"PID": s},
+   "max_depth": {"TID": d},
+   "dropped": n, "top": {other top-level keys except traceEvents}}
+"""
+import gzip
+import json
+import sys
+
+
+def fail(msg):
+    print("tracecheck: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail("%s: not a loadable trace: %s" % (path, e))
+
+
+def main():
+    if len(sys.argv) < 2:
+        fail("usage: tracecheck.py TRACE")
+    doc = load(sys.argv[1])
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        fail("top level must be an object with a traceEvents list")
+    evs = doc["traceEvents"]
+    ph_count, spans, instants, counters = {}, {}, {}, {}
+    threads, pnames, per_thread = {}, {}, {}
+    pids = set()
+    for e in evs:
+        for k in ("ph", "name", "pid"):
+            if k not in e:
+                fail("event without %s: %r" % (k, e))
+        ph = e["ph"]
+        ph_count[ph] = ph_count.get(ph, 0) + 1
+        pids.add(e["pid"])
+        tid = str(e.get("tid", 0))
+        if ph == "M":
+            if e["name"] == "thread_name":
+                threads.setdefault(tid, {"name": None, "spans": 0})
+                threads[tid]["name"] = e["args"]["name"]
+            elif e["name"] == "process_name":
+                pnames[str(e["pid"])] = e["args"]["name"]
+            continue
+        ts = e.get("ts")
+        if not isinstance(ts, (int, float)):
+            fail("event without numeric ts: %r" % e)
+        args = e.get("args", {})
+        key = "%s/%s" % (args.get("group", e.get("group", "")), e["name"])
+        if ph == "X":
+            dur = e.get("dur")
+            if not isinstance(dur, (int, float)) or dur < 0:
+                fail("X event with bad dur: %r" % e)
+            spans[key] = spans.get(key, 0) + 1
+            per_thread.setdefault((e["pid"], tid), []).append((ts, ts + dur, e["name"]))
+        elif ph == "i" or ph == "I":
+            instants[key] = instants.get(key, 0) + 1
+        elif ph == "C":
+            key = "%s/%s" % (e.get("group", ""), e["name"])
+            counters.setdefault(key, []).append((ts, args.get("value")))
+    depth = {}
+    for (pid, tid), lst in per_thread.items():
+        lst.sort(key=lambda s: (s[0], -s[1]))
+        stack, maxd = [], 0
+        for b, end, name in lst:
+            while stack and stack[-1][1] <= b:
+                stack.pop()
+            if stack and end > stack[-1][1]:
+                fail("spans overlap without nesting on tid %s: %s [%f,%f] vs %s [%f,%f]"
+                     % (tid, name, b, end, stack[-1][2], stack[-1][0], stack[-1][1]))
+            stack.append((b, end, name))
+            maxd = max(maxd, len(stack))
+        depth[tid] = maxd
+        t = threads.setdefault(tid, {"name": None, "spans": 0})
+        t["spans"] = len(lst)
+        if t["name"] is None:
+            fail("tid %s has events but no thread_name metadata" % tid)
+    for pid in pids:
+        if str(pid) not in pnames:
+            fail("pid %s has no process_name metadata" % pid)
+    top = {k: v for k, v in doc.items() if k != "traceEvents"}
+    out = {
+        "events": len(evs),
+        "ph": ph_count,
+        "spans": spans,
+        "instants": instants,
+        "counters": {k: [v for _, v in sorted(l, key=lambda x: x[0])] for k, l in counters.items()},
+        "threads": threads,
+        "pids": sorted(pids),
+        "process_names": pnames,
+        "max_depth": depth,
+        "dropped": doc.get("mxprof", {}).get("droppedRecords"),
+        "top": top,
+    }
+    json.dump(out, sys.stdout, sort_keys=True)
+    print()
+
+
+main()
