@@ -1,0 +1,145 @@
+/*
+ * cli.h - the map of the mxprof command.
+ *
+ * tools/mxprof.c holds main() and includes every file below (a unity build,
+ * so that the Makefile's one rule per tools/NAME.c builds the whole command):
+ *
+ *   util.c        messages, path helpers, number parsing
+ *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
+ *                 top of yajl's callback parser: memory stays flat however
+ *                 large the file is
+ *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
+ *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
+ *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned
+ *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
+ *   cmd_dump.c    mxprof dump: ask a running process for a dump
+ *
+ * Every command returns its exit status: 0 success, 1 failure, 2 usage.
+ */
+#ifndef MXPROF_CLI_H
+#define MXPROF_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "collector.h"
+
+/* Exit statuses shared by every subcommand. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* ---- util.c ------------------------------------------------------------ */
+
+/* Prints "mxprof: " (or "mxprof CMD: " once util_set_cmd() named the
+ * subcommand), the formatted message and a newline on stderr. */
+void util_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Names the running subcommand for util_err(). s must stay valid. */
+void util_set_cmd(const char *s);
+
+/* Parses a decimal count in [min, max] from s. Returns 0 or -EINVAL. */
+int util_parse_uint(const char *s, unsigned long long min,
+		    unsigned long long max, unsigned long long *out);
+
+/*
+ * Parses a JSON number of microseconds (as the trace writes ts and dur,
+ * "12.345") into nanoseconds, rounding to the nearest. Returns 0, or
+ * -EINVAL when the text is not a number. This function is on the report's
+ * fast path: it avoids strtod for the common forms.
+ */
+int util_us_to_ns(const char *s, size_t len, int64_t *ns);
+
+/* Parses a JSON integer (or a number with a fraction, truncated toward
+ * zero). Returns 0 or -EINVAL. */
+int util_parse_i64(const char *s, size_t len, int64_t *out);
+
+/* Writes the tables path that belongs to the trace path trace ("X.json" or
+ * "X.json.gz" gives "X.stats.txt"; another name gets ".stats.txt" added).
+ * Returns 0 or -ENAMETOOLONG. */
+int util_stats_path(const char *trace, char *buf, size_t len);
+
+/* ---- trace_read.c ------------------------------------------------------ */
+
+/* Field sizes of one event; longer strings are cut (and stay distinct only
+ * up to this length). */
+#define TRACE_NAME_MAX	1024
+#define TRACE_SHORT_MAX 256
+
+/* One trace event, as much of it as the commands need. A string is empty
+ * and its has_ flag 0 when the key was absent. */
+struct trace_event {
+	char ph;
+	char scope; /* "s" of an instant, 0 if absent */
+	char name[TRACE_NAME_MAX];
+	char cat[TRACE_SHORT_MAX];
+	char group[TRACE_SHORT_MAX];	  /* top-level "group" (counters) */
+	char args_group[TRACE_SHORT_MAX]; /* args.group                 */
+	char args_name[TRACE_SHORT_MAX];  /* args.name (metadata)       */
+	int has_group, has_args_group, has_ts, has_dur, has_frame, has_value,
+		has_error, has_pid;
+	int64_t pid, tid;
+	int64_t ts_ns, dur_ns;
+	int64_t value; /* args.value */
+	int64_t error; /* args.error */
+};
+
+/* What the file says about itself, outside traceEvents. Fields keep their
+ * defaults when absent. */
+struct trace_meta {
+	int has_base;
+	int64_t base_ns; /* baseTimeNanoseconds */
+	int has_rank;
+	int64_t rank;	  /* distributedInfo.rank */
+	uint64_t dropped; /* mxprof.droppedRecords */
+	int timeline_truncated;
+	char host[TRACE_SHORT_MAX]; /* mxprof.host */
+	int64_t mx_pid;		    /* mxprof.pid, -1 if absent */
+};
+
+/* Outcome of trace_read_file(). */
+enum trace_status {
+	TRACE_COMPLETE = 0,  /* the whole file was read                    */
+	TRACE_TRUNCATED = 1, /* it ends early; events before the end count */
+	TRACE_BAD = -1,	     /* nothing usable; the reason was printed     */
+};
+
+/* Called for each complete event, in file order. Returns 0 to go on or a
+ * negative errno to stop the read (trace_read_file then fails). */
+typedef int (*trace_event_fn)(const struct trace_event *ev, void *opaque);
+
+/*
+ * Reads the trace at path (gzip when it starts with the gzip magic),
+ * calling fn for each event in traceEvents and filling meta. Memory use does
+ * not depend on the file's size. A file that ends early (a crash) gives
+ * TRACE_TRUNCATED with *trunc_at set to the byte offset (of the JSON text,
+ * after decompression) where it ends. Any other problem (missing, empty,
+ * corrupt, not a trace) prints one line through util_err() and gives
+ * TRACE_BAD. Events delivered before a failure have been delivered.
+ */
+enum trace_status trace_read_file(const char *path, trace_event_fn fn,
+				  void *opaque, struct trace_meta *meta,
+				  uint64_t *trunc_at);
+
+/* Prints the standard warning for a truncated file on stderr. */
+void trace_warn_truncated(const char *path, uint64_t at);
+
+/* ---- commands ---------------------------------------------------------- */
+
+/* Each takes argv after the subcommand's name (argv[0] is the name) and
+ * returns the exit status. */
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/*
+ * Aggregates the trace at path into a (a fresh set from agg_create()) the
+ * way the library does, and stores the dropped-record count in *dropped.
+ * Returns TRACE_COMPLETE, TRACE_TRUNCATED (the warning was printed) or
+ * TRACE_BAD (the reason was printed). Shared by report and run.
+ */
+enum trace_status report_aggregate(const char *path, struct agg *a,
+				   uint64_t *dropped);
+
+#endif /* MXPROF_CLI_H */

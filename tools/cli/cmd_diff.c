@@ -1,0 +1,399 @@
+/*
+ * cmd_diff.c - mxprof diff: what changed between two traces.
+ *
+ * Both traces are aggregated per (section, name) the way report does it:
+ * the number of events and, for spans and frames, the total time. Rows are
+ * printed with the change in total time, largest increase (the worst
+ * regression) first. Rows present in one trace only are kept, with zeros
+ * for the other.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct df_row {
+	char *section;
+	char *name;
+	uint64_t hash;
+	uint64_t count[2];
+	int64_t total_ns[2];
+};
+
+/* An open-addressing table of rows; keys are (section, name). */
+struct df_map {
+	struct df_row **slot;
+	size_t cap, len;
+	int side; /* which trace is being read: 0 = A, 1 = B */
+};
+
+static uint64_t df_hash(const char *a, const char *b)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*a) {
+		h = (h ^ (unsigned char)*a++) * 1099511628211ull;
+	}
+	h = (h ^ 0x1f) * 1099511628211ull;
+	while (*b) {
+		h = (h ^ (unsigned char)*b++) * 1099511628211ull;
+	}
+	return h;
+}
+
+static int df_grow(struct df_map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 256, i, j;
+	struct df_row **ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cap; i++) {
+		if (!m->slot[i]) {
+			continue;
+		}
+		j = m->slot[i]->hash & (ncap - 1);
+		while (ns[j]) {
+			j = (j + 1) & (ncap - 1);
+		}
+		ns[j] = m->slot[i];
+	}
+	free(m->slot);
+	m->slot = ns;
+	m->cap = ncap;
+	return 0;
+}
+
+static struct df_row *df_get(struct df_map *m, const char *section,
+			     const char *name)
+{
+	uint64_t h = df_hash(section, name);
+	struct df_row *r;
+	size_t j;
+
+	if ((m->len + 1) * 2 > m->cap && df_grow(m) < 0) {
+		return NULL;
+	}
+	for (j = h & (m->cap - 1); m->slot[j]; j = (j + 1) & (m->cap - 1)) {
+		r = m->slot[j];
+		if (r->hash == h && strcmp(r->section, section) == 0 &&
+		    strcmp(r->name, name) == 0) {
+			return r;
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->section = strdup(section)) ||
+	    !(r->name = strdup(name))) {
+		if (r) {
+			free(r->section);
+		}
+		free(r);
+		return NULL;
+	}
+	r->hash = h;
+	m->slot[j] = r;
+	m->len++;
+	return r;
+}
+
+static int df_event(const struct trace_event *ev, void *opaque)
+{
+	struct df_map *m = opaque;
+	const char *section;
+	struct df_row *r;
+
+	switch (ev->ph) {
+	case 'X':
+	case 'i':
+	case 'I':
+		section = ev->has_args_group ? ev->args_group : ev->cat;
+		break;
+	case 'C':
+		section = ev->has_group ? ev->group : ev->cat;
+		break;
+	default:
+		return 0;
+	}
+	r = df_get(m, section, ev->name);
+	if (!r) {
+		util_err("out of memory");
+		return -ENOMEM;
+	}
+	r->count[m->side]++;
+	if (ev->ph == 'X') {
+		r->total_ns[m->side] += ev->dur_ns;
+	}
+	return 0;
+}
+
+static int df_cmp(const void *pa, const void *pb)
+{
+	const struct df_row *a = *(struct df_row *const *)pa;
+	const struct df_row *b = *(struct df_row *const *)pb;
+	int64_t da = a->total_ns[1] - a->total_ns[0];
+	int64_t db = b->total_ns[1] - b->total_ns[0];
+	int c;
+
+	if (da != db) {
+		return da > db ? -1 : 1;
+	}
+	c = strcmp(a->section, b->section);
+	return c ? c : strcmp(a->name, b->name);
+}
+
+static double df_ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* Writes the ratio B/A into buf: "-" (or null in JSON) when A is 0. */
+static const char *df_ratio(const struct df_row *r, char *buf, size_t len,
+			    const char *none)
+{
+	if (r->total_ns[0] == 0) {
+		return none;
+	}
+	snprintf(buf, len, "%.3f",
+		 (double)r->total_ns[1] / (double)r->total_ns[0]);
+	return buf;
+}
+
+static void df_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"') {
+			fputc('"', f);
+		}
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void df_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			fprintf(f, "\\%c", ch);
+		} else if (ch < 0x20) {
+			fprintf(f, "\\u%04x", ch);
+		} else {
+			fputc(ch, f);
+		}
+	}
+	fputc('"', f);
+}
+
+enum { DF_TABLE, DF_CSV, DF_JSON };
+
+static void df_print(struct df_row **rows, size_t n, int fmt, const char *a,
+		     const char *b)
+{
+	size_t i, wn = 4, ws = 7;
+	char rb[32];
+
+	if (fmt == DF_CSV) {
+		puts("Section,Name,Count A,Count B,Time A (ms),Time B (ms),"
+		     "Delta (ms),Ratio");
+		for (i = 0; i < n; i++) {
+			df_csv_field(stdout, rows[i]->section);
+			fputc(',', stdout);
+			df_csv_field(stdout, rows[i]->name);
+			printf(",%llu,%llu,%.4f,%.4f,%.4f,%s\n",
+			       (unsigned long long)rows[i]->count[0],
+			       (unsigned long long)rows[i]->count[1],
+			       df_ms(rows[i]->total_ns[0]),
+			       df_ms(rows[i]->total_ns[1]),
+			       df_ms(rows[i]->total_ns[1] -
+				     rows[i]->total_ns[0]),
+			       df_ratio(rows[i], rb, sizeof(rb), ""));
+		}
+		return;
+	}
+	if (fmt == DF_JSON) {
+		fputs("{\"a\":", stdout);
+		df_json_str(stdout, a);
+		fputs(",\"b\":", stdout);
+		df_json_str(stdout, b);
+		fputs(",\"rows\":[", stdout);
+		for (i = 0; i < n; i++) {
+			fputs(i ? ",\n{\"section\":" : "\n{\"section\":",
+			      stdout);
+			df_json_str(stdout, rows[i]->section);
+			fputs(",\"name\":", stdout);
+			df_json_str(stdout, rows[i]->name);
+			printf(",\"count_a\":%llu,\"count_b\":%llu,"
+			       "\"time_a_ms\":%.4f,\"time_b_ms\":%.4f,"
+			       "\"delta_ms\":%.4f,\"ratio\":%s}",
+			       (unsigned long long)rows[i]->count[0],
+			       (unsigned long long)rows[i]->count[1],
+			       df_ms(rows[i]->total_ns[0]),
+			       df_ms(rows[i]->total_ns[1]),
+			       df_ms(rows[i]->total_ns[1] -
+				     rows[i]->total_ns[0]),
+			       df_ratio(rows[i], rb, sizeof(rb), "null"));
+		}
+		puts("\n]}");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(rows[i]->name), s = strlen(rows[i]->section);
+
+		wn = l > wn ? l : wn;
+		ws = s > ws ? s : ws;
+	}
+	wn = wn > 60 ? 60 : wn;
+	ws = ws > 40 ? 40 : ws;
+	printf("Profile Difference:\n    A: %s\n    B: %s\n"
+	       "    Largest increase of total time first; Ratio is B/A.\n\n",
+	       a, b);
+	printf("%-*s  %-*s  %9s  %9s  %13s  %13s  %13s  %8s\n", (int)wn, "Name",
+	       (int)ws, "Section", "Count A", "Count B", "Time A (ms)",
+	       "Time B (ms)", "Delta (ms)", "Ratio");
+	printf("%-*s  %-*s  %9s  %9s  %13s  %13s  %13s  %8s\n", (int)wn, "----",
+	       (int)ws, "-------", "-------", "-------", "-----------",
+	       "-----------", "----------", "-----");
+	for (i = 0; i < n; i++) {
+		const struct df_row *r = rows[i];
+
+		printf("%-*.*s  %-*.*s  %9llu  %9llu  %13.4f  %13.4f  %+13.4f  "
+		       "%8s\n",
+		       (int)wn, (int)wn, r->name, (int)ws, (int)ws, r->section,
+		       (unsigned long long)r->count[0],
+		       (unsigned long long)r->count[1], df_ms(r->total_ns[0]),
+		       df_ms(r->total_ns[1]),
+		       df_ms(r->total_ns[1] - r->total_ns[0]),
+		       df_ratio(r, rb, sizeof(rb), "-"));
+	}
+}
+
+static const char df_usage[] = "usage: mxprof diff [--format FMT] [--top N] "
+			       "[--category SECTION] A B\n";
+
+static const char df_help[] =
+	"\n"
+	"Compare two traces written by mxprof (for example the same program\n"
+	"before and after a change). For every section and name it prints the\n"
+	"number of events in A and in B, the total time in each, the change\n"
+	"(B - A) and the ratio B/A. The largest increase of total time, the\n"
+	"worst regression, comes first.\n"
+	"\n"
+	"options:\n"
+	"  -f, --format FMT      table (default), csv or json\n"
+	"  -n, --top N           only the first N rows\n"
+	"  -c, --category NAME   only the section NAME\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"exit status: 0 printed, 1 a trace could not be read, 2 bad usage.\n";
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"top", required_argument, NULL, 'n'},
+		{"category", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct df_map m = {0};
+	struct df_row **rows = NULL;
+	struct trace_meta meta;
+	unsigned long long top = 0;
+	const char *category = NULL;
+	uint64_t at;
+	size_t i, n = 0;
+	int c, fmt = DF_TABLE, side, ret = CLI_FAIL;
+	enum trace_status st;
+
+	util_set_cmd("diff");
+	while ((c = getopt_long(argc, argv, "+f:n:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "table") == 0) {
+				fmt = DF_TABLE;
+			} else if (strcmp(optarg, "csv") == 0) {
+				fmt = DF_CSV;
+			} else if (strcmp(optarg, "json") == 0) {
+				fmt = DF_JSON;
+			} else {
+				util_err("--format: '%s' is not table, csv or "
+					 "json",
+					 optarg);
+				goto usage;
+			}
+			break;
+		case 'n':
+			if (util_parse_uint(optarg, 0, 1000000000, &top) < 0) {
+				util_err("--top: '%s' is not a count", optarg);
+				goto usage;
+			}
+			break;
+		case 'c':
+			category = optarg;
+			break;
+		case 'h':
+			printf("%s%s", df_usage, df_help);
+			return CLI_OK;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind != 2) {
+		util_err("needs exactly two traces, A and B");
+		goto usage;
+	}
+	for (side = 0; side < 2; side++) {
+		const char *path = argv[optind + side];
+
+		m.side = side;
+		st = trace_read_file(path, df_event, &m, &meta, &at);
+		if (st == TRACE_BAD) {
+			goto out;
+		}
+		if (st == TRACE_TRUNCATED) {
+			trace_warn_truncated(path, at);
+		}
+	}
+	rows = calloc(m.len ? m.len : 1, sizeof(*rows));
+	if (!rows) {
+		util_err("out of memory");
+		goto out;
+	}
+	for (i = 0; i < m.cap; i++) {
+		if (m.slot[i] &&
+		    (!category || strcmp(m.slot[i]->section, category) == 0)) {
+			rows[n++] = m.slot[i];
+		}
+	}
+	qsort(rows, n, sizeof(*rows), df_cmp);
+	if (top && n > top) {
+		n = (size_t)top;
+	}
+	df_print(rows, n, fmt, argv[optind], argv[optind + 1]);
+	ret = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+out:
+	free(rows);
+	for (i = 0; i < m.cap; i++) {
+		if (m.slot[i]) {
+			free(m.slot[i]->section);
+			free(m.slot[i]->name);
+			free(m.slot[i]);
+		}
+	}
+	free(m.slot);
+	return ret;
+usage:
+	fputs(df_usage, stderr);
+	return CLI_USAGE;
+}

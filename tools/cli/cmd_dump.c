@@ -1,0 +1,220 @@
+/*
+ * cmd_dump.c - mxprof dump: make a running process write its trace now.
+ *
+ * A recording process keeps a status file (coll_status_path()) with
+ * "output=", "stats=", "signal=" and "dumps=" lines. dump reads it, sends
+ * the dump signal, and waits until "dumps=" grows: the library rewrites
+ * the file after each complete dump. Then it prints the trace's path.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct dp_status {
+	char output[PATH_MAX + 32];
+	char stats[PATH_MAX + 32];
+	int signal;
+	unsigned long long dumps;
+	int has_signal, has_dumps;
+};
+
+/* Reads the status file. Returns 0, or a negative errno. */
+static int dp_read(const char *path, struct dp_status *s)
+{
+	FILE *f = fopen(path, "r");
+	char line[PATH_MAX + 32];
+	size_t n;
+
+	if (!f) {
+		return -errno;
+	}
+	memset(s, 0, sizeof(*s));
+	while (fgets(line, sizeof(line), f)) {
+		n = strlen(line);
+		if (n && line[n - 1] == '\n') {
+			line[--n] = 0;
+		}
+		if (strncmp(line, "output=", 7) == 0) {
+			snprintf(s->output, sizeof(s->output), "%s", line + 7);
+		} else if (strncmp(line, "stats=", 6) == 0) {
+			snprintf(s->stats, sizeof(s->stats), "%s", line + 6);
+		} else if (strncmp(line, "signal=", 7) == 0) {
+			s->signal = atoi(line + 7);
+			s->has_signal = 1;
+		} else if (strncmp(line, "dumps=", 6) == 0) {
+			s->dumps = strtoull(line + 6, NULL, 10);
+			s->has_dumps = 1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Returns 1 when pid's memory map holds libmxprof, 0 when it does not,
+ * -1 when it cannot be read. */
+static int dp_has_lib(pid_t pid)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		return -1;
+	}
+	while (!found && fgets(line, sizeof(line), f)) {
+		found = strstr(line, "libmxprof") != NULL;
+	}
+	fclose(f);
+	return found;
+}
+
+static double dp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char dp_usage[] = "usage: mxprof dump [--timeout SEC] PID\n";
+
+static const char dp_help[] =
+	"\n"
+	"Ask the process PID, which runs with libmxprof.so, to write its "
+	"trace\n"
+	"and tables now (it keeps running and recording), wait until they are\n"
+	"complete on disk, and print the trace's path.\n"
+	"\n"
+	"options:\n"
+	"  -t, --timeout SEC   give up after SEC seconds [30]\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"exit status: 0 dumped, 1 no such process, not profiled by mxprof, no\n"
+	"dump signal, or no dump within the timeout, 2 bad usage.\n";
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"timeout", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct dp_status st, now;
+	char spath[PATH_MAX];
+	unsigned long long pidv;
+	double timeout = 30, deadline;
+	char *end;
+	pid_t pid;
+	int c, r;
+
+	util_set_cmd("dump");
+	while ((c = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			timeout = strtod(optarg, &end);
+			if (*end || !(timeout > 0)) {
+				util_err("--timeout: '%s' is not a number of "
+					 "seconds",
+					 optarg);
+				goto usage;
+			}
+			break;
+		case 'h':
+			printf("%s%s", dp_usage, dp_help);
+			return CLI_OK;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind != 1) {
+		util_err("needs one PID");
+		goto usage;
+	}
+	if (util_parse_uint(argv[optind], 1, INT_MAX, &pidv) < 0) {
+		util_err("'%s' is not a process id", argv[optind]);
+		goto usage;
+	}
+	pid = (pid_t)pidv;
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		util_err("no process with pid %d", (int)pid);
+		return CLI_FAIL;
+	}
+	if (coll_status_path((int)pid, spath, sizeof(spath)) < 0) {
+		util_err("status file path too long");
+		return CLI_FAIL;
+	}
+	r = dp_read(spath, &st);
+	if (r < 0) {
+		if (dp_has_lib(pid) == 1) {
+			util_err("process %d has libmxprof.so loaded but is "
+				 "not recording (no %s)",
+				 (int)pid, spath);
+		} else {
+			util_err("process %d does not run under mxprof (no "
+				 "%s, and libmxprof.so is not in its memory "
+				 "map)",
+				 (int)pid, spath);
+		}
+		return CLI_FAIL;
+	}
+	if (dp_has_lib(pid) == 0) {
+		util_err("process %d does not run under mxprof (%s is stale: "
+			 "libmxprof.so is not in its memory map)",
+			 (int)pid, spath);
+		return CLI_FAIL;
+	}
+	if (!st.has_signal || st.signal <= 0) {
+		util_err("process %d has no dump signal (MXPROF_SIGNAL=none); "
+			 "it can only dump through mxprof_dump()",
+			 (int)pid);
+		return CLI_FAIL;
+	}
+	if (kill(pid, st.signal) < 0) {
+		util_err("cannot signal process %d: %s", (int)pid,
+			 strerror(errno));
+		return CLI_FAIL;
+	}
+	deadline = dp_now() + timeout;
+	for (;;) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+
+		r = dp_read(spath, &now);
+		if (r == 0 && now.dumps > st.dumps) {
+			break;
+		}
+		if (r < 0 && kill(pid, 0) < 0 && errno == ESRCH) {
+			/* It exited; its final dump went to the same file. */
+			if (access(st.output, F_OK) == 0) {
+				util_err("process %d exited; its final trace "
+					 "is below",
+					 (int)pid);
+				printf("%s\n", st.output);
+				return CLI_OK;
+			}
+			util_err("process %d exited before the dump completed",
+				 (int)pid);
+			return CLI_FAIL;
+		}
+		if (dp_now() > deadline) {
+			util_err("process %d did not complete a dump within "
+				 "%g s",
+				 (int)pid, timeout);
+			return CLI_FAIL;
+		}
+		nanosleep(&ts, NULL);
+	}
+	printf("%s\n", now.output[0] ? now.output : st.output);
+	return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+usage:
+	fputs(dp_usage, stderr);
+	return CLI_USAGE;
+}

@@ -1,0 +1,257 @@
+/*
+ * cmd_report.c - mxprof report: the aggregate tables of a trace.
+ *
+ * Each trace event becomes one sample for the collector's aggregates, the
+ * same sample the library made from the record, and the tables come from
+ * the collector's own formatter, so that the output is byte for byte what
+ * the library wrote into X.stats.txt:
+ *
+ *   "X" -> COLL_SPAN (COLL_FRAME when args has "frame"), value = dur in ns
+ *   "i" -> COLL_INSTANT, flags = the scope ("g", "p", "t")
+ *   "C" -> COLL_COUNTER, value = args.value, section = the top-level "group"
+ *
+ * The section is args.group ("group" for counters), or the event's "cat"
+ * when the writer gave none (GPU activity). Metadata ("M") and flows are not
+ * aggregated.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* A small cache in front of strtab_intern(), which takes a lock: traces
+ * repeat a few hundred names millions of times. */
+#define RP_CACHE 4096
+
+struct rp_cache_ent {
+	uint64_t hash;
+	uint32_t id;
+	char s[64];
+};
+
+struct rp_ctx {
+	struct agg *agg;
+	struct rp_cache_ent *cache;
+	int failed;
+};
+
+static uint64_t rp_hash(const char *s, size_t *len)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *p = s;
+
+	while (*p) {
+		h = (h ^ (unsigned char)*p++) * 1099511628211ull;
+	}
+	*len = (size_t)(p - s);
+	return h;
+}
+
+static uint32_t rp_intern(struct rp_ctx *c, const char *s)
+{
+	size_t len;
+	uint64_t h = rp_hash(s, &len);
+	struct rp_cache_ent *e;
+	uint32_t id;
+
+	if (len >= sizeof(c->cache[0].s) || !c->cache) {
+		return strtab_intern(s);
+	}
+	e = &c->cache[h % RP_CACHE];
+	if (e->id && e->hash == h && strcmp(e->s, s) == 0) {
+		return e->id;
+	}
+	id = strtab_intern(s);
+	if (id) {
+		e->hash = h;
+		e->id = id;
+		memcpy(e->s, s, len + 1);
+	}
+	return id;
+}
+
+static int rp_event(const struct trace_event *ev, void *opaque)
+{
+	struct rp_ctx *c = opaque;
+	struct agg_sample s = {0};
+	const char *group;
+
+	switch (ev->ph) {
+	case 'X':
+		s.kind = ev->has_frame ? COLL_FRAME : COLL_SPAN;
+		s.value = ev->dur_ns;
+		group = ev->has_args_group ? ev->args_group : ev->cat;
+		if (ev->has_error) {
+			s.flags = COLL_FLAG_STATUS;
+			if (ev->error) {
+				s.flags |= COLL_FLAG_ERROR;
+			}
+		}
+		break;
+	case 'i':
+	case 'I':
+		s.kind = COLL_INSTANT;
+		s.flags = ev->scope == 'g'   ? COLL_SCOPE_GLOBAL
+			  : ev->scope == 't' ? COLL_SCOPE_THREAD
+					     : COLL_SCOPE_PROCESS;
+		group = ev->has_args_group ? ev->args_group : ev->cat;
+		break;
+	case 'C':
+		s.kind = COLL_COUNTER;
+		s.value = ev->value;
+		group = ev->has_group ? ev->group : ev->cat;
+		break;
+	default:
+		return 0;
+	}
+	s.group = rp_intern(c, group);
+	s.name = rp_intern(c, ev->name);
+	if (agg_add(c->agg, &s) < 0) {
+		util_err("out of memory while aggregating");
+		c->failed = 1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+enum trace_status report_aggregate(const char *path, struct agg *a,
+				   uint64_t *dropped)
+{
+	struct rp_ctx c = {.agg = a};
+	struct trace_meta meta;
+	uint64_t at;
+	enum trace_status st;
+
+	c.cache = calloc(RP_CACHE, sizeof(*c.cache));
+	st = trace_read_file(path, rp_event, &c, &meta, &at);
+	free(c.cache);
+	if (st == TRACE_BAD) {
+		return st;
+	}
+	*dropped += meta.dropped;
+	if (st == TRACE_TRUNCATED) {
+		trace_warn_truncated(path, at);
+	} else if (meta.timeline_truncated) {
+		util_err("%s: the timeline was capped (MXPROF_MAX_TRACE_MB); "
+			 "these tables cover its events only, the library's "
+			 ".stats.txt covers all",
+			 path);
+	}
+	return st;
+}
+
+static const char rp_usage[] =
+	"usage: mxprof report [--sort KEY] [--ascending] [--format FMT] "
+	"[--top N]\n"
+	"                     [--category SECTION] FILE...\n";
+
+static const char rp_help[] =
+	"\n"
+	"Print the aggregate tables (the layout of MXNet's profiler.dumps())\n"
+	"of traces written by mxprof, plain or gzip-compressed. The output is\n"
+	"the same as the X.stats.txt the library writes beside X.json. "
+	"Several\n"
+	"files are aggregated together. The file is read as a stream: its "
+	"size\n"
+	"does not matter.\n"
+	"\n"
+	"A file that ends early (the program crashed while writing it) still\n"
+	"gives the tables of the events before the end, with one warning on\n"
+	"stderr, and the exit status stays 0.\n"
+	"\n"
+	"options:\n"
+	"  -s, --sort KEY        sort rows by total, avg, min, max or count\n"
+	"                        (default total)\n"
+	"  -a, --ascending       smallest first (default: largest first)\n"
+	"  -f, --format FMT      table (default), json or csv\n"
+	"  -n, --top N           at most N rows per section (default: all)\n"
+	"  -c, --category NAME   only the section NAME\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"exit status: 0 tables printed (maybe with a warning), 1 a file is\n"
+	"missing, empty, corrupt or not a trace, 2 bad usage.\n";
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"sort", required_argument, NULL, 's'},
+		{"ascending", no_argument, NULL, 'a'},
+		{"format", required_argument, NULL, 'f'},
+		{"top", required_argument, NULL, 'n'},
+		{"category", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct table_opts o = {0};
+	const char *format = NULL, *sort = NULL;
+	unsigned long long top;
+	struct agg *a = NULL;
+	char *text = NULL;
+	int c, i, ret = CLI_FAIL;
+
+	util_set_cmd("report");
+	while ((c = getopt_long(argc, argv, "+s:af:n:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			sort = optarg;
+			break;
+		case 'a':
+			o.ascending = 1;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'n':
+			if (util_parse_uint(optarg, 0, 1000000000, &top) < 0) {
+				util_err("--top: '%s' is not a count", optarg);
+				goto usage;
+			}
+			o.top = (unsigned)top;
+			break;
+		case 'c':
+			o.category = optarg;
+			break;
+		case 'h':
+			printf("%s%s", rp_usage, rp_help);
+			return CLI_OK;
+		default:
+			goto usage;
+		}
+	}
+	if (table_parse_opts(&o, format, sort) < 0) {
+		util_err("bad --format '%s' or --sort '%s' (formats: table, "
+			 "json, csv; keys: total, avg, min, max, count)",
+			 format ? format : "table", sort ? sort : "total");
+		goto usage;
+	}
+	if (optind >= argc) {
+		util_err("no trace file given");
+		goto usage;
+	}
+	a = agg_create();
+	if (!a) {
+		util_err("out of memory");
+		return CLI_FAIL;
+	}
+	for (i = optind; i < argc; i++) {
+		if (report_aggregate(argv[i], a, &o.dropped) == TRACE_BAD) {
+			goto out;
+		}
+	}
+	text = table_format(a, &o);
+	if (!text) {
+		util_err("out of memory while formatting the tables");
+		goto out;
+	}
+	fputs(text, stdout);
+	ret = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+out:
+	free(text);
+	agg_destroy(a);
+	return ret;
+usage:
+	fputs(rp_usage, stderr);
+	return CLI_USAGE;
+}

@@ -1,0 +1,667 @@
+/*
+ * cmd_run.c - mxprof run: profile a program from its start to its end.
+ *
+ * The options become MXPROF_* variables in the child's environment (the
+ * library reads nothing else), libmxprof.so is appended to LD_PRELOAD, and
+ * the program is executed in a child process. mxprof waits for it, passing
+ * on SIGINT, SIGTERM, SIGHUP and the dump signal, and exits as a shell would:
+ * with the program's status, or 128 + the signal that ended it. Then it
+ * prints the top rows of the tables and the paths of the files written.
+ *
+ * The library is found, in order, at $MXPROF_LIB, beside the mxprof binary
+ * (the build folder), and at ../lib/libmxprof.so from it (an installed
+ * tree).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static volatile pid_t run_child = -1;
+
+struct run_signame {
+	const char *name;
+	int sig;
+};
+
+static const struct run_signame run_signames[] = {
+	{"HUP", SIGHUP},   {"INT", SIGINT},	  {"QUIT", SIGQUIT},
+	{"USR1", SIGUSR1}, {"USR2", SIGUSR2},	  {"ALRM", SIGALRM},
+	{"TERM", SIGTERM}, {"PROF", SIGPROF},	  {"WINCH", SIGWINCH},
+	{"PWR", SIGPWR},   {"VTALRM", SIGVTALRM}, {"URG", SIGURG},
+};
+
+/* Parses "USR1", "SIGUSR1", "usr1", "10" or "none" (0). Returns the signal
+ * number, or -1 for anything else. */
+static int run_parse_signal(const char *s)
+{
+	unsigned long long n;
+	size_t i;
+
+	if (strcasecmp(s, "none") == 0) {
+		return 0;
+	}
+	if (util_parse_uint(s, 1, SIGRTMAX, &n) == 0) {
+		return (int)n;
+	}
+	if (strncasecmp(s, "SIG", 3) == 0) {
+		s += 3;
+	}
+	for (i = 0; i < sizeof(run_signames) / sizeof(run_signames[0]); i++) {
+		if (strcasecmp(s, run_signames[i].name) == 0) {
+			return run_signames[i].sig;
+		}
+	}
+	return -1;
+}
+
+/* Forwards a signal to the program. A terminal's SIGINT or SIGQUIT went to
+ * the whole foreground group, the program included: not sent twice. */
+static void run_forward(int sig, siginfo_t *si, void *uc)
+{
+	pid_t c = run_child;
+
+	(void)uc;
+	if (c <= 0) {
+		return;
+	}
+	if ((sig == SIGINT || sig == SIGQUIT) && si &&
+	    si->si_code == SI_KERNEL) {
+		return;
+	}
+	kill(c, sig);
+}
+
+static int run_is_number(const char *s, int allow_frac)
+{
+	char *end;
+	double d;
+
+	if (!*s) {
+		return 0;
+	}
+	errno = 0;
+	d = strtod(s, &end);
+	if (*end || errno || d < 0 || d != d) {
+		return 0;
+	}
+	return allow_frac || d == (double)(long long)d;
+}
+
+/* Checks a --trace list: comma-separated known sources. */
+static int run_trace_ok(const char *s)
+{
+	static const char *const known[] = {"api",    "cuda", "gpu", "nvtx",
+					    "memory", "all",  "none"};
+	char buf[256], *tok, *save = NULL;
+	size_t i;
+
+	if (strlen(s) >= sizeof(buf) || !*s) {
+		return 0;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strcmp(tok, known[i]) == 0) {
+				break;
+			}
+		}
+		if (i == sizeof(known) / sizeof(known[0])) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Finds libmxprof.so. Returns 0 with its absolute path in buf, or -ENOENT
+ * (printed). */
+static int run_find_lib(char *buf, size_t len)
+{
+	const char *env = getenv("MXPROF_LIB");
+	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		if (access(env, R_OK) == 0 && realpath(env, buf)) {
+			return 0;
+		}
+		util_err("MXPROF_LIB=%s: %s", env, strerror(errno));
+		return -ENOENT;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+		}
+		snprintf(cand, sizeof(cand), "%s/libmxprof.so", self);
+		if (access(cand, R_OK) == 0 && realpath(cand, buf)) {
+			return 0;
+		}
+		snprintf(cand, sizeof(cand), "%s/../lib/libmxprof.so", self);
+		if (access(cand, R_OK) == 0 && realpath(cand, buf)) {
+			return 0;
+		}
+	}
+	(void)len;
+	util_err("cannot find libmxprof.so (looked beside this program and "
+		 "in ../lib); set MXPROF_LIB to its path");
+	return -ENOENT;
+}
+
+/* Sets LD_PRELOAD to its old value followed by lib (once). */
+static int run_set_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+	int r;
+
+	if (!old || !*old) {
+		return setenv("LD_PRELOAD", lib, 1);
+	}
+	if (strstr(old, lib)) {
+		return 0;
+	}
+	if (asprintf(&v, "%s %s", old, lib) < 0) {
+		return -1;
+	}
+	r = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return r;
+}
+
+/*
+ * Writes the trace path the library will use for pid: MXPROF_OUTPUT's
+ * pattern with %p, %h and %% expanded and %r as a glob. Returns 1 when the
+ * pattern holds a glob.
+ */
+static int run_expand_output(const char *pat, pid_t pid, char *buf, size_t len)
+{
+	char host[256] = "";
+	size_t o = 0;
+	int globbed = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	for (; *pat && o + 1 < len; pat++) {
+		const char *ins = NULL;
+		char num[32];
+
+		if (*pat == '%' && pat[1]) {
+			pat++;
+			switch (*pat) {
+			case 'p':
+				snprintf(num, sizeof(num), "%d", (int)pid);
+				ins = num;
+				break;
+			case 'h':
+				ins = host;
+				break;
+			case 'r':
+				ins = "*";
+				globbed = 1;
+				break;
+			case '%':
+				ins = "%";
+				break;
+			default:
+				num[0] = '%';
+				num[1] = *pat;
+				num[2] = 0;
+				ins = num;
+				break;
+			}
+			while (*ins && o + 1 < len) {
+				buf[o++] = *ins++;
+			}
+			continue;
+		}
+		buf[o++] = *pat;
+	}
+	buf[o] = 0;
+	return globbed;
+}
+
+/* Prints the stats file with at most top rows in each section. Returns 0,
+ * or -1 when it cannot be read. */
+static int run_print_stats(const char *path, unsigned top)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int in_rows = 0;
+	unsigned rows = 0, hidden = 0;
+
+	if (!f) {
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '\n') {
+			if (hidden) {
+				fprintf(stderr, "... %u more\n", hidden);
+			}
+			in_rows = 0;
+			hidden = 0;
+			fputs(line, stderr);
+			continue;
+		}
+		if (in_rows) {
+			if (top && rows >= top) {
+				hidden++;
+				continue;
+			}
+			rows++;
+		} else if (strncmp(line, "----", 4) == 0) {
+			in_rows = 1;
+			rows = 0;
+		}
+		fputs(line, stderr);
+	}
+	if (hidden) {
+		fprintf(stderr, "... %u more\n", hidden);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Prints the summary: tables (top rows) and the files written. */
+static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
+{
+	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
+	glob_t g;
+	size_t i, n;
+	int have = 0;
+
+	if (!pat || !*pat) {
+		pat = "profile.json";
+	}
+	if (run_expand_output(pat, pid, path, sizeof(path))) {
+		if (glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+			snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
+		}
+		globfree(&g);
+	}
+	util_stats_path(path, stats, sizeof(stats));
+	have = access(path, F_OK) == 0;
+	if (!quiet) {
+		if (run_print_stats(stats, top) < 0 && have) {
+			struct agg *a = agg_create();
+			struct table_opts o = {.top = top};
+			char *text = NULL;
+
+			if (a && report_aggregate(path, a, &o.dropped) !=
+					 TRACE_BAD) {
+				text = table_format(a, &o);
+			}
+			if (text) {
+				fputs(text, stderr);
+			}
+			free(text);
+			agg_destroy(a);
+		}
+	}
+	if (!have) {
+		util_err("no trace at %s (the program may have been killed "
+			 "before mxprof could write it)",
+			 path);
+		return;
+	}
+	fprintf(stderr, "mxprof: trace  %s\n", path);
+	if (access(stats, F_OK) == 0) {
+		fprintf(stderr, "mxprof: tables %s\n", stats);
+	}
+	/* Descendants write <base>.<pid>.json beside the parent's file. */
+	n = strlen(path);
+	if (n > 8 && strcmp(path + n - 8, ".json.gz") == 0) {
+		snprintf(cpat, sizeof(cpat), "%.*s.[0-9]*.json.gz",
+			 (int)(n - 8), path);
+	} else if (n > 5 && strcmp(path + n - 5, ".json") == 0) {
+		snprintf(cpat, sizeof(cpat), "%.*s.[0-9]*.json", (int)(n - 5),
+			 path);
+	} else {
+		snprintf(cpat, sizeof(cpat), "%s.[0-9]*.json", path);
+	}
+	if (glob(cpat, 0, NULL, &g) == 0) {
+		for (i = 0; i < g.gl_pathc; i++) {
+			fprintf(stderr, "mxprof: child  %s\n", g.gl_pathv[i]);
+		}
+	}
+	globfree(&g);
+}
+
+static const char run_usage[] =
+	"usage: mxprof run [options] [--] COMMAND [ARG...]\n";
+
+static const char run_help[] =
+	"\n"
+	"Run COMMAND with libmxprof.so injected (LD_PRELOAD) and recording\n"
+	"from its start. When it ends, print the top rows of each table and\n"
+	"the files written, on stderr. Each option sets the MXPROF_* variable\n"
+	"named beside it; see the README for their values.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output PATH        trace file (MXPROF_OUTPUT; %p pid, %r "
+	"rank,\n"
+	"                           %h host; .gz compresses) [profile.json]\n"
+	"  -t, --trace LIST         sources: api,cuda,gpu,nvtx,memory,all\n"
+	"                           (MXPROF_TRACE)\n"
+	"      --hook SPEC          C API to time, LIBGLOB:SYMGLOB,... or "
+	"@preset\n"
+	"                           (MXPROF_HOOK) [@auto]\n"
+	"      --delay SEC          start recording SEC seconds in "
+	"(MXPROF_DELAY)\n"
+	"      --duration SEC       record for SEC seconds (MXPROF_DURATION)\n"
+	"      --capture-nvtx NAME  record inside the NVTX range NAME only\n"
+	"                           (MXPROF_CAPTURE_NVTX)\n"
+	"      --stacks DEPTH       call stacks at hooked calls "
+	"(MXPROF_STACKS)\n"
+	"      --signal SIG         dump signal, or none (MXPROF_SIGNAL) "
+	"[USR1]\n"
+	"      --overflow MODE      drop or block when a buffer is full\n"
+	"                           (MXPROF_OVERFLOW) [drop]\n"
+	"      --max-trace-mb N     cap on the timeline (MXPROF_MAX_TRACE_MB)\n"
+	"      --continuous-dump    dump periodically "
+	"(MXPROF_CONTINUOUS_DUMP)\n"
+	"      --dump-period SEC    period of those dumps "
+	"(MXPROF_DUMP_PERIOD)\n"
+	"      --no-autostart       do not record until the program calls\n"
+	"                           set_state(\"run\") (MXPROF_AUTOSTART=0)\n"
+	"  -n, --top N              rows per table in the summary [10]\n"
+	"  -q, --quiet              no summary\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"libmxprof.so is taken from $MXPROF_LIB, else from beside this "
+	"program,\n"
+	"else from ../lib beside it. SIGINT, SIGTERM, SIGHUP and the dump\n"
+	"signal sent to mxprof are passed on to COMMAND.\n"
+	"\n"
+	"exit status: COMMAND's own, or 128 + the signal that ended it; 127 "
+	"if\n"
+	"COMMAND cannot be found, 126 if it cannot be run, 1 if libmxprof.so "
+	"is\n"
+	"missing, 2 bad usage.\n";
+
+enum {
+	RUN_HOOK = 256,
+	RUN_DELAY,
+	RUN_DURATION,
+	RUN_NVTX,
+	RUN_STACKS,
+	RUN_SIGNAL,
+	RUN_OVERFLOW,
+	RUN_MAXMB,
+	RUN_CONT,
+	RUN_PERIOD,
+	RUN_NOAUTO,
+};
+
+/* The settings collected from the options, applied in the child. */
+struct run_env {
+	const char *name;
+	const char *value;
+};
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"trace", required_argument, NULL, 't'},
+		{"hook", required_argument, NULL, RUN_HOOK},
+		{"delay", required_argument, NULL, RUN_DELAY},
+		{"duration", required_argument, NULL, RUN_DURATION},
+		{"capture-nvtx", required_argument, NULL, RUN_NVTX},
+		{"stacks", required_argument, NULL, RUN_STACKS},
+		{"signal", required_argument, NULL, RUN_SIGNAL},
+		{"overflow", required_argument, NULL, RUN_OVERFLOW},
+		{"max-trace-mb", required_argument, NULL, RUN_MAXMB},
+		{"continuous-dump", no_argument, NULL, RUN_CONT},
+		{"dump-period", required_argument, NULL, RUN_PERIOD},
+		{"no-autostart", no_argument, NULL, RUN_NOAUTO},
+		{"top", required_argument, NULL, 'n'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct run_env env[16];
+	size_t nenv = 0, i;
+	char lib[PATH_MAX];
+	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
+	int fds[2];
+	unsigned long long top = 10, tmp;
+	const char *signame = NULL;
+	struct sigaction sa;
+	sigset_t block, old;
+	pid_t pid;
+	ssize_t rn;
+
+#define RUN_SET(n, v)                                                          \
+	do {                                                                   \
+		env[nenv].name = (n);                                          \
+		env[nenv].value = (v);                                         \
+		nenv++;                                                        \
+	} while (0)
+
+	util_set_cmd("run");
+	while ((c = getopt_long(argc, argv, "+o:t:n:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			RUN_SET("MXPROF_OUTPUT", optarg);
+			break;
+		case 't':
+			if (!run_trace_ok(optarg)) {
+				util_err("--trace: '%s' is not a list of api, "
+					 "cuda, gpu, nvtx, memory, all",
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_TRACE", optarg);
+			break;
+		case RUN_HOOK:
+			RUN_SET("MXPROF_HOOK", optarg);
+			break;
+		case RUN_DELAY:
+		case RUN_DURATION:
+		case RUN_PERIOD:
+			if (!run_is_number(optarg, 1)) {
+				util_err(
+					"--%s: '%s' is not a number of seconds",
+					c == RUN_DELAY	    ? "delay"
+					: c == RUN_DURATION ? "duration"
+							    : "dump-period",
+					optarg);
+				goto usage;
+			}
+			RUN_SET(c == RUN_DELAY	    ? "MXPROF_DELAY"
+				: c == RUN_DURATION ? "MXPROF_DURATION"
+						    : "MXPROF_DUMP_PERIOD",
+				optarg);
+			break;
+		case RUN_NVTX:
+			RUN_SET("MXPROF_CAPTURE_NVTX", optarg);
+			break;
+		case RUN_STACKS:
+			if (util_parse_uint(optarg, 0, 256, &tmp) < 0) {
+				util_err("--stacks: '%s' is not a depth from 0 "
+					 "to 256",
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_STACKS", optarg);
+			break;
+		case RUN_SIGNAL:
+			dump_sig = run_parse_signal(optarg);
+			if (dump_sig < 0 || dump_sig == SIGKILL ||
+			    dump_sig == SIGSTOP) {
+				util_err("--signal: '%s' is not a signal name "
+					 "(USR1, USR2, ...), number or none",
+					 optarg);
+				goto usage;
+			}
+			signame = optarg;
+			if (strncasecmp(signame, "SIG", 3) == 0) {
+				signame += 3;
+			}
+			RUN_SET("MXPROF_SIGNAL", signame);
+			break;
+		case RUN_OVERFLOW:
+			if (strcmp(optarg, "drop") && strcmp(optarg, "block")) {
+				util_err(
+					"--overflow: '%s' is not drop or block",
+					optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_OVERFLOW", optarg);
+			break;
+		case RUN_MAXMB:
+			if (util_parse_uint(optarg, 0, 1ull << 40, &tmp) < 0) {
+				util_err("--max-trace-mb: '%s' is not a number "
+					 "of MiB",
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_MAX_TRACE_MB", optarg);
+			break;
+		case RUN_CONT:
+			RUN_SET("MXPROF_CONTINUOUS_DUMP", "1");
+			break;
+		case RUN_NOAUTO:
+			autostart = 0;
+			break;
+		case 'n':
+			if (util_parse_uint(optarg, 0, 1000000, &top) < 0) {
+				util_err("--top: '%s' is not a count", optarg);
+				goto usage;
+			}
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			printf("%s%s", run_usage, run_help);
+			return CLI_OK;
+		default:
+			goto usage;
+		}
+		if (nenv >= sizeof(env) / sizeof(env[0]) - 1) {
+			util_err("too many options");
+			goto usage;
+		}
+	}
+	RUN_SET("MXPROF_AUTOSTART", autostart ? "1" : "0");
+#undef RUN_SET
+	if (optind >= argc) {
+		util_err("no command given");
+		goto usage;
+	}
+	if (run_find_lib(lib, sizeof(lib)) < 0) {
+		return CLI_FAIL;
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		util_err("pipe: %s", strerror(errno));
+		return CLI_FAIL;
+	}
+	/* Signals stay blocked until the child's pid is known, so that none
+	 * is lost or sent to pid -1. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	if (dump_sig > 0) {
+		sigaddset(&block, dump_sig);
+	}
+	sigprocmask(SIG_BLOCK, &block, &old);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = run_forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	if (dump_sig > 0) {
+		sigaction(dump_sig, &sa, NULL);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		util_err("fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return CLI_FAIL;
+	}
+	if (pid == 0) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGINT, &dfl, NULL);
+		sigaction(SIGTERM, &dfl, NULL);
+		sigaction(SIGHUP, &dfl, NULL);
+		sigaction(SIGQUIT, &dfl, NULL);
+		if (dump_sig > 0) {
+			sigaction(dump_sig, &dfl, NULL);
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(fds[0]);
+		for (i = 0; i < nenv; i++) {
+			setenv(env[i].name, env[i].value, 1);
+		}
+		if (run_set_preload(lib) < 0) {
+			err = errno;
+			goto child_fail;
+		}
+		execvp(argv[optind], argv + optind);
+		err = errno;
+	child_fail:
+		rn = write(fds[1], &err, sizeof(err));
+		(void)rn;
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	run_child = pid;
+	close(fds[1]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	do {
+		rn = read(fds[0], &err, sizeof(err));
+	} while (rn < 0 && errno == EINTR);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			util_err("waitpid: %s", strerror(errno));
+			return CLI_FAIL;
+		}
+	}
+	run_child = -1;
+	if (rn == (ssize_t)sizeof(err)) {
+		util_err("%s: %s", argv[optind], strerror(err));
+		return err == ENOENT ? 127 : 126;
+	}
+	{
+		const char *pat = getenv("MXPROF_OUTPUT");
+
+		for (i = 0; i < nenv; i++) {
+			if (strcmp(env[i].name, "MXPROF_OUTPUT") == 0) {
+				pat = env[i].value;
+			}
+		}
+		run_summary(pat, pid, (unsigned)top, quiet);
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",
+			argv[optind], WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	return WEXITSTATUS(status);
+usage:
+	fputs(run_usage, stderr);
+	return CLI_USAGE;
+}

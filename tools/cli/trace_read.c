@@ -1,0 +1,723 @@
+/*
+ * trace_read.c - a streaming reader of the traces mxprof writes.
+ *
+ * The file is fed in 256 KiB chunks to yajl's callback parser (never
+ * yajl_tree), so a multi-gigabyte trace costs the same memory as a small
+ * one. Only the keys the commands need are kept; everything else is skipped
+ * by counting nesting levels.
+ *
+ * The reader knows four places in the document:
+ *
+ *   {                                   RD_ROOT
+ *     "traceEvents": [                  RD_EVENTS
+ *       { "ph": .., "args": { .. } },   RD_EVENT, RD_ARGS
+ *     ],
+ *     "mxprof": { .. },                 RD_MXPROF
+ *     "distributedInfo": { .. }         RD_DIST
+ *   }
+ *
+ * A file that stops early (the writer crashed) is told apart from a
+ * corrupt one: the parser runs out of input without having met an error,
+ * or meets one where the rest of the file is NUL bytes (a file that was
+ * extended before it was written). Both are "truncated"; the events before
+ * the end have been delivered.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "cli.h"
+
+#define RD_CHUNK (256 * 1024)
+#define RD_DEPTH 8
+
+enum rd_role { RD_ROOT, RD_EVENTS, RD_EVENT, RD_ARGS, RD_MXPROF, RD_DIST };
+
+enum rd_key {
+	K_OTHER = 0,
+	K_TRACE_EVENTS,
+	K_BASE,
+	K_MXPROF,
+	K_DIST,
+	K_PH,
+	K_NAME,
+	K_CAT,
+	K_GROUP,
+	K_S,
+	K_PID,
+	K_TID,
+	K_TS,
+	K_DUR,
+	K_ARGS,
+	K_FRAME,
+	K_VALUE,
+	K_ERROR,
+	K_DROPPED,
+	K_HOST,
+	K_TRUNCATED,
+	K_RANK,
+};
+
+struct rd {
+	trace_event_fn fn;
+	void *opaque;
+	struct trace_meta *meta;
+	struct trace_event ev;
+	enum rd_role role[RD_DEPTH];
+	int depth;	    /* entries used in role[] */
+	unsigned long skip; /* nesting levels inside an ignored value */
+	enum rd_key key;    /* the last key of the innermost map */
+	int seen_root, seen_events, root_closed;
+	int not_trace; /* the top level is not an object */
+	int cb_failed; /* the event callback asked to stop */
+};
+
+static enum rd_key rd_classify(const unsigned char *k, size_t n)
+{
+#define RD_IS(s) (n == sizeof(s) - 1 && memcmp(k, s, n) == 0)
+	switch (n) {
+	case 1:
+		return k[0] == 's' ? K_S : K_OTHER;
+	case 2:
+		if (RD_IS("ph")) {
+			return K_PH;
+		}
+		if (RD_IS("ts")) {
+			return K_TS;
+		}
+		return K_OTHER;
+	case 3:
+		if (RD_IS("pid")) {
+			return K_PID;
+		}
+		if (RD_IS("tid")) {
+			return K_TID;
+		}
+		if (RD_IS("cat")) {
+			return K_CAT;
+		}
+		if (RD_IS("dur")) {
+			return K_DUR;
+		}
+		return K_OTHER;
+	case 4:
+		if (RD_IS("name")) {
+			return K_NAME;
+		}
+		if (RD_IS("args")) {
+			return K_ARGS;
+		}
+		if (RD_IS("rank")) {
+			return K_RANK;
+		}
+		if (RD_IS("host")) {
+			return K_HOST;
+		}
+		return K_OTHER;
+	case 5:
+		if (RD_IS("group")) {
+			return K_GROUP;
+		}
+		if (RD_IS("frame")) {
+			return K_FRAME;
+		}
+		if (RD_IS("value")) {
+			return K_VALUE;
+		}
+		if (RD_IS("error")) {
+			return K_ERROR;
+		}
+		return K_OTHER;
+	case 6:
+		return RD_IS("mxprof") ? K_MXPROF : K_OTHER;
+	case 11:
+		return RD_IS("traceEvents") ? K_TRACE_EVENTS : K_OTHER;
+	case 14:
+		return RD_IS("droppedRecords") ? K_DROPPED : K_OTHER;
+	case 15:
+		return RD_IS("distributedInfo") ? K_DIST : K_OTHER;
+	case 17:
+		return RD_IS("timelineTruncated") ? K_TRUNCATED : K_OTHER;
+	case 19:
+		return RD_IS("baseTimeNanoseconds") ? K_BASE : K_OTHER;
+	default:
+		return K_OTHER;
+	}
+#undef RD_IS
+}
+
+static void rd_copy(char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+	if (n >= cap) {
+		n = cap - 1;
+	}
+	memcpy(dst, s, n);
+	dst[n] = 0;
+}
+
+static int rd_top(const struct rd *r)
+{
+	return r->depth ? (int)r->role[r->depth - 1] : -1;
+}
+
+/* A scalar at the top level means the file is not a trace. */
+static int rd_scalar_ok(struct rd *r)
+{
+	if (r->skip) {
+		return 0;
+	}
+	if (r->depth == 0) {
+		r->not_trace = 1;
+		return -1;
+	}
+	return 1;
+}
+
+static int rd_null(void *ctx)
+{
+	struct rd *r = ctx;
+	int ok = rd_scalar_ok(r);
+
+	if (ok > 0 && rd_top(r) == RD_ARGS && r->key == K_FRAME) {
+		r->ev.has_frame = 1;
+	}
+	return ok >= 0;
+}
+
+static int rd_boolean(void *ctx, int b)
+{
+	struct rd *r = ctx;
+	int ok = rd_scalar_ok(r);
+
+	if (ok <= 0) {
+		return ok == 0;
+	}
+	switch (rd_top(r)) {
+	case RD_ARGS:
+		if (r->key == K_ERROR) {
+			r->ev.has_error = 1;
+			r->ev.error = b;
+		} else if (r->key == K_FRAME) {
+			r->ev.has_frame = 1;
+		}
+		break;
+	case RD_MXPROF:
+		if (r->key == K_TRUNCATED) {
+			r->meta->timeline_truncated = b;
+		}
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int rd_number(void *ctx, const char *s, size_t n)
+{
+	struct rd *r = ctx;
+	struct trace_event *ev = &r->ev;
+	int ok = rd_scalar_ok(r);
+	int64_t v;
+
+	if (ok <= 0) {
+		return ok == 0;
+	}
+	switch (rd_top(r)) {
+	case RD_EVENT:
+		switch (r->key) {
+		case K_TS:
+			ev->has_ts = util_us_to_ns(s, n, &ev->ts_ns) == 0;
+			break;
+		case K_DUR:
+			ev->has_dur = util_us_to_ns(s, n, &ev->dur_ns) == 0;
+			break;
+		case K_PID:
+			ev->has_pid = util_parse_i64(s, n, &ev->pid) == 0;
+			break;
+		case K_TID:
+			util_parse_i64(s, n, &ev->tid);
+			break;
+		default:
+			break;
+		}
+		break;
+	case RD_ARGS:
+		if (r->key == K_VALUE) {
+			ev->has_value = util_parse_i64(s, n, &ev->value) == 0;
+		} else if (r->key == K_FRAME) {
+			ev->has_frame = 1;
+		} else if (r->key == K_ERROR) {
+			ev->has_error = util_parse_i64(s, n, &ev->error) == 0;
+		}
+		break;
+	case RD_ROOT:
+		if (r->key == K_BASE && util_parse_i64(s, n, &v) == 0) {
+			r->meta->has_base = 1;
+			r->meta->base_ns = v;
+		}
+		break;
+	case RD_MXPROF:
+		if (r->key == K_DROPPED && util_parse_i64(s, n, &v) == 0) {
+			r->meta->dropped = v > 0 ? (uint64_t)v : 0;
+		} else if (r->key == K_PID && util_parse_i64(s, n, &v) == 0) {
+			r->meta->mx_pid = v;
+		}
+		break;
+	case RD_DIST:
+		if (r->key == K_RANK && util_parse_i64(s, n, &v) == 0) {
+			r->meta->has_rank = 1;
+			r->meta->rank = v;
+		}
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int rd_string(void *ctx, const unsigned char *s, size_t n)
+{
+	struct rd *r = ctx;
+	struct trace_event *ev = &r->ev;
+	int ok = rd_scalar_ok(r);
+
+	if (ok <= 0) {
+		return ok == 0;
+	}
+	switch (rd_top(r)) {
+	case RD_EVENT:
+		switch (r->key) {
+		case K_PH:
+			ev->ph = n ? (char)s[0] : 0;
+			break;
+		case K_NAME:
+			rd_copy(ev->name, sizeof(ev->name), s, n);
+			break;
+		case K_CAT:
+			rd_copy(ev->cat, sizeof(ev->cat), s, n);
+			break;
+		case K_GROUP:
+			rd_copy(ev->group, sizeof(ev->group), s, n);
+			ev->has_group = 1;
+			break;
+		case K_S:
+			ev->scope = n ? (char)s[0] : 0;
+			break;
+		case K_TS:
+			/* Some writers quote numbers; accept them. */
+			ev->has_ts = util_us_to_ns((const char *)s, n,
+						   &ev->ts_ns) == 0;
+			break;
+		default:
+			break;
+		}
+		break;
+	case RD_ARGS:
+		if (r->key == K_GROUP) {
+			rd_copy(ev->args_group, sizeof(ev->args_group), s, n);
+			ev->has_args_group = 1;
+		} else if (r->key == K_NAME) {
+			rd_copy(ev->args_name, sizeof(ev->args_name), s, n);
+		} else if (r->key == K_FRAME) {
+			ev->has_frame = 1;
+		}
+		break;
+	case RD_MXPROF:
+		if (r->key == K_HOST) {
+			rd_copy(r->meta->host, sizeof(r->meta->host), s, n);
+		}
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct rd *r = ctx;
+
+	if (!r->skip) {
+		r->key = rd_classify(k, n);
+	}
+	return 1;
+}
+
+static void rd_event_reset(struct trace_event *ev)
+{
+	ev->ph = 0;
+	ev->scope = 0;
+	ev->name[0] = ev->cat[0] = ev->group[0] = 0;
+	ev->args_group[0] = ev->args_name[0] = 0;
+	ev->has_group = ev->has_args_group = ev->has_ts = ev->has_dur = 0;
+	ev->has_frame = ev->has_value = ev->has_error = ev->has_pid = 0;
+	ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = 0;
+	ev->value = ev->error = 0;
+}
+
+static int rd_push(struct rd *r, enum rd_role role)
+{
+	if (r->depth >= RD_DEPTH) {
+		r->skip = 1;
+		return 1;
+	}
+	r->role[r->depth++] = role;
+	r->key = K_OTHER;
+	return 1;
+}
+
+static int rd_start_map(void *ctx)
+{
+	struct rd *r = ctx;
+
+	if (r->skip) {
+		r->skip++;
+		return 1;
+	}
+	if (r->depth == 0) {
+		if (r->seen_root) {
+			return 1;
+		}
+		r->seen_root = 1;
+		return rd_push(r, RD_ROOT);
+	}
+	switch (rd_top(r)) {
+	case RD_ROOT:
+		if (r->key == K_MXPROF) {
+			return rd_push(r, RD_MXPROF);
+		}
+		if (r->key == K_DIST) {
+			return rd_push(r, RD_DIST);
+		}
+		break;
+	case RD_EVENTS:
+		rd_event_reset(&r->ev);
+		return rd_push(r, RD_EVENT);
+	case RD_EVENT:
+		if (r->key == K_ARGS) {
+			return rd_push(r, RD_ARGS);
+		}
+		break;
+	default:
+		break;
+	}
+	r->skip = 1;
+	return 1;
+}
+
+static int rd_start_array(void *ctx)
+{
+	struct rd *r = ctx;
+
+	if (r->skip) {
+		r->skip++;
+		return 1;
+	}
+	if (r->depth == 0) {
+		r->not_trace = 1;
+		return 0;
+	}
+	if (rd_top(r) == RD_ROOT && r->key == K_TRACE_EVENTS) {
+		r->seen_events = 1;
+		return rd_push(r, RD_EVENTS);
+	}
+	r->skip = 1;
+	return 1;
+}
+
+static int rd_end(void *ctx)
+{
+	struct rd *r = ctx;
+	int role;
+
+	if (r->skip) {
+		r->skip--;
+		return 1;
+	}
+	if (r->depth == 0) {
+		return 1;
+	}
+	role = r->role[--r->depth];
+	/* Back in the parent map: its next key comes before any value. */
+	r->key = K_OTHER;
+	if (role == RD_EVENT && r->ev.ph) {
+		if (r->fn(&r->ev, r->opaque) < 0) {
+			r->cb_failed = 1;
+			return 0;
+		}
+	} else if (role == RD_ROOT) {
+		r->root_closed = 1;
+	}
+	return 1;
+}
+
+static const yajl_callbacks rd_callbacks = {
+	.yajl_null = rd_null,
+	.yajl_boolean = rd_boolean,
+	.yajl_number = rd_number,
+	.yajl_string = rd_string,
+	.yajl_start_map = rd_start_map,
+	.yajl_map_key = rd_map_key,
+	.yajl_end_map = rd_end,
+	.yajl_start_array = rd_start_array,
+	.yajl_end_array = rd_end,
+};
+
+/* The input: a plain file descriptor or a gzip stream over it. */
+struct rd_in {
+	int fd;
+	gzFile gz;
+	const char *path;
+	int gz_truncated; /* the gzip stream ended early */
+	int failed;	  /* a read failed; the reason was printed */
+};
+
+/* Returns bytes read, 0 at the end, -1 on failure (printed). */
+static ssize_t rd_in_read(struct rd_in *in, unsigned char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!in->gz) {
+		do {
+			n = read(in->fd, buf, len);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			util_err("%s: %s", in->path, strerror(errno));
+			in->failed = 1;
+		}
+		return n;
+	}
+	n = gzread(in->gz, buf, (unsigned)len);
+	if (n < 0) {
+		int zerr;
+		const char *msg = gzerror(in->gz, &zerr);
+
+		if (zerr == Z_BUF_ERROR) {
+			in->gz_truncated = 1;
+			return 0;
+		}
+		util_err("%s: corrupt gzip data (%s)", in->path,
+			 msg ? msg : "unknown error");
+		in->failed = 1;
+		return -1;
+	}
+	if (n == 0) {
+		/* gzread reports a stream cut short only once, on the call
+		 * that meets the end; ask for the state explicitly. */
+		int zerr;
+
+		gzerror(in->gz, &zerr);
+		if (zerr == Z_BUF_ERROR) {
+			in->gz_truncated = 1;
+		}
+	}
+	return n;
+}
+
+/* Returns 1 when everything from buf[off] to the end of the input is NUL
+ * bytes. Consumes the input. */
+static int rd_rest_is_nul(struct rd_in *in, unsigned char *buf, size_t off,
+			  size_t len)
+{
+	ssize_t n;
+	size_t i;
+
+	for (i = off; i < len; i++) {
+		if (buf[i]) {
+			return 0;
+		}
+	}
+	while ((n = rd_in_read(in, buf, RD_CHUNK)) > 0) {
+		for (i = 0; i < (size_t)n; i++) {
+			if (buf[i]) {
+				return 0;
+			}
+		}
+	}
+	return n == 0;
+}
+
+static void rd_parse_error(yajl_handle h, const char *path, uint64_t at,
+			   const unsigned char *chunk, size_t len)
+{
+	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
+	char *nl;
+
+	if (msg) {
+		nl = strchr((char *)msg, '\n');
+		if (nl) {
+			*nl = 0;
+		}
+	}
+	util_err("%s: not valid JSON at byte %llu (%s)", path,
+		 (unsigned long long)at, msg ? (char *)msg : "parse error");
+	if (msg) {
+		yajl_free_error(h, msg);
+	}
+}
+
+void trace_warn_truncated(const char *path, uint64_t at)
+{
+	util_err("%s: truncated at byte %llu; tables cover the events before "
+		 "it",
+		 path, (unsigned long long)at);
+}
+
+enum trace_status trace_read_file(const char *path, trace_event_fn fn,
+				  void *opaque, struct trace_meta *meta,
+				  uint64_t *trunc_at)
+{
+	struct rd *r = NULL;
+	struct rd_in in = {.fd = -1, .path = path};
+	unsigned char *buf = NULL, magic[2];
+	yajl_handle h = NULL;
+	enum trace_status ret = TRACE_BAD;
+	uint64_t total = 0;
+	yajl_status st = yajl_status_ok;
+	struct stat sb;
+	ssize_t n;
+	int truncated = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	meta->mx_pid = -1;
+	*trunc_at = 0;
+	in.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (in.fd < 0) {
+		util_err("%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fstat(in.fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		util_err("%s: is a directory", path);
+		goto out;
+	}
+	n = pread(in.fd, magic, 2, 0);
+	if (n == 0) {
+		util_err("%s: empty file, not a trace", path);
+		goto out;
+	}
+	if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+		int fd2 = dup(in.fd);
+
+		in.gz = fd2 >= 0 ? gzdopen(fd2, "rb") : NULL;
+		if (!in.gz) {
+			if (fd2 >= 0) {
+				close(fd2);
+			}
+			util_err("%s: cannot open the gzip stream", path);
+			goto out;
+		}
+		gzbuffer(in.gz, RD_CHUNK);
+	}
+	r = calloc(1, sizeof(*r));
+	buf = malloc(RD_CHUNK);
+	if (!r || !buf) {
+		util_err("%s: out of memory", path);
+		goto out;
+	}
+	r->fn = fn;
+	r->opaque = opaque;
+	r->meta = meta;
+	h = yajl_alloc(&rd_callbacks, NULL, r);
+	if (!h) {
+		util_err("%s: out of memory", path);
+		goto out;
+	}
+	yajl_config(h, yajl_dont_validate_strings, 1);
+	yajl_config(h, yajl_allow_trailing_garbage, 1);
+
+	while ((n = rd_in_read(&in, buf, RD_CHUNK)) > 0) {
+		st = yajl_parse(h, buf, (size_t)n);
+		if (st != yajl_status_ok) {
+			size_t used = yajl_get_bytes_consumed(h);
+			uint64_t at = total + used;
+
+			if (r->cb_failed) {
+				goto out;
+			}
+			if (r->not_trace) {
+				util_err("%s: not an mxprof trace (the top "
+					 "level is not an object)",
+					 path);
+				goto out;
+			}
+			/* The offending byte itself is part of "the rest". */
+			if (used > 0 && buf[used - 1] == 0) {
+				used--;
+				at--;
+			}
+			if (r->seen_events &&
+			    rd_rest_is_nul(&in, buf, used, (size_t)n)) {
+				truncated = 1;
+				*trunc_at = at;
+				break;
+			}
+			rd_parse_error(h, path, at, buf, (size_t)n);
+			goto out;
+		}
+		total += (uint64_t)n;
+		if (r->root_closed) {
+			break;
+		}
+	}
+	if (in.failed) {
+		goto out;
+	}
+	if (!truncated && !r->root_closed) {
+		st = yajl_complete_parse(h);
+		if (r->cb_failed) {
+			goto out;
+		}
+		if (r->not_trace) {
+			util_err(
+				"%s: not an mxprof trace (the top level is not "
+				"an object)",
+				path);
+			goto out;
+		}
+		if (total == 0 && in.gz_truncated) {
+			util_err("%s: the gzip stream is cut short before any "
+				 "data (truncated file)",
+				 path);
+			goto out;
+		}
+		if (total == 0) {
+			util_err("%s: empty file, not a trace", path);
+			goto out;
+		}
+		if (st != yajl_status_ok || !r->root_closed) {
+			truncated = 1;
+			*trunc_at = total;
+		}
+	}
+	if (!r->seen_events) {
+		if (truncated) {
+			util_err("%s: ends at byte %llu before its traceEvents "
+				 "list (truncated, or not a trace)",
+				 path, (unsigned long long)*trunc_at);
+		} else {
+			util_err("%s: not an mxprof trace (no traceEvents "
+				 "list)",
+				 path);
+		}
+		goto out;
+	}
+	ret = truncated ? TRACE_TRUNCATED : TRACE_COMPLETE;
+out:
+	if (h) {
+		yajl_free(h);
+	}
+	if (in.gz) {
+		gzclose(in.gz);
+	}
+	if (in.fd >= 0) {
+		close(in.fd);
+	}
+	free(buf);
+	free(r);
+	return ret;
+}

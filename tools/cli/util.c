@@ -1,0 +1,165 @@
+/*
+ * util.c - messages, number parsing and path helpers of the mxprof command.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *util_cmd;
+
+void util_set_cmd(const char *s)
+{
+	util_cmd = s;
+}
+
+void util_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (util_cmd) {
+		fprintf(stderr, "mxprof %s: ", util_cmd);
+	} else {
+		fputs("mxprof: ", stderr);
+	}
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int util_parse_uint(const char *s, unsigned long long min,
+		    unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9') {
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max) {
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int util_us_to_ns(const char *s, size_t len, int64_t *ns)
+{
+	const char *p = s, *end = s + len;
+	int neg = 0;
+	int64_t whole = 0, frac = 0;
+	int digits = 0, fdigits = 0;
+
+	if (p < end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	while (p < end && *p >= '0' && *p <= '9') {
+		if (whole > INT64_MAX / 10000) {
+			goto slow;
+		}
+		whole = whole * 10 + (*p++ - '0');
+		digits++;
+	}
+	if (p < end && *p == '.') {
+		p++;
+		while (p < end && *p >= '0' && *p <= '9') {
+			if (fdigits < 4) {
+				frac = frac * 10 + (*p - '0');
+				fdigits++;
+			} else if (fdigits == 4) {
+				/* Digits past the fourth cannot change the
+				 * rounding of the fourth except through ties,
+				 * which the writer never produces. */
+				fdigits = 5;
+			}
+			p++;
+		}
+	}
+	if (p != end || digits == 0) {
+		goto slow;
+	}
+	/* frac holds up to four decimals of a microsecond; scale it to
+	 * tenths of a nanosecond, then round to the nanosecond. */
+	{
+		int f = fdigits > 4 ? 4 : fdigits;
+		int64_t tenths;
+
+		while (f < 4) {
+			frac *= 10;
+			f++;
+		}
+		tenths = whole * 10000 + frac;
+		*ns = (tenths + 5) / 10;
+	}
+	if (neg) {
+		*ns = -*ns;
+	}
+	return 0;
+slow : {
+	char buf[64];
+	char *e;
+	double d;
+
+	if (len == 0 || len >= sizeof(buf)) {
+		return -EINVAL;
+	}
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	d = strtod(buf, &e);
+	if (*e || errno || d != d || d > 9.2e15 || d < -9.2e15) {
+		return -EINVAL;
+	}
+	*ns = (int64_t)(d * 1000.0 + (d < 0 ? -0.5 : 0.5));
+	return 0;
+}
+}
+
+int util_parse_i64(const char *s, size_t len, int64_t *out)
+{
+	char buf[64];
+	char *e;
+
+	if (len == 0 || len >= sizeof(buf)) {
+		return -EINVAL;
+	}
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	*out = strtoll(buf, &e, 10);
+	if (errno) {
+		return -EINVAL;
+	}
+	if (*e) {
+		double d = strtod(buf, &e);
+
+		if (*e || d != d || d > 9.2e18 || d < -9.2e18) {
+			return -EINVAL;
+		}
+		*out = (int64_t)d;
+	}
+	return 0;
+}
+
+int util_stats_path(const char *trace, char *buf, size_t len)
+{
+	size_t n = strlen(trace);
+	int w;
+
+	if (n > 8 && strcmp(trace + n - 8, ".json.gz") == 0) {
+		n -= 8;
+	} else if (n > 5 && strcmp(trace + n - 5, ".json") == 0) {
+		n -= 5;
+	}
+	w = snprintf(buf, len, "%.*s.stats.txt", (int)n, trace);
+	if (w < 0 || (size_t)w >= len) {
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}

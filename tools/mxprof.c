@@ -1,0 +1,85 @@
+/*
+ * mxprof.c - the mxprof command: run, report, dump, merge, diff.
+ *
+ * The subcommands live under tools/cli/ (cli/cli.h is their map) and are
+ * compiled here as one unit, so that the build needs one rule per tool.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "mxprof.h"
+#include "cli/cli.h"
+
+#include "cli/util.c"
+#include "cli/trace_read.c"
+#include "cli/cmd_report.c"
+#include "cli/cmd_diff.c"
+#include "cli/cmd_merge.c"
+#include "cli/cmd_run.c"
+#include "cli/cmd_dump.c"
+
+static const char main_usage[] =
+	"usage: mxprof [--version] [--help] COMMAND [ARGS]\n";
+
+static const char main_help[] =
+	"\n"
+	"mxprof profiles unmodified programs: C API calls of any library, "
+	"CUDA,\n"
+	"NVTX ranges and GPU work, with MXNet's profiler API and tables.\n"
+	"\n"
+	"commands:\n"
+	"  run [options] -- CMD [ARGS]   profile CMD from start to end\n"
+	"  report [options] FILE...      print the tables of a trace\n"
+	"  dump PID                      make a running process dump now\n"
+	"  merge -o OUT FILE...          one timeline from several traces\n"
+	"  diff A B                      what changed between two traces\n"
+	"\n"
+	"'mxprof COMMAND --help' describes a command.\n";
+
+struct main_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+
+static const struct main_cmd main_cmds[] = {
+	{"run", cmd_run},     {"report", cmd_report}, {"dump", cmd_dump},
+	{"merge", cmd_merge}, {"diff", cmd_diff},
+};
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		fputs(main_usage, stderr);
+		return CLI_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			char help[] = "--help";
+			char *av[] = {argv[2], help, NULL};
+
+			for (i = 0; i < sizeof(main_cmds) / sizeof(*main_cmds);
+			     i++) {
+				if (strcmp(argv[2], main_cmds[i].name) == 0) {
+					return main_cmds[i].fn(2, av);
+				}
+			}
+		}
+		printf("%s%s", main_usage, main_help);
+		return CLI_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("mxprof %s\n", MXPROF_VERSION);
+		return CLI_OK;
+	}
+	for (i = 0; i < sizeof(main_cmds) / sizeof(*main_cmds); i++) {
+		if (strcmp(argv[1], main_cmds[i].name) == 0) {
+			return main_cmds[i].fn(argc - 1, argv + 1);
+		}
+	}
+	util_err("'%s' is not a command", argv[1]);
+	fputs(main_usage, stderr);
+	return CLI_USAGE;
+}
