@@ -76,6 +76,12 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < sizeof(main_cmds) / sizeof(*main_cmds); i++) {
 		if (strcmp(argv[1], main_cmds[i].name) == 0) {
+			/* getopt names argv[0] in its messages. */
+			char name[32];
+
+			snprintf(name, sizeof(name), "mxprof %s",
+				 main_cmds[i].name);
+			argv[1] = name;
 			return main_cmds[i].fn(argc - 1, argv + 1);
 		}
 	}
