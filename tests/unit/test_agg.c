@@ -1,0 +1,283 @@
+/*
+ * test_agg.c - the aggregates (collector/agg.c): count, total, min and max
+ * per (section, name, class), as the tables show them.
+ *
+ * Group and name are plain numbers here: agg.c never looks them up.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+static void add(struct agg *a, uint32_t group, uint32_t name, uint16_t kind,
+		uint8_t flags, int64_t value)
+{
+	struct agg_sample s = {.group = group,
+			       .name = name,
+			       .kind = kind,
+			       .flags = flags,
+			       .value = value};
+
+	assert_int_equal(agg_add(a, &s), 0);
+}
+
+/* Returns the one row of (group, name, cls) in rows, failing if there is
+ * not exactly one. */
+static const struct agg_row *find(const struct agg_row *rows, size_t n,
+				  uint32_t group, uint32_t name, int cls)
+{
+	const struct agg_row *found = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].group == group && rows[i].name == name &&
+		    rows[i].cls == cls) {
+			assert_null(found);
+			found = &rows[i];
+		}
+	}
+	assert_non_null(found);
+	return found;
+}
+
+static void assert_row(const struct agg_row *r, uint64_t count, int64_t total,
+		       int64_t min, int64_t max)
+{
+	assert_int_equal(r->count, count);
+	assert_int_equal(r->total, total);
+	assert_int_equal(r->min, min);
+	assert_int_equal(r->max, max);
+}
+
+static void test_agg_spans_keep_count_total_min_max(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 99;
+
+	(void)st;
+	assert_non_null(a);
+	add(a, 1, 10, COLL_SPAN, 0, 99000);
+	add(a, 1, 10, COLL_SPAN, 0, 237000);
+	add(a, 1, 10, COLL_SPAN, 0, 5000);
+	add(a, 1, 11, COLL_SPAN, 0, 175000);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_non_null(rows);
+	assert_int_equal(n, 2);
+	const struct agg_row *r = find(rows, n, 1, 10, AGG_TIME);
+	assert_row(r, 3, 341000, 5000, 237000);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->errors, 0);
+	assert_row(find(rows, n, 1, 11, AGG_TIME), 1, 175000, 175000, 175000);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_frames_aggregate_as_time(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 2, 20, COLL_FRAME, 0, 16000000);
+	add(a, 2, 20, COLL_FRAME, 0, 17000000);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].cls, AGG_TIME);
+	assert_row(&rows[0], 2, 33000000, 16000000, 17000000);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_counters_aggregate_values(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 3, 30, COLL_COUNTER, 0, 10);
+	add(a, 3, 30, COLL_COUNTER, 0, -5);
+	add(a, 3, 30, COLL_COUNTER, 0, 30);
+	add(a, 3, 30, COLL_COUNTER, 0, 0);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].cls, AGG_COUNTER);
+	assert_row(&rows[0], 4, 35, -5, 30);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_counter_starting_negative_keeps_true_max(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 3, 31, COLL_COUNTER, 0, -7);
+	add(a, 3, 31, COLL_COUNTER, 0, -2);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 1);
+	assert_row(&rows[0], 2, -9, -7, -2);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_markers_are_counted_with_zero_time(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 4, 40, COLL_INSTANT, COLL_SCOPE_GLOBAL, 12345);
+	add(a, 4, 40, COLL_INSTANT, COLL_SCOPE_THREAD, 999);
+	add(a, 4, 40, COLL_INSTANT, COLL_SCOPE_PROCESS, 0);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].cls, AGG_MARKER);
+	assert_row(&rows[0], 3, 0, 0, 0);
+	assert_int_equal(rows[0].status, 0);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_kinds_of_one_name_are_separate_rows(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 5, 50, COLL_SPAN, 0, 100);
+	add(a, 5, 50, COLL_COUNTER, 0, 7);
+	add(a, 5, 50, COLL_INSTANT, 0, 0);
+	add(a, 6, 50, COLL_SPAN, 0, 200); /* another section */
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 4);
+	assert_row(find(rows, n, 5, 50, AGG_TIME), 1, 100, 100, 100);
+	assert_row(find(rows, n, 5, 50, AGG_COUNTER), 1, 7, 7, 7);
+	assert_row(find(rows, n, 5, 50, AGG_MARKER), 1, 0, 0, 0);
+	assert_row(find(rows, n, 6, 50, AGG_TIME), 1, 200, 200, 200);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_counts_status_checks_and_errors(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 7, 70, COLL_SPAN, COLL_FLAG_STATUS, 10);
+	add(a, 7, 70, COLL_SPAN, COLL_FLAG_STATUS | COLL_FLAG_ERROR, 20);
+	add(a, 7, 70, COLL_SPAN, COLL_FLAG_STATUS | COLL_FLAG_ERROR, 30);
+	add(a, 7, 70, COLL_SPAN, 0, 40);
+	add(a, 7, 71, COLL_SPAN, COLL_FLAG_STATUS, 5);
+	add(a, 7, 72, COLL_SPAN, 0, 5);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 3);
+	const struct agg_row *r = find(rows, n, 7, 70, AGG_TIME);
+	assert_row(r, 4, 100, 10, 40);
+	assert_int_equal(r->status, 1);
+	assert_int_equal(r->errors, 2);
+	r = find(rows, n, 7, 71, AGG_TIME);
+	assert_int_equal(r->status, 1);
+	assert_int_equal(r->errors, 0);
+	r = find(rows, n, 7, 72, AGG_TIME);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->errors, 0);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_reset_forgets_every_row(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 99;
+
+	(void)st;
+	for (uint32_t i = 0; i < 300; i++) {
+		add(a, 8, i + 1, COLL_SPAN, COLL_FLAG_STATUS | COLL_FLAG_ERROR,
+		    1000);
+	}
+	agg_reset(a);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_non_null(rows);
+	assert_int_equal(n, 0);
+	free(rows);
+	/* A row added again starts from nothing. */
+	add(a, 8, 1, COLL_SPAN, 0, 5);
+	rows = agg_rows(a, &n);
+	assert_int_equal(n, 1);
+	assert_row(&rows[0], 1, 5, 5, 5);
+	assert_int_equal(rows[0].status, 0);
+	assert_int_equal(rows[0].errors, 0);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_grows_to_10000_rows(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+	const uint32_t rows_wanted = 10000;
+
+	(void)st;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < rows_wanted; i++) {
+			add(a, 9 + i % 3, i + 1, COLL_SPAN, 0,
+			    (int64_t)i * (pass + 1));
+		}
+	}
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, rows_wanted);
+	char *seen = calloc(rows_wanted + 1, 1);
+	assert_non_null(seen);
+	for (size_t k = 0; k < n; k++) {
+		const struct agg_row *r = &rows[k];
+		uint32_t i = r->name - 1;
+		assert_in_range(r->name, 1, rows_wanted);
+		assert_int_equal(seen[r->name], 0);
+		seen[r->name] = 1;
+		assert_int_equal(r->group, 9 + i % 3);
+		assert_row(r, 2, 3 * (int64_t)i, i, 2 * (int64_t)i);
+	}
+	free(seen);
+	free(rows);
+	agg_destroy(a);
+}
+
+static void test_agg_rows_of_empty_set_is_empty(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 42;
+
+	(void)st;
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_non_null(rows);
+	assert_int_equal(n, 0);
+	free(rows);
+	agg_destroy(a);
+	agg_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agg_spans_keep_count_total_min_max),
+		cmocka_unit_test(test_agg_frames_aggregate_as_time),
+		cmocka_unit_test(test_agg_counters_aggregate_values),
+		cmocka_unit_test(
+			test_agg_counter_starting_negative_keeps_true_max),
+		cmocka_unit_test(test_agg_markers_are_counted_with_zero_time),
+		cmocka_unit_test(test_agg_kinds_of_one_name_are_separate_rows),
+		cmocka_unit_test(test_agg_counts_status_checks_and_errors),
+		cmocka_unit_test(test_agg_reset_forgets_every_row),
+		cmocka_unit_test(test_agg_grows_to_10000_rows),
+		cmocka_unit_test(test_agg_rows_of_empty_set_is_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
