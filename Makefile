@@ -17,7 +17,7 @@ BUILD    ?= build
 SAN      ?=
 OPT      ?= -O2
 
-WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation
 CPPFLAGS += -Iinclude -Icollector -Ipreload -D_GNU_SOURCE
 CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -pthread $(WARN) $(SAN) \
             -fvisibility=hidden -fno-omit-frame-pointer
@@ -26,6 +26,11 @@ TEST_LDLIBS := -lcmocka -lyajl -lz -ldl -lpthread
 
 LIB_SRC  := $(sort $(wildcard collector/*.c) $(wildcard preload/*.c))
 LIB_ASM  := $(sort $(wildcard preload/*.S))
+# NO_HOOK=1 leaves the C API hook engine out (preload/hook*).
+ifdef NO_HOOK
+LIB_SRC  := $(filter-out preload/hook%,$(LIB_SRC))
+LIB_ASM  := $(filter-out preload/hook%,$(LIB_ASM))
+endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)

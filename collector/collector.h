@@ -132,7 +132,17 @@ struct coll_config {
 	double dump_period_s;	  /* continuous dump period, 0 = off */
 	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
 	int rank;		  /* -1 when unknown                 */
+	int dump_signal;	  /* for the status file, 0 = none */
+	/* Called on the drain thread after every pass, with CLOCK_MONOTONIC
+	 * ns, drain lock held (the capture window lives there). */
+	void (*tick)(uint64_t now_ns);
 };
+
+/*
+ * Chooses the clock and prepares the rings. Call once from the library
+ * constructor, before any record. Returns 0 or a negative errno.
+ */
+int coll_init(void);
 
 /*
  * Starts the collector with cfg: opens the journal and starts the drain
@@ -142,8 +152,18 @@ struct coll_config {
 int coll_start(const struct coll_config *cfg);
 
 /*
- * Asks the drain thread to write the trace and tables now and waits until
- * they are on disk. Returns 0 or a negative errno.
+ * Changes the trace path before anything was written. Returns 0, or -EBUSY
+ * once the journal exists.
+ */
+int coll_set_output(const char *output);
+
+/* Sets the continuous-dump period in seconds (0 = off). */
+void coll_set_dump_period(double seconds);
+
+/*
+ * Writes the trace and tables now, on the calling thread, and returns when
+ * both are on disk. Returns 0, -ESRCH when the collector is not running, or
+ * a negative errno from the writes (with one line on stderr).
  */
 int coll_dump(void);
 
@@ -157,10 +177,11 @@ void coll_dump_async(void);
 int coll_flush(void);
 
 /*
- * Final dump at exit: stops the drain thread, drains everything, writes the
- * trace and tables and removes the journal. Idempotent.
+ * At exit: stops the drain thread, drains everything, writes the trace and
+ * tables when dump is non-zero, and removes the journal and the status
+ * file. Idempotent.
  */
-void coll_finish(void);
+void coll_finish(int dump);
 
 /* Child side of fork(): reset to a fresh collector writing to output. */
 void coll_after_fork_child(const char *output);

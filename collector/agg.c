@@ -1,0 +1,149 @@
+/*
+ * agg.c - aggregate statistics: count, total, min, max (and so the average)
+ * per section and name, as MXNet's AggregateStats keeps them.
+ *
+ * Spans and frames aggregate durations; counters aggregate the values they
+ * were set to; markers are counted. Rows live in an open-addressing hash
+ * table keyed by (group, name, class). The collector updates one set from
+ * the drain thread under the drain lock; the mxprof command builds its own
+ * from a trace file.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct agg {
+	struct agg_row *rows; /* count == 0 marks an empty slot */
+	size_t cap;
+	size_t used;
+};
+
+static int class_of(uint16_t kind)
+{
+	switch (kind) {
+	case COLL_COUNTER:
+		return AGG_COUNTER;
+	case COLL_INSTANT:
+		return AGG_MARKER;
+	default:
+		return AGG_TIME;
+	}
+}
+
+static size_t slot_of(uint32_t group, uint32_t name, int cls, size_t cap)
+{
+	uint64_t h = ((uint64_t)group << 32 | name) * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)cls * 0xff51afd7ed558ccdull;
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
+static struct agg_row *lookup(struct agg_row *rows, size_t cap, uint32_t group,
+			      uint32_t name, int cls)
+{
+	for (size_t i = slot_of(group, name, cls, cap);;
+	     i = (i + 1) & (cap - 1)) {
+		struct agg_row *r = &rows[i];
+		if (r->count == 0 ||
+		    (r->group == group && r->name == name && r->cls == cls)) {
+			return r;
+		}
+	}
+}
+
+static int grow(struct agg *a)
+{
+	size_t cap = a->cap ? a->cap * 2 : 256;
+	struct agg_row *rows = calloc(cap, sizeof(*rows));
+
+	if (!rows) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < a->cap; i++) {
+		struct agg_row *r = &a->rows[i];
+		if (r->count) {
+			*lookup(rows, cap, r->group, r->name, r->cls) = *r;
+		}
+	}
+	free(a->rows);
+	a->rows = rows;
+	a->cap = cap;
+	return 0;
+}
+
+struct agg *agg_create(void)
+{
+	struct agg *a = calloc(1, sizeof(*a));
+
+	if (a && grow(a) < 0) {
+		free(a);
+		a = NULL;
+	}
+	return a;
+}
+
+void agg_destroy(struct agg *a)
+{
+	if (a) {
+		free(a->rows);
+		free(a);
+	}
+}
+
+void agg_reset(struct agg *a)
+{
+	memset(a->rows, 0, a->cap * sizeof(*a->rows));
+	a->used = 0;
+}
+
+int agg_add(struct agg *a, const struct agg_sample *s)
+{
+	int cls = class_of(s->kind);
+
+	if ((a->used + 1) * 4 > a->cap * 3 && grow(a) < 0) {
+		return -ENOMEM;
+	}
+	struct agg_row *r = lookup(a->rows, a->cap, s->group, s->name, cls);
+	int64_t v = cls == AGG_MARKER ? 0 : s->value;
+	if (r->count == 0) {
+		r->group = s->group;
+		r->name = s->name;
+		r->cls = (uint8_t)cls;
+		r->min = r->max = v;
+		a->used++;
+	}
+	r->count++;
+	r->total += v;
+	if (v < r->min) {
+		r->min = v;
+	}
+	if (v > r->max) {
+		r->max = v;
+	}
+	if (cls == AGG_TIME && (s->flags & COLL_FLAG_STATUS)) {
+		r->status = 1;
+	}
+	if (cls == AGG_TIME && (s->flags & COLL_FLAG_ERROR)) {
+		r->errors++;
+	}
+	return 0;
+}
+
+struct agg_row *agg_rows(const struct agg *a, size_t *n)
+{
+	struct agg_row *out = malloc((a->used ? a->used : 1) * sizeof(*out));
+	size_t k = 0;
+
+	if (!out) {
+		return NULL;
+	}
+	for (size_t i = 0; i < a->cap; i++) {
+		if (a->rows[i].count) {
+			out[k++] = a->rows[i];
+		}
+	}
+	*n = k;
+	return out;
+}

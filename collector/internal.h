@@ -1,0 +1,135 @@
+/*
+ * internal.h - declarations shared by the files of collector/ only.
+ * Other modules use collector.h.
+ */
+#ifndef MXPROF_COLLECTOR_INTERNAL_H
+#define MXPROF_COLLECTOR_INTERNAL_H
+
+#include <stdio.h>
+#include <zlib.h>
+
+#include "collector.h"
+
+/* clock.c */
+void clock_init(void);
+void clock_anchor(void);
+uint64_t clock_to_ns(uint64_t ticks);
+int64_t clock_base_utc_ns(void);
+uint64_t clock_base_mono_ns(void);
+const char *clock_source(void);
+
+/* ring.c */
+extern unsigned ring_capacity;
+extern int ring_overflow;
+extern volatile int ring_drain_alive;
+typedef void (*ring_emit_fn)(void *ctx, int tid, const struct coll_rec *recs,
+			     size_t n);
+int ring_init(void);
+uint64_t ring_collect(ring_emit_fn emit, void *ctx);
+void ring_foreach_tid(void (*fn)(void *ctx, int tid, int dead), void *ctx);
+void ring_before_fork(void);
+void ring_after_fork_parent(void);
+void ring_after_fork_child(void);
+
+/* strtab.c */
+void strtab_lock(void);
+void strtab_unlock(void);
+
+/* out.c: a buffered output file, plain or gzip, replaced atomically. */
+struct out {
+	int fd;
+	int gz;
+	int err; /* first error, negative errno */
+	z_stream zs;
+	size_t n;
+	char path[4096];
+	char tmp[4200];
+	unsigned char buf[1 << 16];
+	unsigned char zbuf[1 << 16];
+};
+int out_open(struct out *o, const char *path, int allow_gz);
+void out_write(struct out *o, const void *p, size_t n);
+void out_str(struct out *o, const char *s);
+void out_u64(struct out *o, uint64_t v);
+void out_i64(struct out *o, int64_t v);
+void out_us(struct out *o, uint64_t ns);
+void out_json_str(struct out *o, const char *s);
+int out_commit(struct out *o);
+void out_abort(struct out *o);
+size_t fmt_json_escape(char *dst, size_t cap, const char *s);
+
+/* journal.c: the binary, append-only record of a run. */
+enum journal_type {
+	J_STR = 1,    /* u32 id, bytes                 */
+	J_RECS = 2,   /* u32 tid, u32 n, n coll_rec    */
+	J_THREAD = 3, /* u32 tid, bytes                */
+	J_STATS = 4,  /* u64 dropped, u64 truncated    */
+};
+struct journal_header {
+	char magic[8]; /* "MXPJRNL1" */
+	uint32_t version;
+	uint32_t pid;
+	int64_t base_utc_ns;
+	uint64_t reserved[4];
+};
+struct journal {
+	int fd;
+	int err;
+	int truncated;	    /* timeline cap reached */
+	uint32_t str_done;  /* ids below this are written */
+	uint64_t bytes;	    /* estimated trace size */
+	uint64_t max_bytes; /* 0 = no cap */
+	size_t n;
+	char path[4096];
+	unsigned char buf[1 << 18];
+};
+int journal_open(struct journal *j, const char *path, int pid);
+void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
+		  size_t n);
+void journal_thread(struct journal *j, int tid, const char *name);
+void journal_stats(struct journal *j, uint64_t dropped);
+int journal_flush(struct journal *j);
+void journal_close(struct journal *j, int unlink_file);
+struct journal_ops {
+	void (*str)(void *ctx, uint32_t id, const char *s, size_t len);
+	void (*thread)(void *ctx, int tid, const char *name, size_t len);
+	void (*recs)(void *ctx, int tid, const struct coll_rec *r, size_t n);
+	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated);
+};
+int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
+		 struct journal_header *hdr);
+
+/* chrome.c */
+struct chrome_meta {
+	int pid;
+	int rank; /* -1 when unknown */
+	const char *process_name;
+	const char *host;
+	int64_t base_utc_ns;
+	uint64_t dropped;
+	int truncated;
+	const char *clock;
+};
+int chrome_write_from_journal(const char *journal_path, const char *out_path,
+			      const struct chrome_meta *meta);
+
+/* agg.c: rows, for the table writer. */
+enum agg_class { AGG_TIME = 0, AGG_COUNTER = 1, AGG_MARKER = 2 };
+struct agg_row {
+	uint32_t group;
+	uint32_t name;
+	uint8_t cls;	/* enum agg_class */
+	uint8_t status; /* a source checked the status of this row */
+	uint64_t count;
+	uint64_t errors;
+	int64_t total; /* ns, or the sum of counter values */
+	int64_t min;
+	int64_t max;
+};
+/* Returns the rows in a malloc'ed array (*n of them), or NULL. */
+struct agg_row *agg_rows(const struct agg *a, size_t *n);
+
+/* settings shared with the writers */
+const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
+
+#endif /* MXPROF_COLLECTOR_INTERNAL_H */

@@ -1,0 +1,298 @@
+/*
+ * journal.c - the binary record of a run, appended as records are drained.
+ *
+ * Why a journal: the timeline of a long run does not fit in memory, and a
+ * process can die at any moment. The drain thread therefore appends every
+ * drained record (already converted to nanoseconds), every new name and
+ * every thread name to this file, and writes it out at least once per drain
+ * period. A dump turns the journal into the Chrome trace; after a crash or a
+ * SIGKILL the journal is still on disk, complete up to the last drain, and a
+ * trace can be rebuilt from it.
+ *
+ * Layout: a struct journal_header, then entries. Each entry is a u32 type, a
+ * u32 payload length, and the payload padded to 8 bytes. Names are written
+ * before the first entry that uses them, so a reader can resolve ids in one
+ * pass, and a torn last entry (the writer died in the middle) is ignored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define EVENT_JSON_BYTES 150 /* estimated trace bytes per record */
+
+static void raw_write(struct journal *j, const void *p, size_t n)
+{
+	const char *s = p;
+
+	while (n > 0 && j->err == 0) {
+		ssize_t w = write(j->fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			j->err = -errno;
+			fprintf(stderr,
+				"mxprof: cannot write %s: %s; the timeline "
+				"stops "
+				"here, the tables go on\n",
+				j->path, strerror(errno));
+			return;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * Writes out the buffered entries. Returns 0 or the journal's first error
+ * as a negative errno (after which nothing more is written).
+ */
+int journal_flush(struct journal *j)
+{
+	if (j->fd >= 0 && j->n > 0) {
+		raw_write(j, j->buf, j->n);
+	}
+	j->n = 0;
+	return j->err;
+}
+
+static void put(struct journal *j, uint32_t type, const void *a, size_t alen,
+		const void *b, size_t blen)
+{
+	uint32_t len = (uint32_t)(alen + blen);
+	size_t padded = (len + 7u) & ~(size_t)7u;
+	size_t need = 8 + padded;
+
+	if (j->fd < 0 || j->err) {
+		return;
+	}
+	if (j->n + need > sizeof(j->buf)) {
+		journal_flush(j);
+	}
+	if (need > sizeof(j->buf)) {
+		uint32_t hdr[2] = {type, len};
+		static const char zeros[8];
+		raw_write(j, hdr, 8);
+		raw_write(j, a, alen);
+		raw_write(j, b, blen);
+		raw_write(j, zeros, padded - len);
+		return;
+	}
+	unsigned char *p = j->buf + j->n;
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &len, 4);
+	memcpy(p + 8, a, alen);
+	if (blen) {
+		memcpy(p + 8 + alen, b, blen);
+	}
+	memset(p + 8 + len, 0, padded - len);
+	j->n += need;
+}
+
+/*
+ * Creates the journal at path (replacing any old one) and writes its
+ * header. Returns 0 or a negative errno; on error j->fd is -1 and every
+ * later call is a no-op.
+ */
+int journal_open(struct journal *j, const char *path, int pid)
+{
+	struct journal_header h;
+
+	j->n = 0;
+	j->err = 0;
+	j->truncated = 0;
+	j->str_done = 1;
+	j->bytes = 0;
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (j->fd < 0) {
+		j->err = -errno;
+		return j->err;
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, "MXPJRNL1", 8);
+	h.version = 1;
+	h.pid = (uint32_t)pid;
+	h.base_utc_ns = clock_base_utc_ns();
+	raw_write(j, &h, sizeof(h));
+	return j->err;
+}
+
+static void sync_strings(struct journal *j)
+{
+	uint32_t n = strtab_count();
+
+	for (; j->str_done < n; j->str_done++) {
+		const char *s = strtab_get(j->str_done);
+		put(j, J_STR, &j->str_done, 4, s, strlen(s));
+	}
+}
+
+/* Appends n converted records of thread tid. Past the cap, counts them as
+ * truncated instead. */
+void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
+		  size_t n)
+{
+	const size_t batch = 4096;
+
+	if (j->max_bytes && j->bytes + n * EVENT_JSON_BYTES > j->max_bytes) {
+		j->truncated = 1;
+		return;
+	}
+	j->bytes += n * EVENT_JSON_BYTES;
+	sync_strings(j);
+	while (n > 0) {
+		size_t k = n < batch ? n : batch;
+		uint32_t head[2] = {(uint32_t)tid, (uint32_t)k};
+		put(j, J_RECS, head, 8, r, k * sizeof(*r));
+		r += k;
+		n -= k;
+	}
+}
+
+/* Appends the name of thread tid (the last one written wins). */
+void journal_thread(struct journal *j, int tid, const char *name)
+{
+	uint32_t t = (uint32_t)tid;
+
+	put(j, J_THREAD, &t, 4, name, strlen(name));
+}
+
+/* Appends the drop and truncation counts as of now. */
+void journal_stats(struct journal *j, uint64_t dropped)
+{
+	uint64_t v[2] = {dropped, (uint64_t)j->truncated};
+
+	put(j, J_STATS, v, sizeof(v), NULL, 0);
+}
+
+/* Flushes and closes the journal, removing the file if asked. */
+void journal_close(struct journal *j, int unlink_file)
+{
+	if (j->fd < 0) {
+		return;
+	}
+	journal_flush(j);
+	close(j->fd);
+	j->fd = -1;
+	if (unlink_file) {
+		unlink(j->path);
+	}
+}
+
+/*
+ * Reads the journal at path from the start, calling ops for every complete
+ * entry in order. A torn entry at the end is ignored. Returns 0, -EINVAL if
+ * the file is not a journal, or another negative errno.
+ */
+int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
+		 struct journal_header *hdr)
+{
+	int rc = 0;
+	size_t cap = 1 << 20, have = 0, off = 0;
+	unsigned char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!buf || fd < 0) {
+		rc = !buf ? -ENOMEM : -errno;
+		goto out;
+	}
+	if (read(fd, hdr, sizeof(*hdr)) != (ssize_t)sizeof(*hdr) ||
+	    memcmp(hdr->magic, "MXPJRNL1", 8) != 0) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		/* Refill: keep the unread tail, read more behind it. */
+		memmove(buf, buf + off, have - off);
+		have -= off;
+		off = 0;
+		ssize_t r = read(fd, buf + have, cap - have);
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r < 0) {
+			rc = -errno;
+			goto out;
+		}
+		have += (size_t)r;
+		int progressed = 0;
+		while (have - off >= 8) {
+			uint32_t type, len;
+			memcpy(&type, buf + off, 4);
+			memcpy(&len, buf + off + 4, 4);
+			size_t need = 8 + ((len + 7u) & ~(size_t)7u);
+			if (need > cap) {
+				unsigned char *nb = realloc(buf, need);
+				if (!nb) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				buf = nb;
+				cap = need;
+			}
+			if (have - off < need) {
+				break;
+			}
+			const unsigned char *p = buf + off + 8;
+			uint32_t u;
+			switch (type) {
+			case J_STR:
+				memcpy(&u, p, 4);
+				if (ops->str && len >= 4) {
+					ops->str(ctx, u, (const char *)p + 4,
+						 len - 4);
+				}
+				break;
+			case J_THREAD:
+				memcpy(&u, p, 4);
+				if (ops->thread && len >= 4) {
+					ops->thread(ctx, (int)u,
+						    (const char *)p + 4,
+						    len - 4);
+				}
+				break;
+			case J_RECS: {
+				uint32_t h[2];
+				memcpy(h, p, 8);
+				if (ops->recs &&
+				    (size_t)h[1] * sizeof(struct coll_rec) +
+						    8 ==
+					    len) {
+					ops->recs(ctx, (int)h[0],
+						  (const struct coll_rec *)(p +
+									    8),
+						  h[1]);
+				}
+				break;
+			}
+			case J_STATS: {
+				uint64_t v[2];
+				memcpy(v, p, sizeof(v));
+				if (ops->stats) {
+					ops->stats(ctx, v[0], v[1]);
+				}
+				break;
+			}
+			default:
+				break; /* unknown entries are skipped */
+			}
+			off += need;
+			progressed = 1;
+		}
+		if (r == 0 && !progressed) {
+			break;
+		}
+	}
+out:
+	if (fd >= 0) {
+		close(fd);
+	}
+	free(buf);
+	return rc;
+}

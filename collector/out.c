@@ -1,0 +1,244 @@
+/*
+ * out.c - output files: buffered, optionally gzip, replaced atomically.
+ *
+ * A file is written to "<path>.tmp.<pid>" in the same folder and renamed
+ * over <path> only when it is complete, so a reader (Perfetto, mxprof
+ * report, a second dump) never sees half a file, and a failed write leaves
+ * the previous complete file in place.
+ *
+ * The formatting helpers write digits by hand instead of calling printf:
+ * they are fast, allocate nothing, and use only write(), so the same code
+ * can later run from a crash handler.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void flush_raw(struct out *o, const unsigned char *p, size_t n)
+{
+	while (n > 0 && o->err == 0) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			o->err = -errno;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void flush_buf(struct out *o, int finish)
+{
+	if (!o->gz) {
+		flush_raw(o, o->buf, o->n);
+		o->n = 0;
+		return;
+	}
+	o->zs.next_in = o->buf;
+	o->zs.avail_in = (uInt)o->n;
+	int rc;
+	do {
+		o->zs.next_out = o->zbuf;
+		o->zs.avail_out = sizeof(o->zbuf);
+		rc = deflate(&o->zs, finish ? Z_FINISH : Z_NO_FLUSH);
+		if (rc == Z_STREAM_ERROR) {
+			o->err = -EIO;
+			return;
+		}
+		flush_raw(o, o->zbuf, sizeof(o->zbuf) - o->zs.avail_out);
+	} while (o->zs.avail_out == 0 || (finish && rc != Z_STREAM_END));
+	o->n = 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/*
+ * Opens a temporary file beside path. With allow_gz, a path ending in
+ * ".gz" is gzip-compressed. Returns 0 or a negative errno (o is then
+ * unusable and needs no out_abort()).
+ */
+int out_open(struct out *o, const char *path, int allow_gz)
+{
+	o->n = 0;
+	o->err = 0;
+	o->gz = allow_gz && ends_with(path, ".gz");
+	if (snprintf(o->path, sizeof(o->path), "%s", path) >=
+		    (int)sizeof(o->path) ||
+	    snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", path,
+		     (int)getpid()) >= (int)sizeof(o->tmp)) {
+		return -ENAMETOOLONG;
+	}
+	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->fd < 0) {
+		return -errno;
+	}
+	if (o->gz) {
+		memset(&o->zs, 0, sizeof(o->zs));
+		if (deflateInit2(&o->zs, 6, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK) {
+			close(o->fd);
+			unlink(o->tmp);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Appends n bytes. Errors are kept for out_commit(). */
+void out_write(struct out *o, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	while (n > 0) {
+		size_t room = sizeof(o->buf) - o->n;
+		size_t k = n < room ? n : room;
+		memcpy(o->buf + o->n, s, k);
+		o->n += k;
+		s += k;
+		n -= k;
+		if (o->n == sizeof(o->buf)) {
+			flush_buf(o, 0);
+		}
+	}
+}
+
+void out_str(struct out *o, const char *s)
+{
+	out_write(o, s, strlen(s));
+}
+
+void out_u64(struct out *o, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out_write(o, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
+void out_i64(struct out *o, int64_t v)
+{
+	if (v < 0) {
+		out_write(o, "-", 1);
+		out_u64(o, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	out_u64(o, (uint64_t)v);
+}
+
+/* Writes ns as microseconds with three decimals: 1234567 -> "1234.567". */
+void out_us(struct out *o, uint64_t ns)
+{
+	char frac[4] = {(char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+			(char)('0' + ns % 10), 0};
+
+	out_u64(o, ns / 1000);
+	out_write(o, ".", 1);
+	out_write(o, frac, 3);
+}
+
+/*
+ * Escapes s for a JSON string body into dst (without quotes). Returns the
+ * length written; output is cut at cap - 1 bytes and always terminated.
+ */
+size_t fmt_json_escape(char *dst, size_t cap, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char e[7];
+		size_t k = 0;
+		if (c == '"' || c == '\\') {
+			e[k++] = '\\';
+			e[k++] = (char)c;
+		} else if (c < 0x20) {
+			e[k++] = '\\';
+			e[k++] = 'u';
+			e[k++] = '0';
+			e[k++] = '0';
+			e[k++] = hex[c >> 4];
+			e[k++] = hex[c & 15];
+		} else {
+			e[k++] = (char)c;
+		}
+		if (n + k >= cap) {
+			break;
+		}
+		memcpy(dst + n, e, k);
+		n += k;
+	}
+	if (cap) {
+		dst[n] = 0;
+	}
+	return n;
+}
+
+/* Writes s as a quoted JSON string. */
+void out_json_str(struct out *o, const char *s)
+{
+	char buf[1024];
+	size_t len = strlen(s);
+
+	out_write(o, "\"", 1);
+	while (len > 0) {
+		/* Escape in slices; a slice never ends inside an escape. */
+		size_t take = len < 160 ? len : 160;
+		char slice[161];
+		memcpy(slice, s, take);
+		slice[take] = 0;
+		out_write(o, buf, fmt_json_escape(buf, sizeof(buf), slice));
+		s += take;
+		len -= take;
+	}
+	out_write(o, "\"", 1);
+}
+
+/*
+ * Flushes, closes and renames the file into place. Returns 0, or the first
+ * write error as a negative errno (the temporary file is then removed and
+ * the previous file at path is untouched).
+ */
+int out_commit(struct out *o)
+{
+	flush_buf(o, 1);
+	if (o->gz) {
+		deflateEnd(&o->zs);
+	}
+	if (close(o->fd) < 0 && o->err == 0) {
+		o->err = -errno;
+	}
+	if (o->err == 0 && rename(o->tmp, o->path) < 0) {
+		o->err = -errno;
+	}
+	if (o->err) {
+		unlink(o->tmp);
+	}
+	return o->err;
+}
+
+/* Discards the file being written. This function can't fail. */
+void out_abort(struct out *o)
+{
+	if (o->gz) {
+		deflateEnd(&o->zs);
+	}
+	close(o->fd);
+	unlink(o->tmp);
+}

@@ -1,0 +1,320 @@
+/*
+ * ring.c - per-thread record buffers.
+ *
+ * Each thread that records owns one ring: a single-producer single-consumer
+ * circular buffer of struct coll_rec. The thread writes a record into the
+ * slot at head and then publishes head with a release store, so a record
+ * becomes visible to the drain thread only once it is fully written (a crash
+ * handler that drains the rings never sees half a record). The drain thread
+ * reads up to head and releases the slots by storing tail.
+ *
+ * The hot path (ring_push) touches only the thread's own ring through an
+ * initial-exec TLS pointer: no lock, no allocation, no system call. The
+ * first record of a thread maps its ring (mmap, not malloc, so that
+ * recording from inside a malloc hook cannot recurse) and links it into the
+ * registry under a mutex; that happens once per thread.
+ *
+ * A full ring drops the record and counts it (COLL_OVERFLOW_DROP), or waits
+ * for the drain thread (COLL_OVERFLOW_BLOCK) for at most RING_BLOCK_MAX_NS,
+ * so that a dead drain thread can never hang the program.
+ *
+ * When a thread exits, a pthread key destructor marks its ring dead; the
+ * drain thread empties it and puts it on a free list for the next thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "internal.h"
+
+#define RING_BLOCK_MAX_NS (10ull * 1000000000ull)
+
+struct ring {
+	/* Producer's line. */
+	uint64_t head;
+	uint64_t cached_tail;
+	uint64_t dropped;
+	char pad0[40];
+	/* Consumer's line. */
+	uint64_t tail;
+	uint64_t snap; /* head seen by the current drain pass */
+	char pad1[48];
+	/* Set at attach; dead and next change under registry_lock. */
+	uint64_t mask;
+	size_t map_len;
+	int tid;
+	int dead;
+	struct ring *next;
+	struct coll_rec recs[];
+};
+
+struct tls_state {
+	struct ring *ring;
+	int quiet;
+	int attaching;
+	int exited;
+};
+
+static __thread struct tls_state tls __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ring *live;      /* every ring in use, dead or alive */
+static struct ring *free_list; /* emptied rings of exited threads  */
+static uint64_t dropped_gone;  /* drops of rings already recycled  */
+static uint64_t dropped_other; /* drops with no ring to count on   */
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+volatile int coll_recording;
+unsigned ring_capacity = 65536;
+int ring_overflow = COLL_OVERFLOW_DROP;
+volatile int ring_drain_alive;
+
+static void on_thread_exit(void *p)
+{
+	struct ring *r = p;
+
+	tls.exited = 1;
+	tls.ring = NULL;
+	if (r) {
+		__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * Prepares the registry. Call once from the library constructor. Returns 0
+ * or a negative errno (threads then record nothing, and drops are counted).
+ */
+int ring_init(void)
+{
+	if (!exit_key_ok &&
+	    pthread_key_create(&exit_key, on_thread_exit) == 0) {
+		exit_key_ok = 1;
+	}
+	return exit_key_ok ? 0 : -EAGAIN;
+}
+
+static struct ring *ring_map(unsigned cap)
+{
+	size_t len =
+		sizeof(struct ring) + (size_t)cap * sizeof(struct coll_rec);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	struct ring *r = p;
+	r->mask = cap - 1;
+	r->map_len = len;
+	return r;
+}
+
+/* Gives the calling thread a ring. Not the hot path: once per thread. */
+static struct ring *attach(void)
+{
+	int saved = errno;
+	struct ring *r = NULL;
+
+	if (tls.attaching || tls.exited || !exit_key_ok) {
+		return NULL;
+	}
+	tls.attaching = 1;
+	pthread_mutex_lock(&registry_lock);
+	if (free_list && free_list->mask + 1 == ring_capacity) {
+		r = free_list;
+		free_list = r->next;
+		r->head = r->tail = r->snap = r->cached_tail = r->dropped = 0;
+		r->dead = 0;
+	} else {
+		r = ring_map(ring_capacity);
+	}
+	if (r) {
+		r->tid = (int)syscall(SYS_gettid);
+		r->next = live;
+		live = r;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (r) {
+		pthread_setspecific(exit_key, r);
+		tls.ring = r;
+	}
+	tls.attaching = 0;
+	errno = saved;
+	return r;
+}
+
+static int wait_for_room(struct ring *r)
+{
+	uint64_t start = ticks_mono_ns();
+
+	while (r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >
+	       r->mask) {
+		if (!ring_drain_alive ||
+		    ticks_mono_ns() - start > RING_BLOCK_MAX_NS) {
+			return -ENOSPC;
+		}
+		sched_yield();
+	}
+	return 0;
+}
+
+/* HOT. See collector.h. */
+int ring_push(const struct coll_rec *rec)
+{
+	struct ring *r = tls.ring;
+
+	if (__builtin_expect(tls.quiet, 0)) {
+		return 0;
+	}
+	if (__builtin_expect(!r, 0)) {
+		r = attach();
+		if (!r) {
+			__atomic_fetch_add(&dropped_other, 1, __ATOMIC_RELAXED);
+			return -ENOSPC;
+		}
+	}
+	uint64_t h = r->head;
+	if (__builtin_expect(h - r->cached_tail > r->mask, 0)) {
+		r->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (h - r->cached_tail > r->mask &&
+		    (ring_overflow != COLL_OVERFLOW_BLOCK ||
+		     wait_for_room(r) < 0)) {
+			__atomic_store_n(&r->dropped, r->dropped + 1,
+					 __ATOMIC_RELAXED);
+			return -ENOSPC;
+		}
+	}
+	r->recs[h & r->mask] = *rec;
+	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int ring_set_quiet(int quiet)
+{
+	int old = tls.quiet;
+
+	tls.quiet = quiet;
+	return old;
+}
+
+uint64_t ring_dropped(void)
+{
+	uint64_t n = __atomic_load_n(&dropped_other, __ATOMIC_RELAXED);
+
+	pthread_mutex_lock(&registry_lock);
+	n += dropped_gone;
+	for (struct ring *r = live; r; r = r->next) {
+		n += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return n;
+}
+
+/*
+ * One drain pass: snapshots every ring's head, takes a clock anchor, then
+ * hands each ring's new records to emit (in at most two contiguous runs per
+ * ring, oldest first) and releases them. Dead rings that are empty move to
+ * the free list. Call only from the thread that drains (drain lock held).
+ * Returns the number of records handed over. This function can't fail.
+ */
+uint64_t ring_collect(ring_emit_fn emit, void *ctx)
+{
+	uint64_t total = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	for (struct ring *r = live; r; r = r->next) {
+		r->snap = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	}
+	clock_anchor();
+	for (struct ring *r = live; r; r = r->next) {
+		uint64_t t = r->tail;
+		while (t < r->snap) {
+			uint64_t i = t & r->mask;
+			uint64_t n = r->snap - t;
+			if (n > r->mask + 1 - i) {
+				n = r->mask + 1 - i;
+			}
+			emit(ctx, r->tid, &r->recs[i], (size_t)n);
+			t += n;
+		}
+		total += t - r->tail;
+		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
+	}
+	/* Recycle rings of exited threads once they are empty. */
+	for (struct ring **pp = &live; *pp;) {
+		struct ring *r = *pp;
+		if (__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) &&
+		    r->tail == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
+			*pp = r->next;
+			dropped_gone += r->dropped;
+			r->dropped = 0;
+			r->next = free_list;
+			free_list = r;
+			continue;
+		}
+		pp = &r->next;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return total;
+}
+
+/*
+ * Calls fn for every thread that has a ring (live or not yet recycled).
+ * Takes the registry lock. This function can't fail.
+ */
+void ring_foreach_tid(void (*fn)(void *ctx, int tid, int dead), void *ctx)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct ring *r = live; r; r = r->next) {
+		fn(ctx, r->tid, __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE));
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Fork support: hold the registry across fork(). */
+void ring_before_fork(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+void ring_after_fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * Child side of fork(): records still in the rings were made by the parent,
+ * which drains them itself, so the child discards them. Rings of threads
+ * that do not exist in the child are recycled; the calling thread keeps its
+ * ring under its new tid. Drop counts restart at zero.
+ */
+void ring_after_fork_child(void)
+{
+	struct ring *mine = tls.ring;
+
+	pthread_mutex_init(&registry_lock, NULL);
+	for (struct ring *r = live; r;) {
+		struct ring *next = r->next;
+		r->tail = r->snap = r->cached_tail = r->head;
+		r->dropped = 0;
+		if (r != mine) {
+			r->next = free_list;
+			free_list = r;
+		}
+		r = next;
+	}
+	live = mine;
+	if (mine) {
+		mine->next = NULL;
+		mine->dead = 0;
+		mine->tid = (int)syscall(SYS_gettid);
+	}
+	dropped_gone = dropped_other = 0;
+}

@@ -1,0 +1,452 @@
+/*
+ * table.c - the aggregate tables, in the layout of MXNet's profiler.dumps().
+ *
+ *   Profile Statistics:
+ *       Note the difference in units for different entries.
+ *   <section>
+ *   =================
+ *   Name                          Total Count        Time (ms)    Min ...
+ *   ----                          -----------        ---------    -------
+ *   <row>
+ *   <blank line>
+ *
+ * The name column is 30 wide and left-aligned, Total Count 11 wide and the
+ * other columns 17 wide, right-aligned, with four decimals, as MXNet prints
+ * them. Sections come in byte order of their titles, as MXNet's std::map
+ * gives them. Beyond MXNet's columns, time sections carry "Time (%)" (share
+ * of the section's total) and, where a source checks return statuses,
+ * "Errors". Counter sections show the values a counter took; the section
+ * "Device Storage" shows them as kB, as MXNet does. The last line states
+ * how many records were dropped.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NAME_W	30
+#define COUNT_W 11
+#define COL_W	17
+
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	for (;;) {
+		if (b->err) {
+			return;
+		}
+		size_t room = b->cap - b->n;
+		va_start(ap, fmt);
+		int k = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			b->err = 1;
+			return;
+		}
+		if ((size_t)k < room) {
+			b->n += (size_t)k;
+			return;
+		}
+		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)k;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->err = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+}
+
+static void sb_json_str(struct sbuf *b, const char *s)
+{
+	char buf[2048];
+
+	fmt_json_escape(buf, sizeof(buf), s);
+	sb_printf(b, "\"%s\"", buf);
+}
+
+static void sb_csv_str(struct sbuf *b, const char *s)
+{
+	sb_printf(b, "\"");
+	for (; *s; s++) {
+		sb_printf(b, *s == '"' ? "\"\"" : "%c", *s);
+	}
+	sb_printf(b, "\"");
+}
+
+int table_parse_opts(struct table_opts *o, const char *format,
+		     const char *sort_by)
+{
+	static const char *const formats[] = {"table", "json", "csv"};
+	static const char *const sorts[] = {"total", "avg", "min", "max",
+					    "count"};
+	int f = -1, s = -1;
+
+	if (!format) {
+		f = o->format;
+	}
+	for (int i = 0; format && i < 3; i++) {
+		if (strcmp(format, formats[i]) == 0) {
+			f = i;
+		}
+	}
+	if (!sort_by) {
+		s = o->sort;
+	}
+	for (int i = 0; sort_by && i < 5; i++) {
+		if (strcmp(sort_by, sorts[i]) == 0) {
+			s = i;
+		}
+	}
+	if (f < 0 || s < 0) {
+		return -EINVAL;
+	}
+	o->format = f;
+	o->sort = s;
+	return 0;
+}
+
+/* A section: rows of one group and class, with its title. */
+struct section {
+	char title[512];
+	uint32_t group;
+	int cls;
+	int status;
+	int64_t total;
+	size_t first, count; /* range in the sorted row array */
+};
+
+static double sort_key(const struct agg_row *r, int key)
+{
+	switch (key) {
+	case TABLE_SORT_AVG:
+		return (double)r->total / (double)r->count;
+	case TABLE_SORT_MIN:
+		return (double)r->min;
+	case TABLE_SORT_MAX:
+		return (double)r->max;
+	case TABLE_SORT_COUNT:
+		return (double)r->count;
+	default:
+		return (double)r->total;
+	}
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct agg_row *a = pa, *b = pb;
+	const struct table_opts *sort_opts = arg;
+
+	if (a->group != b->group) {
+		int c = strcmp(strtab_get(a->group), strtab_get(b->group));
+		return c ? c : (a->group < b->group ? -1 : 1);
+	}
+	if (a->cls != b->cls) {
+		return a->cls - b->cls;
+	}
+	double ka = sort_key(a, sort_opts->sort);
+	double kb = sort_key(b, sort_opts->sort);
+	if (ka != kb) {
+		return (ka < kb) == !!sort_opts->ascending ? -1 : 1;
+	}
+	return strcmp(strtab_get(a->name), strtab_get(b->name));
+}
+
+static int cmp_sections(const void *pa, const void *pb)
+{
+	const struct section *a = pa, *b = pb;
+
+	return strcmp(a->title, b->title);
+}
+
+static int is_storage(const struct section *s)
+{
+	return strcmp(strtab_get(s->group), "Device Storage") == 0;
+}
+
+/* Groups sorted rows into sections and titles them. Returns the count. */
+static size_t make_sections(struct agg_row *rows, size_t n,
+			    struct section *secs)
+{
+	size_t ns = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct agg_row *r = &rows[i];
+		struct section *s = ns ? &secs[ns - 1] : NULL;
+		if (!s || s->group != r->group || s->cls != r->cls) {
+			s = &secs[ns++];
+			memset(s, 0, sizeof(*s));
+			s->group = r->group;
+			s->cls = r->cls;
+			s->first = i;
+		}
+		s->count++;
+		s->total += r->total;
+		s->status |= r->status;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		struct section *s = &secs[i];
+		const char *g = strtab_get(s->group);
+		int shared = (i > 0 && secs[i - 1].group == s->group) ||
+			     (i + 1 < ns && secs[i + 1].group == s->group);
+		const char *suffix = "";
+		if (shared && s->cls == AGG_COUNTER) {
+			suffix = " (counters)";
+		} else if (shared && s->cls == AGG_MARKER) {
+			suffix = " (markers)";
+		}
+		snprintf(s->title, sizeof(s->title), "%s%s", *g ? g : "(none)",
+			 suffix);
+	}
+	qsort(secs, ns, sizeof(*secs), cmp_sections);
+	return ns;
+}
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void header(struct sbuf *b, const char *const *cols, int ncols)
+{
+	sb_printf(b, "%-*s%*s", NAME_W, "Name", COUNT_W, "Total Count");
+	for (int i = 0; i < ncols; i++) {
+		sb_printf(b, "%*s", COL_W, cols[i]);
+	}
+	sb_printf(b, "\n%-*s%*s", NAME_W, "----", COUNT_W, "-----------");
+	for (int i = 0; i < ncols; i++) {
+		char dashes[COL_W + 1];
+		size_t len = strlen(cols[i]);
+		memset(dashes, '-', len);
+		dashes[len] = 0;
+		sb_printf(b, "%*s", COL_W, dashes);
+	}
+	sb_printf(b, "\n");
+}
+
+static void row_name(struct sbuf *b, const char *name)
+{
+	size_t len = strlen(name);
+
+	sb_printf(b, "%-*s%s", NAME_W, name, len >= NAME_W ? " " : "");
+}
+
+static void text_section(struct sbuf *b, const struct section *s,
+			 const struct agg_row *rows, unsigned top)
+{
+	static const char *const time_cols[] = {
+		"Time (ms)",	 "Min Time (ms)", "Max Time (ms)",
+		"Avg Time (ms)", "Time (%)",	  "Errors"};
+	static const char *const counter_cols[] = {"Min Value", "Max Value",
+						   "Avg Value"};
+	static const char *const storage_cols[] = {
+		"Min Use  (kB)", "Max Use  (kB)", "Avg Use  (kB)"};
+	size_t n = top && top < s->count ? top : s->count;
+
+	sb_printf(b, "%s\n=================\n", s->title);
+	if (s->cls == AGG_TIME) {
+		header(b, time_cols, s->status ? 6 : 5);
+	} else if (s->cls == AGG_COUNTER) {
+		header(b, is_storage(s) ? storage_cols : counter_cols, 3);
+	} else {
+		header(b, NULL, 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct agg_row *r = &rows[s->first + i];
+		row_name(b, strtab_get(r->name));
+		sb_printf(b, "%*llu", COUNT_W, (unsigned long long)r->count);
+		if (s->cls == AGG_TIME) {
+			double pct = s->total ? 100.0 * (double)r->total /
+							(double)s->total
+					      : 0.0;
+			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.2f", COL_W,
+				  ms(r->total), COL_W, ms(r->min), COL_W,
+				  ms(r->max), COL_W,
+				  ms(r->total) / (double)r->count, COL_W, pct);
+			if (s->status) {
+				sb_printf(b, "%*llu", COL_W,
+					  (unsigned long long)r->errors);
+			}
+		} else if (s->cls == AGG_COUNTER) {
+			double div = is_storage(s) ? 1000.0 : 1.0;
+			sb_printf(b, "%*.4f%*.4f%*.4f", COL_W,
+				  (double)r->min / div, COL_W,
+				  (double)r->max / div, COL_W,
+				  (double)r->total / (double)r->count / div);
+		}
+		sb_printf(b, "\n");
+	}
+	sb_printf(b, "\n");
+}
+
+static void json_row(struct sbuf *b, const struct section *s,
+		     const struct agg_row *r)
+{
+	sb_printf(b, "            ");
+	sb_json_str(b, strtab_get(r->name));
+	sb_printf(b, ": {\"Total Count\": %llu", (unsigned long long)r->count);
+	if (s->cls == AGG_TIME) {
+		sb_printf(b,
+			  ", \"Total Time\": %.4f, \"Min Time\": %.4f, "
+			  "\"Max Time\": %.4f, \"Avg Time\": %.4f, "
+			  "\"Time (%%)\": %.2f",
+			  ms(r->total), ms(r->min), ms(r->max),
+			  ms(r->total) / (double)r->count,
+			  s->total ? 100.0 * (double)r->total / (double)s->total
+				   : 0.0);
+		if (s->status) {
+			sb_printf(b, ", \"Errors\": %llu",
+				  (unsigned long long)r->errors);
+		}
+	} else if (s->cls == AGG_COUNTER) {
+		double div = is_storage(s) ? 1000.0 : 1.0;
+		const char *unit = is_storage(s) ? "Use" : "Value";
+		sb_printf(b,
+			  ", \"Min %s\": %.4f, \"Max %s\": %.4f, "
+			  "\"Avg %s\": %.4f",
+			  unit, (double)r->min / div, unit,
+			  (double)r->max / div, unit,
+			  (double)r->total / (double)r->count / div);
+	}
+	sb_printf(b, "}");
+}
+
+static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
+			const struct agg_row *rows, const struct table_opts *o)
+{
+	static const char *const kinds[] = {"Time", "Counter", "Marker"};
+
+	sb_printf(b, "{\n    \"Unit\": {\"Time\": \"ms\", \"Memory\": \"kB\"}");
+	for (int cls = 0; cls < 3; cls++) {
+		sb_printf(b, ",\n    \"%s\": {", kinds[cls]);
+		int first = 1;
+		for (size_t i = 0; i < ns; i++) {
+			const struct section *s = &secs[i];
+			if (s->cls != cls) {
+				continue;
+			}
+			sb_printf(b, "%s\n        ", first ? "" : ",");
+			sb_json_str(b, s->title);
+			sb_printf(b, ": {");
+			size_t n =
+				o->top && o->top < s->count ? o->top : s->count;
+			for (size_t k = 0; k < n; k++) {
+				sb_printf(b, "%s\n", k ? "," : "");
+				json_row(b, s, &rows[s->first + k]);
+			}
+			sb_printf(b, "\n        }");
+			first = 0;
+		}
+		sb_printf(b, "%s}", first ? "" : "\n    ");
+	}
+	sb_printf(b, ",\n    \"Dropped Records\": %llu\n}\n",
+		  (unsigned long long)o->dropped);
+}
+
+static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
+		       const struct agg_row *rows, const struct table_opts *o)
+{
+	static const char *const kinds[] = {"time_ms", "counter", "marker"};
+
+	sb_printf(b, "section,kind,name,count,total,min,max,avg,percent,"
+		     "errors\n");
+	for (size_t i = 0; i < ns; i++) {
+		const struct section *s = &secs[i];
+		size_t n = o->top && o->top < s->count ? o->top : s->count;
+		for (size_t k = 0; k < n; k++) {
+			const struct agg_row *r = &rows[s->first + k];
+			double div = s->cls == AGG_TIME ? 1e6 : 1.0;
+			sb_csv_str(b, s->title);
+			sb_printf(b, ",%s,", kinds[s->cls]);
+			sb_csv_str(b, strtab_get(r->name));
+			sb_printf(b, ",%llu", (unsigned long long)r->count);
+			if (s->cls == AGG_MARKER) {
+				sb_printf(b, ",,,,,,\n");
+				continue;
+			}
+			sb_printf(b, ",%.6f,%.6f,%.6f,%.6f",
+				  (double)r->total / div, (double)r->min / div,
+				  (double)r->max / div,
+				  (double)r->total / (double)r->count / div);
+			if (s->cls == AGG_TIME) {
+				sb_printf(b, ",%.2f",
+					  s->total ? 100.0 * (double)r->total /
+							     (double)s->total
+						   : 0.0);
+			} else {
+				sb_printf(b, ",");
+			}
+			if (s->status) {
+				sb_printf(b, ",%llu\n",
+					  (unsigned long long)r->errors);
+			} else {
+				sb_printf(b, ",\n");
+			}
+		}
+	}
+}
+
+char *table_format(const struct agg *a, const struct table_opts *o)
+{
+	struct sbuf b = {0};
+	size_t n = 0;
+	struct agg_row *rows = agg_rows(a, &n);
+	struct section *secs =
+		rows ? malloc((n ? n : 1) * sizeof(*secs)) : NULL;
+
+	if (!secs) {
+		goto fail;
+	}
+	qsort_r(rows, n, sizeof(*rows), cmp_rows, (void *)o);
+	size_t ns = make_sections(rows, n, secs);
+	if (o->category) {
+		size_t k = 0;
+		for (size_t i = 0; i < ns; i++) {
+			if (strcmp(secs[i].title, o->category) == 0 ||
+			    strcmp(strtab_get(secs[i].group), o->category) ==
+				    0) {
+				secs[k++] = secs[i];
+			}
+		}
+		ns = k;
+	}
+	if (o->format == TABLE_JSON) {
+		json_tables(&b, secs, ns, rows, o);
+	} else if (o->format == TABLE_CSV) {
+		csv_tables(&b, secs, ns, rows, o);
+	} else {
+		sb_printf(&b, "Profile Statistics:\n    Note the difference "
+			      "in units for different entries.\n");
+		for (size_t i = 0; i < ns; i++) {
+			text_section(&b, &secs[i], rows, o->top);
+		}
+		sb_printf(&b, "Dropped records: %llu\n",
+			  (unsigned long long)o->dropped);
+	}
+	if (b.err) {
+		goto fail;
+	}
+	free(rows);
+	free(secs);
+	return b.p;
+fail:
+	free(rows);
+	free(secs);
+	free(b.p);
+	errno = ENOMEM;
+	return NULL;
+}

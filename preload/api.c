@@ -1,0 +1,549 @@
+/*
+ * api.c - the public C API (include/mxprof.h) and the state machine.
+ *
+ * State: stopped or running, and, while running, paused or not, and inside
+ * or outside the capture window (MXPROF_DELAY / MXPROF_DURATION). Sources
+ * record only when running, not paused and inside the window; the
+ * collector's coll_recording flag caches that answer for the hot path.
+ *
+ * Tasks, frames and events keep their start tick in the object, as MXNet's
+ * do, and push one complete span at stop: one record per pair, and a crash
+ * between start and stop loses nothing already recorded. A handle is meant
+ * to be started and stopped by one thread at a time, as in MXNet.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "collector.h"
+#include "mxprof.h"
+#include "preload.h"
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static int running;
+static int paused;
+static int window_open = 1;
+static int window_over;
+static int started;
+static int finished_dump; /* dump(finished=1) happened */
+static uint64_t run_since_ns;
+
+struct span_obj {
+	uint64_t t0; /* 0 when not started */
+	uint32_t name;
+	uint32_t group;
+	uint32_t frames;
+	uint16_t kind;
+};
+
+struct mxprof_task {
+	struct span_obj s;
+};
+struct mxprof_frame {
+	struct span_obj s;
+};
+struct mxprof_event {
+	struct span_obj s;
+};
+
+struct mxprof_domain {
+	uint32_t id;
+	struct mxprof_domain *next;
+};
+
+struct mxprof_counter {
+	int64_t value;
+	uint32_t name;
+	uint32_t group;
+};
+
+struct mxprof_marker {
+	uint32_t name;
+	uint32_t group;
+};
+
+static struct mxprof_domain *domains;
+static uint32_t events_group;
+
+/* Caller holds state_lock. */
+static void update_recording(void)
+{
+	coll_recording = running && !paused && window_open && !finished_dump;
+}
+
+/* Drain-thread tick: opens and closes the capture window. */
+static void window_tick(uint64_t now)
+{
+	const struct settings *s = &preload_settings;
+
+	pthread_mutex_lock(&state_lock);
+	if (running && !window_over) {
+		double since = (double)(now - run_since_ns) / 1e9;
+		int open = since >= s->delay_s;
+		if (s->duration_s > 0 && since >= s->delay_s + s->duration_s) {
+			open = 0;
+			window_over = 1;
+		}
+		if (open != window_open) {
+			window_open = open;
+			update_recording();
+		}
+	}
+	pthread_mutex_unlock(&state_lock);
+}
+
+int state_run(void)
+{
+	struct coll_config cfg;
+	int rc = 0;
+
+	pthread_mutex_lock(&state_lock);
+	if (!started) {
+		preload_collector_config(&cfg);
+		cfg.tick = window_tick;
+		rc = coll_start(&cfg);
+		started = 1;
+		run_since_ns = ticks_mono_ns();
+		window_open = preload_settings.delay_s <= 0;
+	}
+	running = 1;
+	paused = 0;
+	finished_dump = 0;
+	update_recording();
+	pthread_mutex_unlock(&state_lock);
+	return rc == -ENOMEM ? rc : 0;
+}
+
+void state_at_exit(void)
+{
+	pthread_mutex_lock(&state_lock);
+	running = 0;
+	update_recording();
+	int dump = started && !finished_dump;
+	pthread_mutex_unlock(&state_lock);
+	coll_finish(dump);
+}
+
+int mxprof_set_state(const char *state)
+{
+	preload_init_once();
+	if (state && !strcmp(state, "run")) {
+		return state_run();
+	}
+	if (state && !strcmp(state, "stop")) {
+		pthread_mutex_lock(&state_lock);
+		running = 0;
+		update_recording();
+		pthread_mutex_unlock(&state_lock);
+		return 0;
+	}
+	fprintf(stderr,
+		"mxprof: set_state('%s'): the state is 'run' or "
+		"'stop'\n",
+		state ? state : "(null)");
+	return -EINVAL;
+}
+
+int mxprof_pause(void)
+{
+	pthread_mutex_lock(&state_lock);
+	paused = 1;
+	update_recording();
+	pthread_mutex_unlock(&state_lock);
+	return 0;
+}
+
+int mxprof_resume(void)
+{
+	pthread_mutex_lock(&state_lock);
+	paused = 0;
+	update_recording();
+	pthread_mutex_unlock(&state_lock);
+	return 0;
+}
+
+int mxprof_dump(int finished)
+{
+	preload_init_once();
+	pthread_mutex_lock(&state_lock);
+	int was_started = started;
+	pthread_mutex_unlock(&state_lock);
+	if (!was_started) {
+		/* Nothing recorded yet: start the collector stopped, so the
+		 * dump still writes an (empty) trace and tables. */
+		state_run();
+		mxprof_set_state("stop");
+	}
+	int rc = coll_dump();
+	if (finished) {
+		pthread_mutex_lock(&state_lock);
+		running = 0;
+		finished_dump = 1;
+		update_recording();
+		pthread_mutex_unlock(&state_lock);
+	}
+	return rc;
+}
+
+char *mxprof_dumps(int reset, const char *format, const char *sort_by,
+		   int ascending)
+{
+	preload_init_once();
+	char *s = coll_dumps(reset, format, sort_by, ascending);
+	if (!s && errno == EINVAL) {
+		fprintf(stderr,
+			"mxprof: dumps(format='%s', sort_by='%s'): format is "
+			"table, json or csv; sort_by is total, avg, min, max "
+			"or "
+			"count\n",
+			format ? format : "table", sort_by ? sort_by : "total");
+	}
+	return s;
+}
+
+void mxprof_free(void *p)
+{
+	free(p);
+}
+
+uint64_t mxprof_dropped(void)
+{
+	return ring_dropped();
+}
+
+static int bad_config(const char *key, const char *value, const char *ok)
+{
+	fprintf(stderr, "mxprof: set_config(%s='%s'): accepted: %s\n", key,
+		value ? value : "(null)", ok);
+	return -EINVAL;
+}
+
+int mxprof_set_config(const char *key, const char *value)
+{
+	static const char *const flags[] = {
+		"profile_all",	      "profile_api",	  "profile_memory",
+		"profile_imperative", "profile_symbolic", "aggregate_stats",
+		"continuous_dump"};
+	struct settings *s = &preload_settings;
+
+	preload_init_once();
+	if (!key || !value) {
+		return bad_config(key ? key : "(null)", value,
+				  "a key and a value");
+	}
+	if (!strcmp(key, "filename")) {
+		char out[4096];
+		if (settings_expand_output(value, 1, 0, 0, out, sizeof(out)) <
+		    0) {
+			return bad_config(key, value,
+					  "a path; %p pid, %r rank, %h host");
+		}
+		snprintf(s->output, sizeof(s->output), "%s", value);
+		struct coll_config cfg;
+		preload_collector_config(&cfg);
+		int rc = coll_set_output(cfg.output);
+		if (rc == -EBUSY) {
+			fprintf(stderr,
+				"mxprof: set_config(filename='%s'): recording "
+				"has started; the trace stays at its path\n",
+				value);
+		}
+		return rc;
+	}
+	if (!strcmp(key, "dump_period")) {
+		double d = strtod(value, NULL);
+		if (!(d >= 0.01 && d <= 1e6)) {
+			return bad_config(key, value, "seconds, at least 0.01");
+		}
+		s->dump_period_s = d;
+		if (s->continuous_dump) {
+			coll_set_dump_period(d);
+		}
+		return 0;
+	}
+	if (!strcmp(key, "max_trace_mb")) {
+		char *end;
+		unsigned long long n = strtoull(value, &end, 10);
+		if (*end || end == value) {
+			return bad_config(key, value, "a whole number of MiB");
+		}
+		s->max_trace_mb = n;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (strcmp(key, flags[i]) != 0) {
+			continue;
+		}
+		int on;
+		if (!strcmp(value, "1") || !strcasecmp(value, "true")) {
+			on = 1;
+		} else if (!strcmp(value, "0") || !strcasecmp(value, "false")) {
+			on = 0;
+		} else {
+			return bad_config(key, value, "1/0 or true/false");
+		}
+		if (!strcmp(key, "continuous_dump")) {
+			s->continuous_dump = on;
+			coll_set_dump_period(on ? s->dump_period_s : 0);
+		}
+		return 0;
+	}
+	return bad_config(key, value,
+			  "keys filename, continuous_dump, dump_period, "
+			  "aggregate_stats, max_trace_mb, profile_*");
+}
+
+mxprof_domain *mxprof_domain_create(const char *name)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	uint32_t id = strtab_intern(name);
+	struct mxprof_domain *d;
+
+	if (!id) {
+		errno = name && *name ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&lock);
+	for (d = domains; d; d = d->next) {
+		if (d->id == id) {
+			goto out;
+		}
+	}
+	d = calloc(1, sizeof(*d));
+	if (d) {
+		d->id = id;
+		d->next = domains;
+		domains = d;
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	return d;
+}
+
+static void *span_create(size_t size, uint32_t group, const char *name,
+			 uint16_t kind)
+{
+	struct span_obj *s;
+	uint32_t id = strtab_intern(name);
+
+	if (!id || !group) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, size);
+	if (s) {
+		s->name = id;
+		s->group = group;
+		s->kind = kind;
+	}
+	return s;
+}
+
+/* HOT. */
+static inline void span_start(struct span_obj *s)
+{
+	if (coll_active() && s) {
+		s->t0 = ticks_now();
+		s->frames++;
+	}
+}
+
+/* HOT. */
+static inline void span_stop(struct span_obj *s)
+{
+	if (!coll_active() || !s || !s->t0) {
+		return;
+	}
+	struct coll_rec r = {.t0 = s->t0,
+			     .t1 = ticks_now(),
+			     .name = s->name,
+			     .group = s->group,
+			     .kind = s->kind,
+			     .cat = COLL_CAT_USER,
+			     .arg = s->frames};
+	s->t0 = 0;
+	ring_push(&r);
+}
+
+mxprof_task *mxprof_task_create(mxprof_domain *domain, const char *name)
+{
+	return span_create(sizeof(mxprof_task), domain ? domain->id : 0, name,
+			   COLL_SPAN);
+}
+
+void mxprof_task_start(mxprof_task *task)
+{
+	span_start((struct span_obj *)task);
+}
+
+void mxprof_task_stop(mxprof_task *task)
+{
+	span_stop((struct span_obj *)task);
+}
+
+void mxprof_task_destroy(mxprof_task *task)
+{
+	free(task);
+}
+
+mxprof_frame *mxprof_frame_create(mxprof_domain *domain, const char *name)
+{
+	return span_create(sizeof(mxprof_frame), domain ? domain->id : 0, name,
+			   COLL_FRAME);
+}
+
+void mxprof_frame_start(mxprof_frame *frame)
+{
+	span_start((struct span_obj *)frame);
+}
+
+void mxprof_frame_stop(mxprof_frame *frame)
+{
+	span_stop((struct span_obj *)frame);
+}
+
+void mxprof_frame_destroy(mxprof_frame *frame)
+{
+	free(frame);
+}
+
+mxprof_event *mxprof_event_create(const char *name)
+{
+	if (!events_group) {
+		events_group = strtab_intern("Events");
+	}
+	return span_create(sizeof(mxprof_event), events_group, name, COLL_SPAN);
+}
+
+void mxprof_event_start(mxprof_event *event)
+{
+	span_start((struct span_obj *)event);
+}
+
+void mxprof_event_stop(mxprof_event *event)
+{
+	span_stop((struct span_obj *)event);
+}
+
+void mxprof_event_destroy(mxprof_event *event)
+{
+	free(event);
+}
+
+mxprof_counter *mxprof_counter_create(mxprof_domain *domain, const char *name,
+				      int64_t value)
+{
+	uint32_t id = strtab_intern(name);
+	struct mxprof_counter *c;
+
+	if (!id || !domain) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c) {
+		c->name = id;
+		c->group = domain->id;
+		c->value = value;
+	}
+	return c;
+}
+
+/* HOT. */
+static void counter_record(struct mxprof_counter *c, int64_t value)
+{
+	struct coll_rec r = {.t0 = ticks_now(),
+			     .t1 = (uint64_t)value,
+			     .name = c->name,
+			     .group = c->group,
+			     .kind = COLL_COUNTER,
+			     .cat = COLL_CAT_USER};
+	ring_push(&r);
+}
+
+void mxprof_counter_set(mxprof_counter *c, int64_t value)
+{
+	if (!c) {
+		return;
+	}
+	__atomic_store_n(&c->value, value, __ATOMIC_RELAXED);
+	if (coll_active()) {
+		counter_record(c, value);
+	}
+}
+
+void mxprof_counter_increment(mxprof_counter *c, int64_t delta)
+{
+	if (!c) {
+		return;
+	}
+	int64_t v = __atomic_add_fetch(&c->value, delta, __ATOMIC_RELAXED);
+	if (coll_active()) {
+		counter_record(c, v);
+	}
+}
+
+void mxprof_counter_decrement(mxprof_counter *c, int64_t delta)
+{
+	mxprof_counter_increment(c, -delta);
+}
+
+void mxprof_counter_destroy(mxprof_counter *c)
+{
+	free(c);
+}
+
+mxprof_marker *mxprof_marker_create(mxprof_domain *domain, const char *name)
+{
+	uint32_t id = strtab_intern(name);
+	struct mxprof_marker *m;
+
+	if (!id || !domain) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m) {
+		m->name = id;
+		m->group = domain->id;
+	}
+	return m;
+}
+
+int mxprof_marker_mark(mxprof_marker *m, const char *scope)
+{
+	static const char *const names[3][2] = {
+		{"global", "g"}, {"process", "p"}, {"thread", "t"}};
+	int sc = COLL_SCOPE_PROCESS;
+
+	if (scope) {
+		sc = -1;
+		for (int i = 0; i < 3; i++) {
+			if (!strcmp(scope, names[i][0]) ||
+			    !strcmp(scope, names[i][1])) {
+				sc = i;
+			}
+		}
+		if (sc < 0) {
+			return -EINVAL;
+		}
+	}
+	if (m && coll_active()) {
+		struct coll_rec r = {.t0 = ticks_now(),
+				     .name = m->name,
+				     .group = m->group,
+				     .kind = COLL_INSTANT,
+				     .cat = COLL_CAT_USER,
+				     .flags = (uint8_t)sc};
+		ring_push(&r);
+	}
+	return 0;
+}
+
+void mxprof_marker_destroy(mxprof_marker *m)
+{
+	free(m);
+}

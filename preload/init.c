@@ -1,0 +1,174 @@
+/*
+ * init.c - load and unload of the injected library, the dump signal, fork.
+ *
+ * The constructor reads the settings, installs the dump signal's handler
+ * and the fork handlers, starts the hook engine when it is linked in, and
+ * starts recording under MXPROF_AUTOSTART. The destructor writes the final
+ * dump.
+ *
+ * Children: the first process that loads mxprof exports MXPROF_ROOT_PID.
+ * A process that finds a different MXPROF_ROOT_PID (an exec'ed child), and
+ * a forked child, write to "<base>.<pid>.json" unless the pattern has %p,
+ * so that no child ever replaces its parent's file. An exec'ed image starts
+ * from nothing: the new image loads mxprof afresh.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "preload.h"
+
+/* The hook engine, when built in (preload/hook*.c). */
+extern int hook_init(const char *spec) __attribute__((weak));
+extern void hook_finish(void) __attribute__((weak));
+extern void hook_after_fork_child(void) __attribute__((weak));
+
+struct settings preload_settings;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+static void on_dump_signal(int sig)
+{
+	(void)sig;
+	coll_dump_async();
+}
+
+static int only_thread(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	int threads = 0;
+
+	if (!f) {
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Threads: %d", &threads) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return threads == 1;
+}
+
+/* Expands the output pattern for this process into out. */
+static void resolve_output(char *out, size_t len, int descendant)
+{
+	const struct settings *s = &preload_settings;
+	int rc = settings_expand_output(s->output, (int)getpid(),
+					settings_rank(env), descendant, out,
+					len);
+
+	if (rc < 0) {
+		settings_expand_output("profile.json", (int)getpid(), 0,
+				       descendant, out, len);
+	}
+}
+
+static void before_fork(void)
+{
+	coll_before_fork();
+}
+
+static void after_fork_parent(void)
+{
+	coll_after_fork_parent();
+}
+
+static void after_fork_child(void)
+{
+	char out[4096];
+
+	resolve_output(out, sizeof(out), 1);
+	coll_after_fork_child(out);
+	if (hook_after_fork_child) {
+		hook_after_fork_child();
+	}
+}
+
+static void load(void)
+{
+	struct settings *s = &preload_settings;
+	char pid[24];
+
+	coll_init();
+	settings_parse(s, env);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	const char *root = getenv("MXPROF_ROOT_PID");
+	if (!root && only_thread()) {
+		/* Before main, nobody else reads the environment yet. */
+		setenv("MXPROF_ROOT_PID", pid, 0);
+	}
+	if (s->signal) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_dump_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(s->signal, &sa, NULL) < 0) {
+			fprintf(stderr, "mxprof: cannot handle signal %d: %s\n",
+				s->signal, strerror(errno));
+			s->signal = 0;
+		}
+	}
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	if (hook_init) {
+		hook_init(s->hook);
+	}
+	loaded = 1;
+	if (s->autostart) {
+		state_run();
+	}
+}
+
+void preload_init_once(void)
+{
+	pthread_once(&once, load);
+}
+
+/*
+ * Fills the collector's settings for this process. Used when recording
+ * starts for the first time.
+ */
+void preload_collector_config(struct coll_config *c)
+{
+	const struct settings *s = &preload_settings;
+	const char *root = getenv("MXPROF_ROOT_PID");
+	int descendant = root && atoi(root) != (int)getpid();
+
+	memset(c, 0, sizeof(*c));
+	resolve_output(c->output, sizeof(c->output), descendant);
+	c->ring_records = s->ring_records;
+	c->overflow = s->overflow;
+	c->drain_period_ms = s->drain_period_ms;
+	c->dump_period_s = s->continuous_dump ? s->dump_period_s : 0;
+	c->max_trace_bytes = s->max_trace_mb << 20;
+	c->rank = settings_rank(env);
+	c->dump_signal = s->signal;
+}
+
+__attribute__((constructor)) static void mxprof_load(void)
+{
+	preload_init_once();
+}
+
+__attribute__((destructor)) static void mxprof_unload(void)
+{
+	if (!loaded) {
+		return;
+	}
+	if (hook_finish) {
+		hook_finish();
+	}
+	state_at_exit();
+}

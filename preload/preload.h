@@ -1,0 +1,78 @@
+/*
+ * preload.h - the injected library's front: settings, the run/pause/stop
+ * state machine, the dump signal, fork handling and the public API.
+ */
+#ifndef MXPROF_PRELOAD_H
+#define MXPROF_PRELOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* MXPROF_TRACE sources. */
+enum {
+	TRACE_API = 1u << 0,
+	TRACE_CUDA = 1u << 1,
+	TRACE_GPU = 1u << 2,
+	TRACE_NVTX = 1u << 3,
+	TRACE_MEMORY = 1u << 4,
+	TRACE_ALL = 0x1f,
+};
+
+struct settings {
+	int autostart;
+	char output[4096]; /* the pattern, not yet expanded */
+	unsigned trace;	   /* TRACE_* mask */
+	const char *hook;  /* MXPROF_HOOK, NULL for the default @auto */
+	int signal;	   /* dump signal number, 0 = none */
+	double delay_s;
+	double duration_s;
+	char capture_nvtx[256];
+	int continuous_dump;
+	double dump_period_s;
+	uint64_t max_trace_mb;
+	int stacks;
+	int overflow;	       /* enum coll_overflow */
+	unsigned ring_records; /* from MXPROF_BUFFER_KB */
+	unsigned drain_period_ms;
+};
+
+/*
+ * Reads every MXPROF_* variable through get (getenv in the library, a
+ * table in tests) into s. A bad value gives one line on stderr naming the
+ * variable, the value and what is accepted, and that feature falls back as
+ * the README documents. Returns the number of bad values.
+ */
+int settings_parse(struct settings *s, const char *(*get)(const char *));
+
+/*
+ * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
+ * When descendant is non-zero and the pattern has no %p, ".<pid>" is put
+ * before the ".json" / ".json.gz" ending, so that a child never writes its
+ * parent's file. Returns 0, or -EINVAL for another % sequence, or
+ * -ENAMETOOLONG.
+ */
+int settings_expand_output(const char *pattern, int pid, int rank,
+			   int descendant, char *buf, size_t len);
+
+/* Returns the rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
+ * SLURM_PROCID or MV2_COMM_WORLD_RANK, or -1. */
+int settings_rank(const char *(*get)(const char *));
+
+/* Parses a signal name ("USR1", "SIGUSR2", "10") or "none" (0). Returns the
+ * number, or -1 when invalid. */
+int settings_signal(const char *v);
+
+struct coll_config;
+
+/* init.c: fills the collector's settings for this process. */
+void preload_collector_config(struct coll_config *c);
+
+/* init.c: makes sure the library is initialised (for static links). */
+void preload_init_once(void);
+
+/* api.c: the state machine, for init.c. */
+int state_run(void);
+void state_at_exit(void);
+extern struct settings preload_settings;
+
+#endif /* MXPROF_PRELOAD_H */

@@ -1,0 +1,369 @@
+/*
+ * settings.c - the MXPROF_* environment variables.
+ *
+ * Parsing is strict: a value is either entirely valid or rejected with one
+ * line on stderr naming the variable, the bad value and what is accepted.
+ * A rejected value never stops the program; the feature it controls falls
+ * back to its safe default (see the README's table), so that a typo costs
+ * a feature, not a run.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "preload.h"
+
+static int bad(const char *var, const char *value, const char *accepted,
+	       const char *fallback)
+{
+	fprintf(stderr, "mxprof: %s='%s' is not valid (accepted: %s); %s\n",
+		var, value, accepted, fallback);
+	return 1;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	if (!strcmp(v, "1") || !strcasecmp(v, "true") ||
+	    !strcasecmp(v, "yes") || !strcasecmp(v, "on")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(v, "0") || !strcasecmp(v, "false") ||
+	    !strcasecmp(v, "no") || !strcasecmp(v, "off")) {
+		*out = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* A non-negative finite number of seconds, at most max. */
+static int parse_seconds(const char *v, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(d) || d < 0 || d > max) {
+		return -EINVAL;
+	}
+	*out = d;
+	return 0;
+}
+
+static int parse_uint(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (*v < '0' || *v > '9') {
+		return -EINVAL;
+	}
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || *end || n > max) {
+		return -EINVAL;
+	}
+	*out = n;
+	return 0;
+}
+
+int settings_signal(const char *v)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2},   {"HUP", SIGHUP},
+		     {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"URG", SIGURG},
+		     {"PWR", SIGPWR}};
+	uint64_t n;
+
+	if (!strcasecmp(v, "none")) {
+		return 0;
+	}
+	if (!strncasecmp(v, "SIG", 3)) {
+		v += 3;
+	}
+	if (!strncasecmp(v, "RTMIN+", 6) && parse_uint(v + 6, 64, &n) == 0 &&
+	    SIGRTMIN + (int)n <= SIGRTMAX) {
+		return SIGRTMIN + (int)n;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcasecmp(v, names[i].name)) {
+			return names[i].sig;
+		}
+	}
+	if (parse_uint(v, 64, &n) == 0 && n >= 1 && (int)n <= SIGRTMAX &&
+	    n != SIGKILL && n != SIGSTOP && n != SIGSEGV && n != SIGBUS &&
+	    n != SIGFPE && n != SIGILL && n != SIGABRT) {
+		return (int)n;
+	}
+	return -1;
+}
+
+static int parse_trace(const char *v, unsigned *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {{"api", TRACE_API},       {"cuda", TRACE_CUDA},
+		     {"gpu", TRACE_GPU},       {"nvtx", TRACE_NVTX},
+		     {"memory", TRACE_MEMORY}, {"all", TRACE_ALL}};
+	unsigned mask = 0;
+	const char *p = v;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int found = 0;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (len == strlen(names[i].name) &&
+			    !strncmp(p, names[i].name, len)) {
+				mask |= names[i].bit;
+				found = 1;
+			}
+		}
+		if (!found) {
+			return -EINVAL;
+		}
+		p += len;
+		if (*p == ',') {
+			p++;
+			if (!*p) {
+				return -EINVAL;
+			}
+		}
+	}
+	if (!mask) {
+		return -EINVAL;
+	}
+	*out = mask;
+	return 0;
+}
+
+int settings_rank(const char *(*get)(const char *))
+{
+	static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK",
+					   "PMI_RANK", "SLURM_PROCID",
+					   "MV2_COMM_WORLD_RANK"};
+	uint64_t n;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = get(vars[i]);
+		if (v && parse_uint(v, 1u << 30, &n) == 0) {
+			return (int)n;
+		}
+	}
+	return -1;
+}
+
+int settings_expand_output(const char *pattern, int pid, int rank,
+			   int descendant, char *buf, size_t len)
+{
+	size_t n = 0;
+	int has_pid = 0;
+	char tmp[64];
+
+	for (const char *p = pattern; *p; p++) {
+		const char *piece = tmp;
+		if (*p != '%') {
+			tmp[0] = *p;
+			tmp[1] = 0;
+		} else {
+			switch (*++p) {
+			case 'p':
+				snprintf(tmp, sizeof(tmp), "%d", pid);
+				has_pid = 1;
+				break;
+			case 'r':
+				snprintf(tmp, sizeof(tmp), "%d",
+					 rank < 0 ? 0 : rank);
+				break;
+			case 'h':
+				if (gethostname(tmp, sizeof(tmp) - 1) < 0) {
+					strcpy(tmp, "localhost");
+				}
+				tmp[sizeof(tmp) - 1] = 0;
+				break;
+			case '%':
+				strcpy(tmp, "%");
+				break;
+			default:
+				return -EINVAL;
+			}
+		}
+		size_t k = strlen(piece);
+		if (n + k >= len) {
+			return -ENAMETOOLONG;
+		}
+		memcpy(buf + n, piece, k);
+		n += k;
+	}
+	buf[n] = 0;
+	if (n == 0) {
+		return -EINVAL;
+	}
+	if (descendant && !has_pid) {
+		/* Insert ".<pid>" before the ending, so a child never
+		 * replaces its parent's file. */
+		size_t stem = n;
+		if (stem > 3 && !strcmp(buf + stem - 3, ".gz")) {
+			stem -= 3;
+		}
+		if (stem > 5 && !strncmp(buf + stem - 5, ".json", 5)) {
+			stem -= 5;
+		}
+		int k = snprintf(tmp, sizeof(tmp), ".%d", pid);
+		if (n + (size_t)k >= len) {
+			return -ENAMETOOLONG;
+		}
+		memmove(buf + stem + k, buf + stem, n - stem + 1);
+		memcpy(buf + stem, tmp, (size_t)k);
+	}
+	return 0;
+}
+
+int settings_parse(struct settings *s, const char *(*get)(const char *))
+{
+	const char *v;
+	int errors = 0;
+	uint64_t n;
+	double d;
+
+	memset(s, 0, sizeof(*s));
+	strcpy(s->output, "profile.json");
+	s->trace = TRACE_ALL;
+	s->signal = SIGUSR1;
+	s->ring_records = 65536;
+	s->drain_period_ms = 10;
+	s->dump_period_s = 1.0;
+
+	if ((v = get("MXPROF_AUTOSTART")) && parse_bool(v, &s->autostart)) {
+		errors += bad("MXPROF_AUTOSTART", v, "1 or 0",
+			      "not starting until the program asks");
+		s->autostart = 0;
+	}
+	if ((v = get("MXPROF_OUTPUT"))) {
+		char probe[4096];
+		int rc = settings_expand_output(v, 1, 0, 0, probe,
+						sizeof(probe));
+		if (rc < 0) {
+			errors += bad("MXPROF_OUTPUT", v,
+				      "a path; %p pid, %r rank, %h host, %%",
+				      "using profile.json");
+		} else {
+			snprintf(s->output, sizeof(s->output), "%s", v);
+		}
+	}
+	if ((v = get("MXPROF_TRACE")) && parse_trace(v, &s->trace) < 0) {
+		errors += bad("MXPROF_TRACE", v,
+			      "a list of api,cuda,gpu,nvtx,memory or all",
+			      "recording all sources");
+		s->trace = TRACE_ALL;
+	}
+	if ((v = get("MXPROF_HOOK"))) {
+		s->hook = v; /* checked by the hook engine */
+	}
+	if ((v = get("MXPROF_SIGNAL"))) {
+		int sig = settings_signal(v);
+		if (sig < 0) {
+			errors += bad("MXPROF_SIGNAL", v,
+				      "USR1, USR2, HUP, PROF, WINCH, URG, PWR, "
+				      "RTMIN+N, a number or none",
+				      "no dump signal");
+			sig = 0;
+		}
+		s->signal = sig;
+	}
+	if ((v = get("MXPROF_DELAY")) && parse_seconds(v, 1e9, &d) == 0) {
+		s->delay_s = d;
+	} else if (v) {
+		errors += bad("MXPROF_DELAY", v, "seconds >= 0",
+			      "recording from the start");
+	}
+	if ((v = get("MXPROF_DURATION")) && parse_seconds(v, 1e9, &d) == 0) {
+		s->duration_s = d;
+	} else if (v) {
+		errors += bad("MXPROF_DURATION", v,
+			      "seconds > 0, or 0 for no limit",
+			      "recording without a time limit");
+	}
+	if ((v = get("MXPROF_CAPTURE_NVTX"))) {
+		if (!*v || strlen(v) >= sizeof(s->capture_nvtx)) {
+			errors += bad("MXPROF_CAPTURE_NVTX", v,
+				      "an NVTX range name of 1 to 255 bytes",
+				      "no NVTX capture range");
+		} else {
+			strcpy(s->capture_nvtx, v);
+		}
+	}
+	if ((v = get("MXPROF_CONTINUOUS_DUMP")) &&
+	    parse_bool(v, &s->continuous_dump)) {
+		errors += bad("MXPROF_CONTINUOUS_DUMP", v, "1 or 0",
+			      "dumping at exit and on the signal only");
+		s->continuous_dump = 0;
+	}
+	if ((v = get("MXPROF_DUMP_PERIOD"))) {
+		if (parse_seconds(v, 1e6, &d) == 0 && d >= 0.01) {
+			s->dump_period_s = d;
+		} else {
+			errors += bad("MXPROF_DUMP_PERIOD", v,
+				      "seconds, at least 0.01",
+				      "dumping every 1 second");
+		}
+	}
+	if ((v = get("MXPROF_MAX_TRACE_MB"))) {
+		if (parse_uint(v, 1u << 30, &n) == 0) {
+			s->max_trace_mb = n;
+		} else {
+			errors += bad("MXPROF_MAX_TRACE_MB", v,
+				      "a whole number of MiB, 0 for no cap",
+				      "no cap");
+		}
+	}
+	if ((v = get("MXPROF_STACKS"))) {
+		if (parse_uint(v, 128, &n) == 0) {
+			s->stacks = (int)n;
+		} else {
+			errors += bad("MXPROF_STACKS", v, "0 to 128",
+				      "no call stacks");
+		}
+	}
+	if ((v = get("MXPROF_OVERFLOW"))) {
+		if (!strcmp(v, "drop")) {
+			s->overflow = COLL_OVERFLOW_DROP;
+		} else if (!strcmp(v, "block")) {
+			s->overflow = COLL_OVERFLOW_BLOCK;
+		} else {
+			errors += bad("MXPROF_OVERFLOW", v, "drop or block",
+				      "dropping and counting");
+		}
+	}
+	if ((v = get("MXPROF_BUFFER_KB"))) {
+		if (parse_uint(v, 1u << 20, &n) == 0 && n >= 64) {
+			/* Round down to a power of two of records. */
+			uint64_t recs = n * 1024 / sizeof(struct coll_rec);
+			unsigned pow = 1;
+			while ((uint64_t)pow * 2 <= recs) {
+				pow *= 2;
+			}
+			s->ring_records = pow;
+		} else {
+			errors += bad("MXPROF_BUFFER_KB", v,
+				      "64 to 1048576 (KiB per thread)",
+				      "using 2048");
+		}
+	}
+	if ((v = get("MXPROF_DRAIN_PERIOD_MS"))) {
+		if (parse_uint(v, 10000, &n) == 0 && n >= 1) {
+			s->drain_period_ms = (unsigned)n;
+		} else {
+			errors += bad("MXPROF_DRAIN_PERIOD_MS", v, "1 to 10000",
+				      "using 10");
+		}
+	}
+	return errors;
+}
