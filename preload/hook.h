@@ -1,0 +1,154 @@
+/*
+ * hook.h - the C API hook engine: MXPROF_HOOK patterns, GOT patching of
+ * every loaded object, the dlopen/dlsym family, and the return-address
+ * trampolines that time each hooked call.
+ *
+ * How a call is timed (x86-64 only):
+ *
+ *   caller --GOT--> stub[i] (hook_tramp.S) --> hook_tramp_common
+ *        stopped: tail jump to hook_real[i]            (one load, one branch)
+ *        running: hook_rt_enter() pushes a shadow frame and replaces the
+ *                 return address with hook_tramp_exit, then jumps to the
+ *                 real function; hook_tramp_exit calls hook_rt_exit(),
+ *                 which pushes one record and returns the saved address.
+ *
+ * hook.c owns the patterns and the patching, hook_rt.c the per-thread
+ * shadow stack, hook_elf.c the ELF dynamic-section reading, and
+ * hook_tramp.S the machine code.
+ */
+#ifndef MXPROF_HOOK_H
+#define MXPROF_HOOK_H
+
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the interface the library's constructor uses ---------------------- */
+
+/*
+ * Parses spec (MXPROF_HOOK's value; NULL or "" means "@auto") and patches
+ * every loaded object. Returns 0, or a negative errno: -EINVAL for a bad
+ * spec (one line on stderr names MXPROF_HOOK, the value and the accepted
+ * syntax; hooking stays off), -ENOTSUP on an architecture without
+ * trampolines (one line on stderr). Call once, from the constructor.
+ */
+int hook_init(const char *spec);
+
+/*
+ * At exit, before the final dump: prints one line for each pattern the
+ * user named that matched no function, and one line if calls went untimed
+ * because a shadow stack was full. Not signal-safe.
+ */
+void hook_finish(void);
+
+/*
+ * Child side of fork(): re-initialises the patcher's lock (another thread
+ * may have held it). The forking thread's shadow stack stays valid in the
+ * child, so it is kept. Fork-safe; call only in the child.
+ */
+void hook_after_fork_child(void);
+
+/* ---- shared between hook*.c and hook_tramp.S --------------------------- */
+
+#define HOOK_MAX       16384 /* stubs in hook_tramp.S; keep in sync */
+#define HOOK_STUB_SIZE 16
+
+/* What the exit path needs to know about hooked function i. */
+struct hook_ent {
+	uint32_t name;	/* string id of the symbol          */
+	uint32_t group; /* string id of "C API (libfoo.so)" */
+	uint8_t cat;	/* enum coll_cat                    */
+	uint8_t status; /* non-zero: returns a status int   */
+	uint8_t dead;	/* its library was unloaded         */
+	uint8_t pad;
+};
+
+/* The real address of hooked function i, read by the trampolines. */
+extern void *hook_real[HOOK_MAX];
+/* Per-function facts for the exit path. */
+extern struct hook_ent hook_ents[HOOK_MAX];
+
+/* HOOK_MAX stubs of HOOK_STUB_SIZE bytes: stub i loads i and enters the
+ * common trampoline. Code, not data: never call it from C. */
+extern char hook_tramp_stubs[];
+/* The address hooked calls return to. Code: never call it from C. */
+extern char hook_tramp_exit[];
+
+/*
+ * Calls fn(a, b, c, d) so that fn sees gadget as its return address, and
+ * returns fn's result. gadget must be the address of a `ret` byte inside
+ * the object fn should treat as its caller: glibc's dlopen and dlsym look
+ * at their return address to pick the RUNPATH and the meaning of
+ * RTLD_NEXT. Not hot; as safe as fn itself.
+ */
+void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
+			 uintptr_t c, uintptr_t d);
+
+/*
+ * HOT, async-signal-safe. Called by the trampoline on entry to hooked
+ * function idx whose return address is at *slot. Pushes a shadow frame and
+ * replaces *slot with hook_tramp_exit (or, when the shadow stack is full,
+ * leaves it and counts the call). Returns the real function's address.
+ */
+void *hook_rt_enter(uint32_t idx, uintptr_t *slot);
+
+/*
+ * HOT, async-signal-safe. Called by hook_tramp_exit; slot is where the
+ * return address was and rax the function's integer result. Pops the
+ * matching shadow frame (dropping frames a longjmp skipped), pushes the
+ * record, keeps errno, and returns the original return address.
+ */
+uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax);
+
+/* Counters for hook_finish(): calls not timed for a full shadow stack,
+ * and frames abandoned by longjmp. Lock-free. */
+uint64_t hook_rt_overflows(void);
+uint64_t hook_rt_lost(void);
+
+/*
+ * Before an exception unwinds (C++ throw, forced unwind): writes the real
+ * return addresses back into every hooked frame of this thread so that the
+ * unwinder can walk them. Not hot; signal-safe.
+ */
+void hook_rt_unwind_begin(void);
+
+/*
+ * After unwinding stopped with the stack pointer at sp (0: nothing was
+ * unwound): records and pops the frames below sp, and re-arms the frames
+ * that survive. Not hot; signal-safe.
+ */
+void hook_rt_unwind_end(uintptr_t sp);
+
+/* ---- ELF helpers (hook_elf.c) ------------------------------------------ */
+
+/* What hook.c needs from one object's dynamic section. */
+struct hook_dyn {
+	const ElfW(Sym) * symtab;
+	const char *strtab;
+	const ElfW(Rela) * rela; /* DT_RELA            */
+	size_t relasz;
+	const ElfW(Rela) * jmprel; /* DT_JMPREL (RELA) */
+	size_t jmprelsz;
+	const uint32_t *gnuhash;
+	const uint32_t *sysvhash;
+	const uint16_t *versym;
+	const char *soname; /* NULL when absent */
+};
+
+/*
+ * Reads the dynamic section of the object loaded at base. Returns 0, or
+ * -ENOENT when it has none or uses REL instead of RELA relocations. Not
+ * hot; does not allocate.
+ */
+int hook_elf_dyn(ElfW(Addr) base, const ElfW(Phdr) * phdr, int phnum,
+		 struct hook_dyn *d);
+
+/*
+ * Returns the address of the default version of the function or object
+ * name defined in the object at base with dynamic info d, or NULL.
+ * Does not run ifunc resolvers. Not hot; does not allocate.
+ */
+void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
+		      const char *name);
+
+#endif /* MXPROF_HOOK_H */

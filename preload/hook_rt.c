@@ -1,0 +1,266 @@
+/*
+ * hook_rt.c - the per-thread shadow stack behind the hook trampolines.
+ *
+ * Each thread owns a fixed array of HOOK_RT_DEPTH frames in initial-exec
+ * TLS: reaching it is one %fs-relative access, with no allocation, lock or
+ * system call, so it is safe on the hot path and in signal handlers. A
+ * frame remembers where the return address lived (slot), the address
+ * itself, the entry tick and the function.
+ *
+ * Frames are matched by slot, never blindly popped, because control does
+ * not always leave a function through its return:
+ *  - longjmp (and siglongjmp) skips frames. A skipped frame's slot lies
+ *    below the current stack pointer. The exit path drops frames above the
+ *    one whose slot matches; the entry path drops frames whose slot is at
+ *    or below the new call's slot and no longer holds hook_tramp_exit.
+ *    Both are counted in hook_rt_lost().
+ *  - A signal handler may call hooked functions in the middle of any of
+ *    this. Frames are therefore published in an order that a handler
+ *    running between two steps cannot corrupt (see hook_rt_enter).
+ *  - A C++ exception or a forced unwind walks the stack through return
+ *    addresses. The unwinder knows nothing of hook_tramp_exit, so
+ *    hook_rt_unwind_begin() puts the real addresses back first and
+ *    hook_rt_unwind_end() re-arms the frames that survive (see hook.c for
+ *    the wrappers of _Unwind_RaiseException and __cxa_begin_catch).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "hook.h"
+#include "ticks.h"
+
+#if defined(__x86_64__)
+
+#define HOOK_RT_DEPTH	 256
+#define HOOK_RT_BUILDING ((uintptr_t *)UINTPTR_MAX)
+
+struct hook_frame {
+	uintptr_t *slot;   /* where the return address is          */
+	uintptr_t ret;	   /* the caller's real return address      */
+	uint64_t t0;	   /* entry tick                            */
+	uint32_t idx;	   /* hooked function                       */
+	uint32_t restored; /* real address written back for unwinding */
+};
+
+struct hook_stack {
+	uint32_t depth;
+	struct hook_frame f[HOOK_RT_DEPTH];
+};
+
+static __thread struct hook_stack stack
+	__attribute__((tls_model("initial-exec")));
+
+static uint64_t overflows;
+static uint64_t lost;
+
+/* Keeps the compiler from reordering the stores a signal handler on this
+ * thread could observe. */
+#define HOOK_RT_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
+{
+	struct hook_stack *s = &stack;
+	uint32_t d = s->depth;
+	uint32_t d0 = d;
+
+	/* Frames at or below this call's slot whose slot no longer holds
+	 * hook_tramp_exit were left by longjmp. A frame on another stack
+	 * (sigaltstack) above us still holds it, so it stays. */
+	while (d > 0) {
+		uintptr_t *fs = s->f[d - 1].slot;
+
+		if (fs > slot || *fs == (uintptr_t)hook_tramp_exit) {
+			break;
+		}
+		d--;
+	}
+	if (d != d0) {
+		__atomic_fetch_add(&lost, d0 - d, __ATOMIC_RELAXED);
+		s->depth = d;
+		HOOK_RT_FENCE();
+	}
+	if (__builtin_expect(d >= HOOK_RT_DEPTH, 0)) {
+		__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
+		return hook_real[idx];
+	}
+
+	/* Publish in three steps. A handler that interrupts before the depth
+	 * grows reuses f[d] and puts the depth back; one that interrupts
+	 * after sees a slot of "building", which is never dropped. */
+	struct hook_frame *f = &s->f[d];
+
+	f->slot = HOOK_RT_BUILDING;
+	HOOK_RT_FENCE();
+	s->depth = d + 1;
+	HOOK_RT_FENCE();
+	f->slot = HOOK_RT_BUILDING;
+	f->ret = *slot;
+	f->idx = idx;
+	f->restored = 0;
+	f->t0 = ticks_now();
+	HOOK_RT_FENCE();
+	f->slot = slot;
+	HOOK_RT_FENCE();
+	*slot = (uintptr_t)hook_tramp_exit;
+	return hook_real[idx];
+}
+
+/* Pushes the record of frame f, ended at t1. HOT. */
+static inline void record(const struct hook_frame *f, uint64_t t1,
+			  uintptr_t rax, int have_rax)
+{
+	const struct hook_ent *e = &hook_ents[f->idx];
+	struct coll_rec r = {
+		.t0 = f->t0,
+		.t1 = t1,
+		.name = e->name,
+		.group = e->group,
+		.kind = COLL_SPAN,
+		.cat = e->cat,
+		.flags = 0,
+		.arg = 0,
+	};
+
+	if (e->status) {
+		r.flags |= COLL_FLAG_STATUS;
+		if (have_rax && (int)rax != 0) {
+			r.flags |= COLL_FLAG_ERROR;
+		}
+	}
+	ring_push(&r);
+}
+
+uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+{
+	uint64_t t1 = ticks_now();
+	struct hook_stack *s = &stack;
+	uint32_t d = s->depth;
+	uint32_t k = d;
+	int saved = errno;
+
+	while (k > 0 && s->f[k - 1].slot != slot) {
+		k--;
+	}
+	if (__builtin_expect(k == 0, 0)) {
+		/* No frame owns this slot: the return address is lost. This
+		 * happens only when a program switches stacks under a hooked
+		 * call (swapcontext-style coroutines), which is documented as
+		 * unsupported. */
+		static const char msg[] = "mxprof: hooked call returned to an "
+					  "unknown frame; aborting\n";
+		ssize_t w = write(2, msg, sizeof(msg) - 1);
+
+		(void)w;
+		abort();
+	}
+	struct hook_frame f = s->f[k - 1];
+
+	if (k != d) {
+		__atomic_fetch_add(&lost, d - k, __ATOMIC_RELAXED);
+	}
+	HOOK_RT_FENCE();
+	s->depth = k - 1;
+	HOOK_RT_FENCE();
+	record(&f, t1, rax, 1);
+	errno = saved;
+	return f.ret;
+}
+
+void hook_rt_unwind_begin(void)
+{
+	struct hook_stack *s = &stack;
+
+	for (uint32_t i = 0; i < s->depth; i++) {
+		struct hook_frame *f = &s->f[i];
+
+		if (f->slot != HOOK_RT_BUILDING && !f->restored &&
+		    *f->slot == (uintptr_t)hook_tramp_exit) {
+			*f->slot = f->ret;
+			f->restored = 1;
+		}
+	}
+}
+
+void hook_rt_unwind_end(uintptr_t sp)
+{
+	struct hook_stack *s = &stack;
+	uint64_t t1 = ticks_now();
+	int saved = errno;
+
+	/* Frames whose slot is below the catcher's stack pointer were
+	 * unwound: the call ended by an exception, now. */
+	while (s->depth > 0) {
+		struct hook_frame *f = &s->f[s->depth - 1];
+
+		if ((uintptr_t)f->slot >= sp || f->slot == HOOK_RT_BUILDING) {
+			break;
+		}
+		struct hook_frame copy = *f;
+
+		HOOK_RT_FENCE();
+		s->depth--;
+		HOOK_RT_FENCE();
+		if (copy.restored) {
+			record(&copy, t1, 0, 0);
+		}
+	}
+	for (uint32_t i = 0; i < s->depth; i++) {
+		struct hook_frame *f = &s->f[i];
+
+		if (f->restored && f->slot != HOOK_RT_BUILDING &&
+		    *f->slot == f->ret) {
+			*f->slot = (uintptr_t)hook_tramp_exit;
+		}
+		f->restored = 0;
+	}
+	errno = saved;
+}
+
+uint64_t hook_rt_overflows(void)
+{
+	return __atomic_load_n(&overflows, __ATOMIC_RELAXED);
+}
+
+uint64_t hook_rt_lost(void)
+{
+	return __atomic_load_n(&lost, __ATOMIC_RELAXED);
+}
+
+#else /* !__x86_64__ */
+
+void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
+{
+	(void)slot;
+	return hook_real[idx];
+}
+
+uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+{
+	(void)slot;
+	(void)rax;
+	return 0;
+}
+
+void hook_rt_unwind_begin(void)
+{
+}
+
+void hook_rt_unwind_end(uintptr_t sp)
+{
+	(void)sp;
+}
+
+uint64_t hook_rt_overflows(void)
+{
+	return 0;
+}
+
+uint64_t hook_rt_lost(void)
+{
+	return 0;
+}
+
+#endif

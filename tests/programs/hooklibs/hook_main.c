@@ -1,0 +1,210 @@
+/*
+ * hook_main.c - drives libhookt.so for the hook tests. Its output must be
+ * identical with and without mxprof; the tests count the recorded calls.
+ *
+ *   hook_main basic N      N x ht_add, and one each of ht_fmt, ht_dbl8,
+ *                          ht_ld, ht_big, ht_pair, ht_errno
+ *   hook_main recurse D    ht_call nested D+1 deep through callbacks
+ *   hook_main longjmp N    N x (ht_jump, ht_call with a callback that
+ *                          longjmps), then N x ht_add
+ *   hook_main threads T N  T threads, N x ht_add each
+ *   hook_main fork N       N x ht_add, fork inside an ht_call callback,
+ *                          both sides N x ht_add more
+ *   hook_main signal N     N x raise() inside ht_call; the handler calls
+ *                          ht_add
+ *   hook_main dlopen N     dlopen libhookt2.so, N x ht2_mul through a
+ *                          dlsym pointer, dlclose, and once more
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int ht_add(int a, int b);
+int ht_fmt(char *buf, size_t n, const char *fmt, ...);
+double ht_dbl8(double, double, double, double, double, double, double, double);
+long double ht_ld(long double x);
+struct ht_big {
+	long v[5];
+};
+struct ht_big ht_big(long x);
+struct ht_pair {
+	double x;
+	long y;
+};
+struct ht_pair ht_pair(double x, long y);
+int ht_errno(int e);
+int ht_call(int (*cb)(int), int x);
+void ht_jump(jmp_buf *jb, int v);
+
+static jmp_buf jb;
+static int depth_cb(int x)
+{
+	if (x <= 0) {
+		return ht_add(x, 100);
+	}
+	return ht_call(depth_cb, x - 1) * 2 % 100003;
+}
+
+static int jump_cb(int x)
+{
+	longjmp(jb, x + 1);
+}
+
+static void *thread_main(void *arg)
+{
+	long n = (long)arg, s = 0;
+
+	for (long i = 0; i < n; i++) {
+		s += ht_add((int)i, 1);
+	}
+	return (void *)s;
+}
+
+static int fork_n;
+static int fork_cb(int x)
+{
+	pid_t pid;
+	long s = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < fork_n; i++) {
+			s += ht_add(i, 2);
+		}
+		printf("child sum %ld\n", s);
+		return 1;
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	printf("child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return x;
+}
+
+static volatile long sig_sum;
+static void on_sig(int sig)
+{
+	sig_sum += ht_add(sig, 1);
+}
+
+static int raise_cb(int x)
+{
+	raise(SIGUSR2);
+	return x;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "basic";
+	long n = argc > 2 ? atol(argv[2]) : 10;
+	long s = 0;
+
+	if (strcmp(mode, "basic") == 0) {
+		char buf[256];
+		long double ld;
+
+		for (long i = 0; i < n; i++) {
+			s += ht_add((int)i, 3);
+		}
+		printf("sum %ld\n", s);
+		ht_fmt(buf, sizeof(buf), "%d %.3f %s %g %.1f %e %d %f %f %f", 7,
+		       1.25f, "str", 2.5, -0.5, 1e10, 9, 0.1, 0.2, 0.3);
+		printf("fmt [%s]\n", buf);
+		printf("dbl8 %.3f\n",
+		       ht_dbl8(1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5));
+		ld = ht_ld(3.0L);
+		printf("ld %.25Lg\n", ld);
+		struct ht_big b = ht_big(40);
+		printf("big %ld %ld\n", b.v[0], b.v[4]);
+		struct ht_pair p = ht_pair(1.5, 7);
+		printf("pair %.2f %ld\n", p.x, p.y);
+		errno = 0;
+		int r = ht_errno(ERANGE);
+		printf("errno %d %d\n", r, errno == ERANGE);
+	} else if (strcmp(mode, "recurse") == 0) {
+		printf("recurse %d\n", ht_call(depth_cb, (int)n));
+	} else if (strcmp(mode, "longjmp") == 0) {
+		for (long i = 0; i < n; i++) {
+			volatile int v = setjmp(jb);
+
+			if (v == 0) {
+				ht_jump(&jb, 5);
+			}
+			s += v;
+			v = setjmp(jb);
+			if (v == 0) {
+				ht_call(jump_cb, (int)i);
+			}
+			s += v;
+		}
+		for (long i = 0; i < n; i++) {
+			s += ht_add((int)i, 1);
+		}
+		printf("longjmp %ld\n", s);
+	} else if (strcmp(mode, "threads") == 0) {
+		long m = argc > 3 ? atol(argv[3]) : 1000;
+		pthread_t t[64];
+
+		if (n > 64) {
+			n = 64;
+		}
+		for (long i = 0; i < n; i++) {
+			pthread_create(&t[i], NULL, thread_main, (void *)m);
+		}
+		for (long i = 0; i < n; i++) {
+			void *r;
+
+			pthread_join(t[i], &r);
+			s += (long)r;
+		}
+		printf("threads %ld\n", s);
+	} else if (strcmp(mode, "fork") == 0) {
+		fork_n = (int)n;
+		for (long i = 0; i < n; i++) {
+			s += ht_add((int)i, 1);
+		}
+		int r = ht_call(fork_cb, 41);
+		if (r == 2) {
+			_exit(0); /* the child, back through the hooked frame */
+		}
+		for (long i = 0; i < n; i++) {
+			s += ht_add((int)i, 1);
+		}
+		printf("parent %d %ld\n", r, s);
+	} else if (strcmp(mode, "signal") == 0) {
+		signal(SIGUSR2, on_sig);
+		for (long i = 0; i < n; i++) {
+			s += ht_call(raise_cb, (int)i);
+		}
+		printf("signal %ld %ld\n", s, sig_sum);
+	} else if (strcmp(mode, "dlopen") == 0) {
+		const char *lib = argc > 3 ? argv[3] : "./libhookt2.so";
+
+		for (int round = 0; round < 2; round++) {
+			void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+			int (*mul)(int, int);
+
+			if (!h) {
+				printf("dlopen: %s\n", dlerror());
+				return 1;
+			}
+			*(void **)&mul = dlsym(h, "ht2_mul");
+			for (long i = 0; i < n; i++) {
+				s += mul((int)i, 2);
+			}
+			dlclose(h);
+		}
+		printf("dlopen %ld\n", s);
+	} else {
+		fprintf(stderr, "unknown mode %s\n", mode);
+		return 2;
+	}
+	return 0;
+}
