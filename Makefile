@@ -81,6 +81,10 @@ $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 $(BUILD)/%: tools/%.c $(AR_LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(AR_LIB) -lyajl $(LDLIBS_LIB)
 
+$(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
+
 programs: $(PROG_BIN)
 
 deps:
@@ -96,7 +100,7 @@ unit: all $(UNIT_BIN)
 integration: all $(PROG_BIN)
 	@BUILD=$(BUILD) ONLY=integration tests/run.sh
 
-demo: deps all $(BUILD)/programs/demo
+demo: deps all $(BUILD)/examples/demo
 	@tests/demo.sh $(BUILD)
 
 bench: all $(PROG_BIN)
