@@ -106,14 +106,23 @@ static int df_event(const struct trace_event *ev, void *opaque)
 	const char *section;
 	struct df_row *r;
 
+	char buf[TRACE_SHORT_MAX + 16];
+
+	/* Sections as the tables name them: counters and markers apart. */
 	switch (ev->ph) {
 	case 'X':
-	case 'i':
-	case 'I':
 		section = ev->has_args_group ? ev->args_group : ev->cat;
 		break;
+	case 'i':
+	case 'I':
+		snprintf(buf, sizeof(buf), "%s (markers)",
+			 ev->has_args_group ? ev->args_group : ev->cat);
+		section = buf;
+		break;
 	case 'C':
-		section = ev->has_group ? ev->group : ev->cat;
+		snprintf(buf, sizeof(buf), "%s (counters)",
+			 ev->has_group ? ev->group : ev->cat);
+		section = buf;
 		break;
 	default:
 		return 0;

@@ -309,13 +309,9 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 			agg_destroy(a);
 		}
 	}
-	if (!have) {
-		util_err("no trace at %s (the program may have been killed "
-			 "before mxprof could write it)",
-			 path);
-		return;
+	if (have) {
+		fprintf(stderr, "mxprof: trace  %s\n", path);
 	}
-	fprintf(stderr, "mxprof: trace  %s\n", path);
 	if (access(stats, F_OK) == 0) {
 		fprintf(stderr, "mxprof: tables %s\n", stats);
 	}
@@ -333,9 +329,15 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 	if (glob(cpat, 0, NULL, &g) == 0) {
 		for (i = 0; i < g.gl_pathc; i++) {
 			fprintf(stderr, "mxprof: child  %s\n", g.gl_pathv[i]);
+			have = 1;
 		}
 	}
 	globfree(&g);
+	if (!have) {
+		util_err("no trace at %s (the program may have been killed "
+			 "before mxprof could write it)",
+			 path);
+	}
 }
 
 static const char run_usage[] =
