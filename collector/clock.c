@@ -38,6 +38,7 @@ int ticks_use_tsc;
 struct anchor {
 	uint64_t tick;
 	uint64_t ns; /* CLOCK_MONOTONIC */
+	double rate; /* ns per tick from here to the next anchor */
 };
 
 static struct anchor anchors[NANCHORS];
@@ -63,12 +64,12 @@ static int tsc_is_invariant(void)
 /* Reads a tick and CLOCK_MONOTONIC as close together as it can. */
 static struct anchor read_anchor(void)
 {
-	struct anchor best = {0, 0};
+	struct anchor best = {0, 0, 0.0};
 	uint64_t best_gap = UINT64_MAX;
 
 	if (!ticks_use_tsc) {
 		uint64_t ns = ticks_mono_ns();
-		return (struct anchor){ns, ns};
+		return (struct anchor){ns, ns, 1.0};
 	}
 	for (int i = 0; i < 5; i++) {
 		uint64_t a = ticks_now();
@@ -121,18 +122,21 @@ void clock_anchor(void)
 	if (a.tick <= last->tick || a.ns < last->ns) {
 		return; /* no progress; keep the segment we have */
 	}
+	last->rate = (double)(a.ns - last->ns) / (double)(a.tick - last->tick);
+	a.rate = last->rate; /* until the next anchor: extrapolate */
 	*anchor_at(nanchors) = a;
 	nanchors++;
 }
 
-static uint64_t lerp(const struct anchor *a, const struct anchor *b, uint64_t t)
+/* Converts t on the segment that starts at a. The rate is a double: the
+ * tick distance within a segment is small enough that the product is
+ * exact to far below a nanosecond. */
+static uint64_t lerp(const struct anchor *a, uint64_t t)
 {
-	long double rate = (long double)(b->ns - a->ns) / (b->tick - a->tick);
-
 	if (t >= a->tick) {
-		return a->ns + (uint64_t)((t - a->tick) * rate);
+		return a->ns + (uint64_t)((double)(t - a->tick) * a->rate);
 	}
-	return a->ns - (uint64_t)((a->tick - t) * rate);
+	return a->ns - (uint64_t)((double)(a->tick - t) * a->rate);
 }
 
 /*
@@ -160,7 +164,8 @@ uint64_t clock_to_ns(uint64_t t)
 		while (i > oldest + 1 && t < anchor_at(i - 1)->tick) {
 			i--;
 		}
-		ns = lerp(anchor_at(i - 1), anchor_at(i), t);
+		ns = t >= anchor_at(newest)->tick ? lerp(anchor_at(newest), t)
+						  : lerp(anchor_at(i - 1), t);
 	}
 	return ns > base_mono_ns ? ns - base_mono_ns : 0;
 }
