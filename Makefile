@@ -2,6 +2,7 @@
 #
 #   make              libmxprof.so, libmxprof.a and the mxprof command
 #   make test         unit and integration tests (one summary line at the end)
+#   make check        make test, then the same under ASan, UBSan and TSan
 #   make demo         profile the bundled example and print its tables
 #   make asan|ubsan|tsan   the test suite under a sanitizer (build-<name>/)
 #   make format-check clang-format without changes
@@ -43,7 +44,7 @@ HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h)
 SO       := $(BUILD)/libmxprof.so
 AR_LIB   := $(BUILD)/libmxprof.a
 
-.PHONY: all test unit integration demo asan ubsan tsan format format-check \
+.PHONY: all test check unit integration demo asan ubsan tsan format format-check \
         install clean bench programs deps
 
 all: $(SO) $(AR_LIB) $(TOOL_BIN) libmxprof.so
@@ -100,8 +101,12 @@ unit: all $(UNIT_BIN)
 integration: all $(PROG_BIN)
 	@BUILD=$(BUILD) ONLY=integration tests/run.sh
 
-demo: deps all $(BUILD)/examples/demo
-	@tests/demo.sh $(BUILD)
+demo:
+	@BUILD=$(BUILD) tests/demo.sh
+
+# The whole suite, plain and under each sanitizer (what CI runs).
+check:
+	@tests/check.sh
 
 bench: all $(PROG_BIN)
 	@OPT=-O2 tests/bench/run.sh $(BUILD)
