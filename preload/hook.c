@@ -6,8 +6,9 @@
  * a GOT entry, R_X86_64_JUMP_SLOT for PLT calls and R_X86_64_GLOB_DAT for
  * -fno-plt calls and address-taken functions. Rewriting those entries in
  * every loaded object (except libmxprof and the dynamic linker) catches
- * all cross-object calls without touching code. Calls inside one library
- * are not seen, which is what "C API" means here.
+ * all cross-object calls without touching code. A call inside one library
+ * is seen only when it too goes through the GOT (a library built with
+ * semantic interposition calling its own exported functions).
  *
  * Where a call really goes: a GOT entry that the dynamic linker already
  * resolved holds the target (for an ifunc, the implementation it chose).
@@ -175,7 +176,7 @@ static int find_real_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	    strcmp(soname, "libdl.so.2") != 0) {
 		return 0;
 	}
-	fr->addr = hook_elf_lookup(info->dlpi_addr, &d, fr->name);
+	fr->addr = hook_elf_lookup(info->dlpi_addr, &d, fr->name, NULL);
 	return fr->addr != NULL;
 }
 
@@ -568,19 +569,29 @@ static void retire(const struct obj *o)
 	}
 }
 
-/* Resolves the target of a lazy PLT entry for name in o. */
-static uintptr_t resolve_lazy(const struct obj *o, const char *name)
+/*
+ * Resolves the target of a lazy PLT entry for name. The global scope comes
+ * first, as for the dynamic linker; a symbol only an RTLD_LOCAL library
+ * defines is then looked up in each object's own table, in load order
+ * (an ifunc there is left alone: its resolver is not run from here).
+ */
+static uintptr_t resolve_lazy(const char *name)
 {
 	void *p = call_real(R_DLSYM, (const void *)resolve_lazy,
 			    (uintptr_t)RTLD_DEFAULT, (uintptr_t)name, 0, 0);
 
-	if (!p) {
-		Dl_info info;
-		void *lm = NULL;
+	for (int i = 0; !p && i < H.nobjs; i++) {
+		struct obj *o = &H.objs[i];
+		struct hook_dyn d;
+		int type = 0;
 
-		if (dladdr1(o->phdr, &info, &lm, RTLD_DL_LINKMAP) && lm) {
-			p = call_real(R_DLSYM, (const void *)resolve_lazy,
-				      (uintptr_t)lm, (uintptr_t)name, 0, 0);
+		if (o->skip ||
+		    hook_elf_dyn(o->base, o->phdr, o->phnum, &d) != 0) {
+			continue;
+		}
+		p = hook_elf_lookup(o->base, &d, name, &type);
+		if (type != STT_FUNC) {
+			p = NULL;
 		}
 	}
 	return (uintptr_t)p;
@@ -636,7 +647,7 @@ static void patch_rels(struct obj *o, const struct hook_dyn *d,
 		uintptr_t v = *slot;
 
 		if (type == R_X86_64_JUMP_SLOT && v >= o->xlo && v < o->xhi) {
-			v = resolve_lazy(o, name);
+			v = resolve_lazy(name);
 		}
 		if (!v) {
 			continue;

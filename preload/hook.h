@@ -145,10 +145,12 @@ int hook_elf_dyn(ElfW(Addr) base, const ElfW(Phdr) * phdr, int phnum,
 
 /*
  * Returns the address of the default version of the function or object
- * name defined in the object at base with dynamic info d, or NULL.
- * Does not run ifunc resolvers. Not hot; does not allocate.
+ * name defined in the object at base with dynamic info d, or NULL, and
+ * stores its STT_* type in *type (when type is not NULL). Does not run
+ * ifunc resolvers. Not hot; does not allocate; safe inside
+ * dl_iterate_phdr callbacks.
  */
 void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
-		      const char *name);
+		      const char *name, int *type);
 
 #endif /* MXPROF_HOOK_H */

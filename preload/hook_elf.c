@@ -87,6 +87,10 @@ int hook_elf_dyn(ElfW(Addr) base, const ElfW(Phdr) * phdr, int phnum,
 	return 0;
 }
 
+/* See hook_elf_lookup(); also stores the symbol's type in *type. */
+static void *lookup(ElfW(Addr) base, const struct hook_dyn *d, const char *name,
+		    int *type);
+
 /* Returns non-zero when symbol i of d is a default-version definition of
  * name. */
 static int sym_is(const struct hook_dyn *d, uint32_t i, const char *name)
@@ -103,7 +107,18 @@ static int sym_is(const struct hook_dyn *d, uint32_t i, const char *name)
 }
 
 void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
-		      const char *name)
+		      const char *name, int *type)
+{
+	int t = 0;
+	void *p = lookup(base, d, name, &t);
+
+	if (type) {
+		*type = t;
+	}
+	return p;
+}
+static void *lookup(ElfW(Addr) base, const struct hook_dyn *d, const char *name,
+		    int *type)
 {
 	if (d->gnuhash) {
 		const uint32_t *g = d->gnuhash;
@@ -128,6 +143,7 @@ void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
 			uint32_t h2 = chain[i - symoff];
 
 			if ((h | 1) == (h2 | 1) && sym_is(d, i, name)) {
+				*type = ELF64_ST_TYPE(d->symtab[i].st_info);
 				return (void *)(base + d->symtab[i].st_value);
 			}
 			if (h2 & 1) {
@@ -155,6 +171,7 @@ void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
 		}
 		for (uint32_t i = bucket[h % nbucket]; i != 0; i = chain[i]) {
 			if (sym_is(d, i, name)) {
+				*type = ELF64_ST_TYPE(d->symtab[i].st_info);
 				return (void *)(base + d->symtab[i].st_value);
 			}
 		}

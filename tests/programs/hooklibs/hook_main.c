@@ -80,6 +80,7 @@ static int fork_cb(int x)
 			s += ht_add(i, 2);
 		}
 		printf("child sum %ld\n", s);
+		fflush(stdout);
 		return 1;
 	}
 	int st = 0;
