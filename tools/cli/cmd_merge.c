@@ -36,6 +36,14 @@
 
 struct mg_pid {
 	int64_t from, to;
+	int named; /* has a process_name event */
+};
+
+/* A thread that has events; a truncated trace may lack its name, which the
+ * writer puts at the end. */
+struct mg_tid {
+	int64_t pid, tid;
+	int named;
 };
 
 struct mg_file {
@@ -43,6 +51,8 @@ struct mg_file {
 	struct trace_meta meta;
 	struct mg_pid *pids;
 	size_t npids, cap;
+	struct mg_tid *tids;
+	size_t ntids, tcap;
 	int64_t shift_ns;
 	enum trace_status st;
 };
@@ -113,34 +123,131 @@ static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
 
 /* ---- pass 1 ------------------------------------------------------------ */
 
+static int mg_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t nc;
+	void *np;
+
+	if (n < *cap) {
+		return 0;
+	}
+	nc = *cap ? *cap * 2 : 8;
+	np = realloc(*p, nc * size);
+	if (!np) {
+		util_err("out of memory");
+		return -ENOMEM;
+	}
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
 static int mg_collect(const struct trace_event *ev, void *opaque)
 {
 	struct mg_file *f = opaque;
+	int pname, tname;
 	size_t i;
 
 	if (!ev->has_pid) {
 		return 0;
 	}
-	for (i = 0; i < f->npids; i++) {
-		if (f->pids[i].from == ev->pid) {
-			return 0;
-		}
+	pname = ev->ph == 'M' && strcmp(ev->name, "process_name") == 0;
+	tname = ev->ph == 'M' && strcmp(ev->name, "thread_name") == 0;
+	for (i = 0; i < f->npids && f->pids[i].from != ev->pid; i++) {
 	}
-	if (f->npids == f->cap) {
-		size_t nc = f->cap ? f->cap * 2 : 8;
-		struct mg_pid *np = realloc(f->pids, nc * sizeof(*np));
-
-		if (!np) {
-			util_err("out of memory");
+	if (i == f->npids) {
+		if (mg_grow((void **)&f->pids, &f->cap, f->npids,
+			    sizeof(*f->pids)) < 0) {
 			return -ENOMEM;
 		}
-		f->pids = np;
-		f->cap = nc;
+		f->pids[i].from = f->pids[i].to = ev->pid;
+		f->pids[i].named = 0;
+		f->npids++;
 	}
-	f->pids[f->npids].from = ev->pid;
-	f->pids[f->npids].to = ev->pid;
-	f->npids++;
+	f->pids[i].named |= pname;
+	if (ev->ph == 'M' && !tname) {
+		return 0;
+	}
+	for (i = 0; i < f->ntids; i++) {
+		if (f->tids[i].pid == ev->pid && f->tids[i].tid == ev->tid) {
+			break;
+		}
+	}
+	if (i == f->ntids) {
+		if (mg_grow((void **)&f->tids, &f->tcap, f->ntids,
+			    sizeof(*f->tids)) < 0) {
+			return -ENOMEM;
+		}
+		f->tids[i].pid = ev->pid;
+		f->tids[i].tid = ev->tid;
+		f->tids[i].named = 0;
+		f->ntids++;
+	}
+	f->tids[i].named |= tname;
 	return 0;
+}
+
+/* Adds process_name and thread_name events that a truncated file lacks, so
+ * that viewers label every track. */
+static void mg_add_names(struct mg_file *f, struct mg_buf *out,
+			 uint64_t *events)
+{
+	const char *base = strrchr(f->path, '/');
+	char tmp[TRACE_SHORT_MAX * 2 + 256];
+	size_t i, j;
+
+	base = base ? base + 1 : f->path;
+	for (i = 0; i < f->npids; i++) {
+		if (f->pids[i].named) {
+			continue;
+		}
+		snprintf(tmp, sizeof(tmp), "%s (pid %lld)", base,
+			 (long long)f->pids[i].from);
+		if (f->meta.has_rank) {
+			snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
+				 " rank %lld", (long long)f->meta.rank);
+		}
+		if (f->meta.host[0]) {
+			snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
+				 " on %s", f->meta.host);
+		}
+		if ((*events)++) {
+			mg_puts(out, ",\n");
+		}
+		mg_puts(out,
+			"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+		{
+			char num[32];
+
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)f->pids[i].to);
+			mg_puts(out, num);
+		}
+		mg_puts(out, ",\"tid\":0,\"args\":{\"name\":");
+		mg_putstr(out, (const unsigned char *)tmp, strlen(tmp));
+		mg_puts(out, "}}");
+	}
+	for (i = 0; i < f->ntids; i++) {
+		int64_t pid = f->tids[i].pid;
+
+		if (f->tids[i].named) {
+			continue;
+		}
+		for (j = 0; j < f->npids; j++) {
+			if (f->pids[j].from == f->tids[i].pid) {
+				pid = f->pids[j].to;
+			}
+		}
+		if ((*events)++) {
+			mg_puts(out, ",\n");
+		}
+		snprintf(tmp, sizeof(tmp),
+			 "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,"
+			 "\"tid\":%lld,\"args\":{\"name\":\"thread %lld\"}}",
+			 (long long)pid, (long long)f->tids[i].tid,
+			 (long long)f->tids[i].tid);
+		mg_puts(out, tmp);
+	}
 }
 
 static int mg_pid_used(struct mg_file *files, size_t nf, int64_t pid)
@@ -716,6 +823,7 @@ int cmd_merge(int argc, char **argv)
 		if (mg_copy_file(&files[i], i, &o, &out, &events) < 0) {
 			goto out_unlink;
 		}
+		mg_add_names(&files[i], &out, &events);
 	}
 	mg_top_level(&out, files, nf, events);
 	if (out.oom) {
@@ -753,6 +861,7 @@ out_unlink:
 out:
 	for (i = 0; files && i < nf; i++) {
 		free(files[i].pids);
+		free(files[i].tids);
 	}
 	free(files);
 	free(out.p);

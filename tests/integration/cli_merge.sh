@@ -1,0 +1,71 @@
+# mxprof merge: two processes' traces become one valid trace with both pids,
+# process names carrying rank and host, and times on one clock.
+. "$ROOT/tests/integration/lib.sh"
+MX=$BUILD/mxprof
+PROG=$BUILD/programs/cli_tasks
+
+"$MX" run -q -o a.json -- "$PROG" -u 100 2>/dev/null
+sleep 0.2
+"$MX" run -q -o b.json -- "$PROG" -u 100 -s 4 -l 1 2>/dev/null
+"$MX" merge -o m.json a.json b.json > out.txt
+tracesummary m.json > sum.json
+expect_eq "events" "$(($(jget <(tracesummary a.json) 'd["events"]') + $(jget <(tracesummary b.json) 'd["events"]')))" \
+	"$(jget sum.json 'd["events"]')"
+pa=$(jget a.json 'd["mxprof"]["pid"]')
+pb=$(jget b.json 'd["mxprof"]["pid"]')
+host=$(jget a.json 'd["mxprof"]["host"]')
+expect_eq "pids" "$(python3 -c "print(sorted([$pa, $pb]))")" "$(jget sum.json 'd["pids"]')"
+expect_eq "step spans" 14 "$(jget sum.json 'd["spans"]["cli/step"]')"
+expect_eq "process name of a" "cli_tasks (pid $pa) on $host" \
+	"$(jget sum.json "d['process_names']['$pa']")"
+expect_eq "merged base time" "$(jget a.json 'd["baseTimeNanoseconds"]')" \
+	"$(jget m.json 'd["baseTimeNanoseconds"]')"
+
+# Times: every event of b moved by (base_b - base_a) / 1000 microseconds.
+python3 - <<'PY'
+import json
+a, b, m = (json.load(open(f)) for f in ("a.json", "b.json", "m.json"))
+shift_ns = b["baseTimeNanoseconds"] - a["baseTimeNanoseconds"]
+assert shift_ns > 0, shift_ns
+pb = b["mxprof"]["pid"]
+def ns(t):
+    return round(t * 1000)
+orig = [ns(e["ts"]) for e in b["traceEvents"] if e["ph"] != "M"]
+got = [ns(e["ts"]) for e in m["traceEvents"] if e["ph"] != "M" and e["pid"] == pb]
+assert len(orig) == len(got) and orig, (len(orig), len(got))
+bad = [(o, g) for o, g in zip(orig, got) if g - o != shift_ns]
+assert not bad, bad[:3]
+# b ran after a: its first event now comes after a's last.
+last_a = max(ns(e["ts"] + e.get("dur", 0)) for e in a["traceEvents"] if e["ph"] != "M")
+assert min(got) > last_a, (min(got), last_a)
+print("ok: b's %d events shifted by exactly %d ns, after a's last" % (len(got), shift_ns))
+PY
+
+# The same file twice: the second copy's pid is renumbered.
+"$MX" merge -o twice.json.gz a.json a.json > /dev/null
+tracesummary twice.json.gz > sum2.json
+expect_eq "pids when merged with itself" 2 "$(jget sum2.json 'len(d["pids"])')"
+expect_eq "steps when merged with itself" 20 "$(jget sum2.json 'd["spans"]["cli/step"]')"
+expect_eq "renumbered pid" "$((pa + 1))" "$(jget sum2.json "[p for p in d['pids'] if p != $pa][0]")"
+
+# The merged trace reports like its parts together.
+"$MX" report m.json > r.txt
+expect_eq "report of merged: steps" 14 "$(row_count r.txt cli step)"
+
+# A truncated input adds only its whole events, with a warning.
+head -c $(($(stat -c %s b.json) / 2)) b.json > half.json
+"$MX" merge -o h.json a.json half.json > /dev/null 2> err.txt
+grep -q 'half.json: truncated at byte' err.txt || fail "no warning: $(cat err.txt)"
+tracesummary h.json > /dev/null
+echo "ok: merge with a truncated input is valid"
+
+set +e
+"$MX" merge a.json b.json 2> err.txt; rc=$?
+set -e
+expect_eq "no -o: exit" 2 "$rc"
+set +e
+"$MX" merge -o x.json a.json missing.json 2> err.txt; rc=$?
+set -e
+expect_eq "missing input: exit" 1 "$rc"
+[ ! -e x.json ] || fail "output written despite a missing input"
+echo "ok: errors"
