@@ -55,7 +55,7 @@ fi
 
 if [ "${ONLY:-integration}" = integration ] || [ -z "${ONLY:-}" ]; then
 	for t in "$ROOT"/tests/integration/*.sh; do
-		[ -f "$t" ] || continue
+		[ -f "$t" ] && [ "$(basename "$t")" != lib.sh ] || continue
 		name=$(basename "$t" .sh)
 		case "$name" in ${TESTS:-*}) ;; *) continue ;; esac
 		WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-test.XXXXXX")

@@ -76,7 +76,10 @@ def main():
             if not isinstance(dur, (int, float)) or dur < 0:
                 fail("X event with bad dur: %r" % e)
             spans[key] = spans.get(key, 0) + 1
-            per_thread.setdefault((e["pid"], tid), []).append((ts, ts + dur, e["name"]))
+            # Compare in integer nanoseconds: ts and dur carry exactly
+            # three decimals, and float sums would round differently.
+            b_ns, d_ns = round(ts * 1000), round(dur * 1000)
+            per_thread.setdefault((e["pid"], tid), []).append((b_ns, b_ns + d_ns, e["name"]))
         elif ph == "i" or ph == "I":
             instants[key] = instants.get(key, 0) + 1
         elif ph == "C":
@@ -90,7 +93,7 @@ def main():
             while stack and stack[-1][1] <= b:
                 stack.pop()
             if stack and end > stack[-1][1]:
-                fail("spans overlap without nesting on tid %s: %s [%f,%f] vs %s [%f,%f]"
+                fail("spans overlap without nesting on tid %s: %s [%d,%d] vs %s [%d,%d] ns"
                      % (tid, name, b, end, stack[-1][2], stack[-1][0], stack[-1][1]))
             stack.append((b, end, name))
             maxd = max(maxd, len(stack))
