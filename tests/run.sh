@@ -13,7 +13,8 @@
 #   WORK        an empty scratch folder of its own
 #   SANITIZER   asan, ubsan, tsan or empty
 # Their output goes to $BUILD/test-logs/NAME.log, shown when they fail.
-# ONLY=unit or ONLY=integration limits the run; a name glob in TESTS too.
+# ONLY=unit or ONLY=integration limits the run; so do name globs in TESTS
+# (space-separated), e.g. TESTS='test_ring core_*'.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "$ROOT/${BUILD:-build}" && pwd)
@@ -28,6 +29,15 @@ ubsan) PRELOAD="$(${CC:-cc} -print-file-name=libubsan.so) $MXPROF_LIB"
 tsan) export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ;;
 esac
 export ROOT BUILD MXPROF_LIB PRELOAD SANITIZER
+# selected NAME: is NAME picked by $TESTS (space-separated globs)?
+selected() {
+	local g
+	for g in ${TESTS:-*}; do
+		case "$1" in $g) return 0 ;; esac
+	done
+	return 1
+}
+
 logs=$BUILD/test-logs
 rm -rf "$logs" && mkdir -p "$logs"
 passed=0 failed=0 failures=()
@@ -36,7 +46,7 @@ if [ "${ONLY:-unit}" = unit ] || [ -z "${ONLY:-}" ]; then
 	for t in "$BUILD"/tests/test_*; do
 		[ -x "$t" ] || continue
 		name=$(basename "$t")
-		case "$name" in ${TESTS:-*}) ;; *) continue ;; esac
+		selected "$name" || continue
 		out=$logs/$name.log
 		"$t" >"$out" 2>&1
 		rc=$?
@@ -57,7 +67,7 @@ if [ "${ONLY:-integration}" = integration ] || [ -z "${ONLY:-}" ]; then
 	for t in "$ROOT"/tests/integration/*.sh; do
 		[ -f "$t" ] && [ "$(basename "$t")" != lib.sh ] || continue
 		name=$(basename "$t" .sh)
-		case "$name" in ${TESTS:-*}) ;; *) continue ;; esac
+		selected "$name" || continue
 		WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-test.XXXXXX")
 		export WORK
 		start=$(date +%s)
