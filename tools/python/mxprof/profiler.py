@@ -58,8 +58,15 @@ def _load():
             return lib, path
         except (OSError, AttributeError) as e:
             tried.append("%s (%s)" % (path, e))
+    hint = " Set MXPROF_LIB to its path."
+    if any("static TLS" in t for t in tried):
+        # glibc keeps little room for initial-exec TLS in libraries loaded
+        # after start; a preloaded library does not need it.
+        hint = (" Preload it instead (LD_PRELOAD or `mxprof run`), or start "
+                "Python with GLIBC_TUNABLES=glibc.rtld.optional_static_tls="
+                "65536.")
     raise ImportError("mxprof: cannot load libmxprof.so; tried: " +
-                      "; ".join(tried) + ". Set MXPROF_LIB to its path.")
+                      "; ".join(tried) + "." + hint)
 
 
 _lib, library_path = _load()
@@ -326,10 +333,11 @@ class Counter(object):
 
     def __init__(self, domain, name, value=None):
         self.name, self.domain = name, domain
-        self.handle = _handle(
-            _counter_create(domain.handle, _b(name),
-                            int(value) if value is not None else 0),
-            "Counter(%r)" % name)
+        self.handle = _handle(_counter_create(domain.handle, _b(name), 0),
+                              "Counter(%r)" % name)
+        # As in MXNet: an initial value is the counter's first sample.
+        if value is not None:
+            self.set_value(value)
 
     def set_value(self, value):
         """Sets the counter to value."""

@@ -1,0 +1,44 @@
+# mxprof dump: a live process writes its trace on request and keeps going;
+# processes without mxprof and unknown pids give one clear line, exit 1.
+. "$ROOT/tests/integration/lib.sh"
+MX=$BUILD/mxprof
+PROG=$BUILD/programs/cli_tasks
+
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$WORK/live.json LD_PRELOAD=$PRELOAD \
+	"$PROG" -u 100 -w "$WORK/go" &
+pid=$!
+for _ in $(seq 400); do
+	[ -e "$WORK/go.ready" ] && break
+	sleep 0.05
+done
+[ -e "$WORK/go.ready" ] || fail "the program did not get ready"
+
+"$MX" dump "$pid" > out.txt
+expect_eq "printed path" "$WORK/live.json" "$(cat out.txt)"
+tracesummary live.json > s1.json
+expect_eq "steps in the live dump" 10 "$(jget s1.json 'd["spans"]["cli/step"]')"
+expect_eq "tables beside it: steps" 10 "$(row_count live.stats.txt cli step)"
+kill -0 "$pid" || fail "the program died after the dump"
+echo "ok: still running after the dump"
+
+"$MX" dump "$pid" > out2.txt
+expect_eq "second dump path" "$WORK/live.json" "$(cat out2.txt)"
+
+touch "$WORK/go"
+wait "$pid"
+expect_eq "steps at exit" 20 "$("$MX" report live.json | awk '$1 == "step" { print $2 }')"
+
+# Errors.
+st() { set +e; "$@" > /dev/null 2> err.txt; echo $?; set -e; }
+expect_eq "finished pid: exit" 1 "$(st "$MX" dump "$pid")"
+grep -q "no process with pid $pid" err.txt || fail "finished pid: $(cat err.txt)"
+sleep 30 &
+plain=$!
+expect_eq "process without mxprof: exit" 1 "$(st "$MX" dump "$plain")"
+grep -q "process $plain does not run under mxprof" err.txt || fail "plain: $(cat err.txt)"
+expect_eq "one line" 1 "$(wc -l < err.txt)"
+kill "$plain"
+expect_eq "not a pid: exit" 2 "$(st "$MX" dump abc)"
+expect_eq "no pid: exit" 2 "$(st "$MX" dump)"
+"$MX" dump --help | grep -q -- '--timeout' || fail "help"
+echo "ok: errors"
