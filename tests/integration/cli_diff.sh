@@ -1,6 +1,9 @@
 # mxprof diff: two runs of the same program, the second with each "step"
 # 3 ms slower: "step" is the first row, with its counts and a ratio > 1.
 . "$ROOT/tests/integration/lib.sh"
+# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
+# the import then add the library after it.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 MX=$BUILD/mxprof
 PROG=$BUILD/programs/cli_tasks
 

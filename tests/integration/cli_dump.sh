@@ -42,3 +42,26 @@ expect_eq "not a pid: exit" 2 "$(st "$MX" dump abc)"
 expect_eq "no pid: exit" 2 "$(st "$MX" dump)"
 "$MX" dump --help | grep -q -- '--timeout' || fail "help"
 echo "ok: errors"
+
+# The dump signal sent to `mxprof run` reaches the program, which dumps and
+# goes on.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
+rm -f "$WORK/go" "$WORK/go.ready"
+"$MX" run -q -o viarun.json -- "$PROG" -u 100 -w "$WORK/go" 2>/dev/null &
+mx=$!
+for _ in $(seq 400); do
+	[ -e "$WORK/go.ready" ] && break
+	sleep 0.05
+done
+[ -e "$WORK/go.ready" ] || fail "the program under mxprof run did not get ready"
+kill -USR1 "$mx"
+for _ in $(seq 400); do
+	[ -s viarun.stats.txt ] && break
+	sleep 0.05
+done
+expect_eq "dump through mxprof run: steps" 10 "$(row_count viarun.stats.txt cli step)"
+kill -0 "$mx" || fail "mxprof run ended after the dump signal"
+touch "$WORK/go"
+set +e; wait "$mx"; rc=$?; set -e
+expect_eq "mxprof run exit after the dump" 0 "$rc"
+expect_eq "steps at exit" 20 "$(row_count viarun.stats.txt cli step)"

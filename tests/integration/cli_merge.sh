@@ -1,6 +1,9 @@
 # mxprof merge: two processes' traces become one valid trace with both pids,
 # process names carrying rank and host, and times on one clock.
 . "$ROOT/tests/integration/lib.sh"
+# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
+# the import then add the library after it.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 MX=$BUILD/mxprof
 PROG=$BUILD/programs/cli_tasks
 

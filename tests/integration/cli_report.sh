@@ -2,6 +2,9 @@
 # byte-identical to the .stats.txt the library wrote, in every format the
 # options select, for plain and gzip traces.
 . "$ROOT/tests/integration/lib.sh"
+# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
+# the import then add the library after it.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 MX=$BUILD/mxprof
 PROG=$BUILD/programs/cli_tasks
 

@@ -2,6 +2,9 @@
 # or partial tables with one warning and exit 0; never a crash. A 2 GiB
 # trace is read in flat memory.
 . "$ROOT/tests/integration/lib.sh"
+# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
+# the import then add the library after it.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 MX=$BUILD/mxprof
 GEN=$ROOT/tests/bench/report_gen.py
 

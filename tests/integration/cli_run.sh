@@ -1,6 +1,9 @@
 # mxprof run: exit statuses as a shell reports them, options turned into
 # MXPROF_* variables, LD_PRELOAD appended, signals forwarded, the summary.
 . "$ROOT/tests/integration/lib.sh"
+# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
+# the import then add the library after it.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 MX=$BUILD/mxprof
 PROG=$BUILD/programs/cli_tasks
 
@@ -53,8 +56,9 @@ echo "ok: every option set its MXPROF_* variable"
 expect_eq "autostart by default" 1 "$(cat auto.txt)"
 
 zlib=$(/sbin/ldconfig -p | awk '/libz\.so\.1 / { print $NF; exit }')
-LD_PRELOAD=$zlib "$MX" run -q -o g.json -- sh -c 'echo "$LD_PRELOAD" > pre.txt' 2>/dev/null
-expect_eq "LD_PRELOAD appended" "$zlib $(readlink -f "$MXPROF_LIB")" "$(cat pre.txt)"
+before=${LD_PRELOAD:+$LD_PRELOAD }$zlib
+LD_PRELOAD=$before "$MX" run -q -o g.json -- sh -c 'echo "$LD_PRELOAD" > pre.txt' 2>/dev/null
+expect_eq "LD_PRELOAD appended" "$before $(readlink -f "$MXPROF_LIB")" "$(cat pre.txt)"
 
 # The library is found beside the binary when MXPROF_LIB is not set.
 ( unset MXPROF_LIB; "$MX" run -q -o h.json -- "$PROG" -u 10 2>/dev/null )

@@ -3,6 +3,9 @@
 # static TLS for libraries loaded after start, so libmxprof.so's
 # initial-exec TLS has to fit in it for this to work.
 . "$ROOT/tests/integration/lib.sh"
+# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
+# the import then add the library after it.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 PY=/usr/bin/python3
 export PYTHONPATH=$ROOT/tools/python
 SCRIPT=$ROOT/tests/integration/python_diag_sum.py

@@ -93,17 +93,70 @@ static void mg_puts(struct mg_buf *b, const char *s)
 	mg_put(b, s, strlen(s));
 }
 
+/* Returns the length of the valid UTF-8 sequence at s[0..n), or 0. */
+static size_t mg_utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80) {
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n) {
+		return 0;
+	}
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80) {
+			return 0;
+		}
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past Unicode. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+	    (len == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
+	    cp > 0x10ffff) {
+		return 0;
+	}
+	return len;
+}
+
+/* Writes s as a JSON string. Bytes that are not UTF-8 (a damaged input)
+ * become U+FFFD, so that the output always parses. */
 static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i, start = 0;
+	size_t i = 0, start = 0, l;
 
 	mg_put(b, "\"", 1);
-	for (i = 0; i < n; i++) {
+	while (i < n) {
 		unsigned char c = s[i];
 		char esc[6] = {'\\', 'u', '0', '0', 0, 0};
 
+		if (c >= 0x80) {
+			l = mg_utf8_len(s + i, n - i);
+			if (l) {
+				i += l;
+				continue;
+			}
+			mg_put(b, s + start, i - start);
+			mg_puts(b, "\\ufffd");
+			start = ++i;
+			continue;
+		}
 		if (c != '"' && c != '\\' && c >= 0x20) {
+			i++;
 			continue;
 		}
 		mg_put(b, s + start, i - start);
@@ -115,7 +168,7 @@ static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
 			esc[5] = hex[c & 15];
 			mg_put(b, esc, 6);
 		}
-		start = i + 1;
+		start = ++i;
 	}
 	mg_put(b, s + start, n - start);
 	mg_put(b, "\"", 1);
