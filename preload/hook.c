@@ -968,6 +968,7 @@ int hook_init(const char *spec)
 	for (int i = 0; i < R_DLCLOSE + 1; i++) {
 		real_dl(i);
 	}
+	hook_rt_init();
 	H.on = 1;
 	scan();
 	return 0;

@@ -100,6 +100,10 @@ void *hook_rt_enter(uint32_t idx, uintptr_t *slot);
  */
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax);
 
+/* Prepares the per-thread shadow stacks (a thread-exit destructor).
+ * Call once from hook_init(), before patching. Not hot. */
+void hook_rt_init(void);
+
 /* Counters for hook_finish(): calls not timed for a full shadow stack,
  * and frames abandoned by longjmp. Lock-free. */
 uint64_t hook_rt_overflows(void);

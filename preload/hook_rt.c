@@ -1,11 +1,16 @@
 /*
  * hook_rt.c - the per-thread shadow stack behind the hook trampolines.
  *
- * Each thread owns a fixed array of HOOK_RT_DEPTH frames in initial-exec
- * TLS: reaching it is one %fs-relative access, with no allocation, lock or
- * system call, so it is safe on the hot path and in signal handlers. A
- * frame remembers where the return address lived (slot), the address
- * itself, the entry tick and the function.
+ * Each thread owns a fixed array of HOOK_RT_DEPTH frames, mapped on the
+ * thread's first hooked call and unmapped by a thread-specific-data
+ * destructor when the thread exits. Only the pointer to it lives in
+ * initial-exec TLS: reaching it is one %fs-relative load, and libmxprof's
+ * static TLS stays small enough that it can still be dlopen'ed after
+ * start (glibc keeps only a few hundred bytes spare for that). The first
+ * call costs one mmap, which is async-signal-safe; later calls take no
+ * lock, allocate nothing and make no system call. A frame remembers where the
+ * return address lived (slot), the address itself, the entry tick and the
+ * function.
  *
  * Frames are matched by slot, never blindly popped, because control does
  * not always leave a function through its return:
@@ -24,7 +29,9 @@
  *    the wrappers of _Unwind_RaiseException and __cxa_begin_catch).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -50,11 +57,47 @@ struct hook_stack {
 	struct hook_frame f[HOOK_RT_DEPTH];
 };
 
-static __thread struct hook_stack stack
+static __thread struct hook_stack *stack
 	__attribute__((tls_model("initial-exec")));
+static pthread_key_t stack_key;
+static int stack_key_ok;
 
 static uint64_t overflows;
 static uint64_t lost;
+
+/* Thread exit: the stack goes back. */
+static void stack_free(void *p)
+{
+	if (p == stack) {
+		stack = NULL;
+	}
+	munmap(p, sizeof(struct hook_stack));
+}
+
+void hook_rt_init(void)
+{
+	if (!stack_key_ok && pthread_key_create(&stack_key, stack_free) == 0) {
+		stack_key_ok = 1;
+	}
+}
+
+/* Maps this thread's stack. Returns NULL when that fails (the call then
+ * goes untimed). Async-signal-safe in practice: mmap is, and
+ * pthread_setspecific only writes this thread's own slot. */
+static __attribute__((noinline)) struct hook_stack *stack_attach(void)
+{
+	struct hook_stack *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (s == MAP_FAILED) {
+		return NULL;
+	}
+	if (stack_key_ok) {
+		pthread_setspecific(stack_key, s);
+	}
+	stack = s;
+	return s;
+}
 
 /* Keeps the compiler from reordering the stores a signal handler on this
  * thread could observe. */
@@ -62,7 +105,15 @@ static uint64_t lost;
 
 void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
 {
-	struct hook_stack *s = &stack;
+	struct hook_stack *s = stack;
+
+	if (__builtin_expect(!s, 0)) {
+		s = stack_attach();
+		if (!s) {
+			__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
+			return hook_real[idx];
+		}
+	}
 	uint32_t d = s->depth;
 	uint32_t d0 = d;
 
@@ -136,7 +187,7 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	uint64_t t1 = ticks_now();
-	struct hook_stack *s = &stack;
+	struct hook_stack *s = stack; /* mapped: its frame was pushed */
 	uint32_t d = s->depth;
 	uint32_t k = d;
 	int saved = errno;
@@ -171,8 +222,11 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 
 void hook_rt_unwind_begin(void)
 {
-	struct hook_stack *s = &stack;
+	struct hook_stack *s = stack;
 
+	if (!s) {
+		return;
+	}
 	for (uint32_t i = 0; i < s->depth; i++) {
 		struct hook_frame *f = &s->f[i];
 
@@ -186,10 +240,13 @@ void hook_rt_unwind_begin(void)
 
 void hook_rt_unwind_end(uintptr_t sp)
 {
-	struct hook_stack *s = &stack;
+	struct hook_stack *s = stack;
 	uint64_t t1 = ticks_now();
 	int saved = errno;
 
+	if (!s) {
+		return;
+	}
 	/* Frames whose slot is below the catcher's stack pointer were
 	 * unwound: the call ended by an exception, now. */
 	while (s->depth > 0) {
@@ -230,6 +287,10 @@ uint64_t hook_rt_lost(void)
 }
 
 #else /* !__x86_64__ */
+
+void hook_rt_init(void)
+{
+}
 
 void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
 {

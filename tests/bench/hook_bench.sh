@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# hook_bench.sh [BUILD] - the cost of timing one hooked C API call.
+#
+# A tight loop calls libhookb.so's hb_inc (which does almost nothing), and
+# prints the best ns/call of several rounds. It runs:
+#   none       without any profiler (the baseline)
+#   stopped    with libmxprof loaded and hooking, but not recording
+#   recording  with libmxprof recording every call
+#   uftrace    uftrace record (PLT hooking of library calls), if installed
+#   ltrace     ltrace -e hb_inc, if installed (fewer calls: it is slow)
+# and prints the cost each adds per call and mxprof's ratio against the
+# others. Figures, not a test: nothing fails on a slow machine.
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+LIB=${MXPROF_LIB:-$BUILD/libmxprof.so}
+N=${N:-2000000}
+R=${R:-7}
+W=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-hookbench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cc -O2 -shared -fPIC -o "$W/libhookb.so" "$ROOT/tests/bench/hook_bench_lib.c"
+cc -O2 -o "$W/hook_bench" "$ROOT/tests/bench/hook_bench.c" -L"$W" -lhookb \
+	-Wl,-rpath,"$W"
+cd "$W"
+ns() { "$@" 2>/dev/null | sed -n 's/^ns\/call \([0-9.]*\).*/\1/p' | tail -1; }
+HOOK='libhookb.so:hb_*'
+
+none=$(ns ./hook_bench "$N" "$R")
+stopped=$(ns env MXPROF_HOOK="$HOOK" MXPROF_OUTPUT="$W/s.json" \
+	LD_PRELOAD="$LIB" ./hook_bench "$N" "$R")
+rec=$(ns env MXPROF_AUTOSTART=1 MXPROF_HOOK="$HOOK" MXPROF_OUTPUT="$W/r.json" \
+	LD_PRELOAD="$LIB" ./hook_bench "$N" "$R")
+uft=- ltr=-
+if command -v uftrace >/dev/null; then
+	uft=$(ns uftrace record --force -d "$W/uftrace.data" ./hook_bench "$N" "$R")
+fi
+if command -v ltrace >/dev/null; then
+	ltr=$(ns ltrace -o /dev/null -e hb_inc ./hook_bench $((N / 100)) 3)
+fi
+
+added() { [ "$1" = - ] && echo - || awk -v a="$1" -v b="$none" 'BEGIN { printf "%.2f", a - b }'; }
+ratio() { # ratio OTHER_ADDED MXPROF_ADDED
+	if [ "$1" = - ]; then echo -; else
+		awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", (b > 0.01 ? a / b : a / 0.01) }'
+	fi
+}
+printf '%-11s %10s %12s\n' run ns/call "added ns"
+printf '%-11s %10s %12s\n' none "$none" 0
+printf '%-11s %10s %12s\n' stopped "$stopped" "$(added "$stopped")"
+printf '%-11s %10s %12s\n' recording "$rec" "$(added "$rec")"
+printf '%-11s %10s %12s\n' uftrace "$uft" "$(added "$uft")"
+printf '%-11s %10s %12s\n' ltrace "$ltr" "$(added "$ltr")"
+a=$(added "$rec")
+echo "uftrace adds $(ratio "$(added "$uft")" "$a") mxprof's recording cost;" \
+	"ltrace $(ratio "$(added "$ltr")" "$a")"
+if [ -f "$W/r.json" ]; then
+	python3 "$ROOT/tests/tools/tracecheck.py" "$W/r.json" |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print("recorded slices:", d["spans"].get("C API (libhookb.so)/hb_inc", 0), "dropped:", d["dropped"])'
+fi
