@@ -134,7 +134,7 @@ struct coll_config {
 	int rank;		  /* -1 when unknown                 */
 	int dump_signal;	  /* for the status file, 0 = none */
 	/* Called on the drain thread after every pass, with CLOCK_MONOTONIC
-	 * ns, drain lock held (the capture window lives there). */
+	 * ns, drain lock not held (the capture window lives there). */
 	void (*tick)(uint64_t now_ns);
 };
 

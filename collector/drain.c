@@ -369,10 +369,13 @@ static void *drain_main(void *arg)
 		    periodic) {
 			do_dump();
 		}
-		if (D.cfg.tick) {
-			D.cfg.tick(now);
-		}
+		void (*tick)(uint64_t) = D.cfg.tick;
 		pthread_mutex_unlock(&D.lock);
+		/* Outside the drain lock: the tick takes the state lock, which
+		 * is held around coll_start(). */
+		if (tick) {
+			tick(now);
+		}
 	}
 	return NULL;
 }

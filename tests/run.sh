@@ -31,11 +31,14 @@ esac
 export ROOT BUILD MXPROF_LIB PRELOAD SANITIZER
 # selected NAME: is NAME picked by $TESTS (space-separated globs)?
 selected() {
-	local g
-	for g in ${TESTS:-*}; do
-		case "$1" in $g) return 0 ;; esac
+	local g found=1
+	[ -z "${TESTS:-}" ] && return 0
+	set -f # split the list without expanding the globs as paths
+	for g in $TESTS; do
+		case "$1" in $g) found=0 ;; esac
 	done
-	return 1
+	set +f
+	return $found
 }
 
 logs=$BUILD/test-logs
