@@ -19,17 +19,16 @@
 
 #include "mxprof.h"
 
-#define MXPROF_DL_FUNCS(X)                                                     \
-	X(set_config)                                                          \
-	X(set_state) X(pause) X(resume) X(dump) X(dumps) X(free) X(dropped) X( \
-		domain_create) X(task_create) X(task_start) X(task_stop)       \
-		X(task_destroy) X(frame_create) X(frame_start) X(frame_stop)   \
-			X(frame_destroy) X(event_create) X(event_start) X(     \
-				event_stop) X(event_destroy) X(counter_create) \
-				X(counter_set) X(counter_increment) X(         \
-					counter_decrement) X(counter_destroy)  \
-					X(marker_create) X(marker_mark)        \
-						X(marker_destroy)
+/* clang-format off */
+#define MXPROF_DL_FUNCS(X)                                                    \
+	X(set_config) X(set_state) X(pause) X(resume) X(dump) X(dumps)        \
+	X(free) X(dropped) X(domain_create) X(task_create) X(task_start)      \
+	X(task_stop) X(task_destroy) X(frame_create) X(frame_start)           \
+	X(frame_stop) X(frame_destroy) X(event_create) X(event_start)         \
+	X(event_stop) X(event_destroy) X(counter_create) X(counter_set)       \
+	X(counter_increment) X(counter_decrement) X(counter_destroy)          \
+	X(marker_create) X(marker_mark) X(marker_destroy)
+/* clang-format on */
 
 struct mxprof_dl {
 #define MXPROF_DL_FIELD(f) __typeof__(&mxprof_##f) f;
