@@ -1,7 +1,17 @@
 # mxprof dump: a live process writes its trace on request and keeps going;
 # processes without mxprof and unknown pids give one clear line, exit 1.
 . "$ROOT/tests/integration/lib.sh"
+# In a sanitizer build the programs mxprof run starts need the runtime
+# first in LD_PRELOAD; only mxprof's own environment gets it.
 MX=$BUILD/mxprof
+SANPRE=
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
+	SANPRE=${PRELOAD% *}
+	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
+		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
+	chmod +x "$WORK/mxprof-san"
+	MX=$WORK/mxprof-san
+fi
 PROG=$BUILD/programs/cli_tasks
 
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$WORK/live.json LD_PRELOAD=$PRELOAD \
@@ -45,7 +55,6 @@ echo "ok: errors"
 
 # The dump signal sent to `mxprof run` reaches the program, which dumps and
 # goes on.
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 rm -f "$WORK/go" "$WORK/go.ready"
 "$MX" run -q -o viarun.json -- "$PROG" -u 100 -w "$WORK/go" 2>/dev/null &
 mx=$!

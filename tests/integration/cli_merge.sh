@@ -1,10 +1,17 @@
 # mxprof merge: two processes' traces become one valid trace with both pids,
 # process names carrying rank and host, and times on one clock.
 . "$ROOT/tests/integration/lib.sh"
-# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
-# the import then add the library after it.
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
+# In a sanitizer build the programs mxprof run starts need the runtime
+# first in LD_PRELOAD; only mxprof's own environment gets it.
 MX=$BUILD/mxprof
+SANPRE=
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
+	SANPRE=${PRELOAD% *}
+	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
+		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
+	chmod +x "$WORK/mxprof-san"
+	MX=$WORK/mxprof-san
+fi
 PROG=$BUILD/programs/cli_tasks
 
 "$MX" run -q -o a.json -- "$PROG" -u 100 2>/dev/null

@@ -2,10 +2,17 @@
 # byte-identical to the .stats.txt the library wrote, in every format the
 # options select, for plain and gzip traces.
 . "$ROOT/tests/integration/lib.sh"
-# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
-# the import then add the library after it.
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
+# In a sanitizer build the programs mxprof run starts need the runtime
+# first in LD_PRELOAD; only mxprof's own environment gets it.
 MX=$BUILD/mxprof
+SANPRE=
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
+	SANPRE=${PRELOAD% *}
+	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
+		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
+	chmod +x "$WORK/mxprof-san"
+	MX=$WORK/mxprof-san
+fi
 PROG=$BUILD/programs/cli_tasks
 
 # 10 steps, 5 loads, 2 epochs, 3 evt, counter queue set 3 times, 4 marks.

@@ -1,10 +1,17 @@
 # mxprof run: exit statuses as a shell reports them, options turned into
 # MXPROF_* variables, LD_PRELOAD appended, signals forwarded, the summary.
 . "$ROOT/tests/integration/lib.sh"
-# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
-# the import then add the library after it.
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
+# In a sanitizer build the programs mxprof run starts need the runtime
+# first in LD_PRELOAD; only mxprof's own environment gets it.
 MX=$BUILD/mxprof
+SANPRE=
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
+	SANPRE=${PRELOAD% *}
+	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
+		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
+	chmod +x "$WORK/mxprof-san"
+	MX=$WORK/mxprof-san
+fi
 PROG=$BUILD/programs/cli_tasks
 
 st() { set +e; "$@"; echo $? > rc.txt; set -e; cat rc.txt; }
@@ -56,22 +63,21 @@ echo "ok: every option set its MXPROF_* variable"
 expect_eq "autostart by default" 1 "$(cat auto.txt)"
 
 zlib=$(/sbin/ldconfig -p | awk '/libz\.so\.1 / { print $NF; exit }')
-before=${LD_PRELOAD:+$LD_PRELOAD }$zlib
-LD_PRELOAD=$before "$MX" run -q -o g.json -- sh -c 'echo "$LD_PRELOAD" > pre.txt' 2>/dev/null
-expect_eq "LD_PRELOAD appended" "$before $(readlink -f "$MXPROF_LIB")" "$(cat pre.txt)"
+LD_PRELOAD=$zlib "$MX" run -q -o g.json -- sh -c 'echo "$LD_PRELOAD" > pre.txt' 2>/dev/null
+expect_eq "LD_PRELOAD appended" "${SANPRE:+$SANPRE }$zlib $(readlink -f "$MXPROF_LIB")" "$(cat pre.txt)"
 
 # The library is found beside the binary when MXPROF_LIB is not set.
 ( unset MXPROF_LIB; "$MX" run -q -o h.json -- "$PROG" -u 10 2>/dev/null )
 expect_eq "found beside mxprof: steps" 10 "$(row_count h.stats.txt cli step)"
 
 # Signals sent to mxprof reach the program.
-"$MX" run -q -o i.json -- sleep 30 2>/dev/null &
+"$MX" run -q -o i.json -- sh -c 'echo $$ > child.pid; exec sleep 30' 2>/dev/null &
 mx=$!
-for _ in $(seq 100); do
-	child=$(pgrep -P "$mx" || true)
-	[ -n "$child" ] && break
+for _ in $(seq 200); do
+	[ -s child.pid ] && break
 	sleep 0.05
 done
+child=$(cat child.pid)
 [ -n "$child" ] || fail "no child of mxprof run"
 kill -TERM "$mx"
 set +e; wait "$mx"; rc=$?; set -e

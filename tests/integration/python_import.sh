@@ -3,8 +3,7 @@
 # static TLS for libraries loaded after start, so libmxprof.so's
 # initial-exec TLS has to fit in it for this to work.
 . "$ROOT/tests/integration/lib.sh"
-# A sanitizer build needs its runtime first in LD_PRELOAD; mxprof run and
-# the import then add the library after it.
+# In a sanitizer build the runtime must be loaded before the library.
 if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 PY=/usr/bin/python3
 export PYTHONPATH=$ROOT/tools/python
