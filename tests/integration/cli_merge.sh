@@ -79,3 +79,18 @@ set -e
 expect_eq "missing input: exit" 1 "$rc"
 [ ! -e x.json ] || fail "output written despite a missing input"
 echo "ok: errors"
+
+# Ranks: distributedInfo.rank goes into the process name and the summary.
+python3 - <<'PY'
+import json
+for src, dst, rank in (("a.json", "ra.json", 0), ("b.json", "rb.json", 1)):
+    d = json.load(open(src))
+    d["distributedInfo"] = {"rank": rank}
+    json.dump(d, open(dst, "w"))
+PY
+"$MX" merge -o ranks.json ra.json rb.json > /dev/null
+tracesummary ranks.json > sum3.json
+expect_eq "rank 1 in the process name" "cli_tasks (pid $pb) rank 1 on $host" \
+	"$(jget sum3.json "d['process_names']['$pb']")"
+expect_eq "ranks in the merge summary" "[0, 1]" \
+	"$(jget ranks.json '[m["rank"] for m in d["mxprof"]["merged"]]')"

@@ -58,7 +58,6 @@ expect_eq "random bytes: exit" 1 "$rc"
 
 # A real trace, then cut short in the middle of an event.
 "$MX" run -q -o t.json -- "$BUILD/programs/cli_tasks" -u 10 -s 40 2>/dev/null
-size=$(stat -c %s t.json)
 cut=$(python3 -c '
 import sys
 d = open("t.json", "rb").read()

@@ -25,7 +25,7 @@ check() { # DIR
 	# ops: 1, +4, -2, +1, -3 -> 1 5 3 4 1
 	grep -q '^ops  *5  *1.0000  *5.0000  *2.8000$' "$t" || fail "$1: ops row"
 	echo "ok: $1: counter rows (trace_value 15 x3; ops 1 5 3 4 1)"
-	expect_eq "$1: done marker" 1 "$(row_count "$t" 'example (markers)' done)"
+	expect_eq "$1: done marker" 1 "$(row_count "$t" 'example (markers)' 'done')"
 	expect_eq "$1: stats file diag" 3 "$(row_count "$1/trace_profile.stats.txt" example diag)"
 	"$BUILD/mxprof" report "$1/trace_profile.json" > "$1/report.txt"
 	cmp "$1/report.txt" "$1/trace_profile.stats.txt" || fail "$1: report differs"

@@ -30,14 +30,14 @@ static int dp_read(const char *path, struct dp_status *s)
 {
 	FILE *f = fopen(path, "r");
 	char line[PATH_MAX + 32];
-	size_t n;
 
 	if (!f) {
 		return -errno;
 	}
 	memset(s, 0, sizeof(*s));
 	while (fgets(line, sizeof(line), f)) {
-		n = strlen(line);
+		size_t n = strlen(line);
+
 		if (n && line[n - 1] == '\n') {
 			line[--n] = 0;
 		}

@@ -419,13 +419,14 @@ static int mg_number(void *ctx, const char *s, size_t n)
 	struct mg_copy *c = ctx;
 	char tmp[48];
 	int64_t v;
-	size_t i;
 
 	if (!mg_copying(c)) {
 		return 1;
 	}
 	mg_sep(c);
 	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
+		size_t i;
+
 		for (i = 0; i < c->f->npids; i++) {
 			if (c->f->pids[i].from == v) {
 				v = c->f->pids[i].to;

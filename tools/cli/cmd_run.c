@@ -128,7 +128,7 @@ static int run_trace_ok(const char *s)
 static int run_find_lib(char *buf, size_t len)
 {
 	const char *env = getenv("MXPROF_LIB");
-	char self[PATH_MAX], cand[PATH_MAX + 32], *slash;
+	char self[PATH_MAX];
 	ssize_t n;
 
 	if (env && *env) {
@@ -140,6 +140,8 @@ static int run_find_lib(char *buf, size_t len)
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
+		char cand[PATH_MAX + 32], *slash;
+
 		self[n] = 0;
 		slash = strrchr(self, '/');
 		if (slash) {
@@ -278,7 +280,7 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 {
 	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
 	glob_t g;
-	size_t i, n;
+	size_t n;
 	int have = 0;
 
 	if (!pat || !*pat) {
@@ -327,6 +329,8 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 		snprintf(cpat, sizeof(cpat), "%s.[0-9]*.json", path);
 	}
 	if (glob(cpat, 0, NULL, &g) == 0) {
+		size_t i;
+
 		for (i = 0; i < g.gl_pathc; i++) {
 			fprintf(stderr, "mxprof: child  %s\n", g.gl_pathv[i]);
 			have = 1;

@@ -546,10 +546,10 @@ static void rd_parse_error(yajl_handle h, const char *path, uint64_t at,
 			   const unsigned char *chunk, size_t len)
 {
 	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
-	char *nl;
 
 	if (msg) {
-		nl = strchr((char *)msg, '\n');
+		char *nl = strchr((char *)msg, '\n');
+
 		if (nl) {
 			*nl = 0;
 		}
