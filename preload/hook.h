@@ -100,6 +100,11 @@ void *hook_rt_enter(uint32_t idx, uintptr_t *slot);
  */
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax);
 
+/* This thread's shadow stack, or NULL before its first hooked call
+ * (initial-exec TLS; hook_tramp.S reads it). Opaque outside hook_rt.c. */
+extern __thread struct hook_stack *hook_rt_stack
+	__attribute__((tls_model("initial-exec")));
+
 /* Prepares the per-thread shadow stacks (a thread-exit destructor).
  * Call once from hook_init(), before patching. Not hot. */
 void hook_rt_init(void);

@@ -29,6 +29,7 @@
  *    the wrappers of _Unwind_RaiseException and __cxa_begin_catch).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -57,8 +58,14 @@ struct hook_stack {
 	struct hook_frame f[HOOK_RT_DEPTH];
 };
 
-static __thread struct hook_stack *stack
+/* hook_tramp.S reads the frames too; these are the offsets it uses. */
+_Static_assert(sizeof(struct hook_frame) == 32, "frame layout");
+_Static_assert(offsetof(struct hook_stack, f) == 8, "stack layout");
+_Static_assert(HOOK_RT_DEPTH == 256, "hook_tramp.S assumes 256 frames");
+
+__thread struct hook_stack *hook_rt_stack
 	__attribute__((tls_model("initial-exec")));
+#define stack hook_rt_stack
 static pthread_key_t stack_key;
 static int stack_key_ok;
 

@@ -9,7 +9,8 @@
  * and a tail jump, so the stack and every register are exactly as the
  * caller left them.
  *
- * When it records, every register that can carry an argument is saved:
+ * When it records, the common case is handled in assembly (see .Lrecord).
+ * Otherwise every register that can carry an argument is saved:
  * rdi rsi rdx rcx r8 r9, rax (the count of vector registers a varargs
  * call uses) and xmm0-xmm7. hook_rt_enter() swaps the return address for
  * hook_tramp_exit, and the real function runs with the original
@@ -53,10 +54,88 @@ hook_tramp_common:
 	.cfi_startproc
 	movq	coll_recording@GOTPCREL(%rip), %r10
 	cmpl	$0, (%r10)
-	jne	1f
+	jne	.Lrecord
 	leaq	hook_real(%rip), %r10
 	jmpq	*(%r10,%r11,8)
-1:
+
+/* The common case in assembly: the thread has a shadow stack with room,
+ * its top frame is live (no longjmp to clean up after) and ticks are TSC
+ * cycles. Four pushes give the registers it needs (rdtsc writes rax and
+ * rdx); the return address slot is then at 32(%rsp). Frames are
+ * published in the same order as hook_rt_enter() does, for the same
+ * signal-handler reasons. Anything else takes the C path below. */
+.Lrecord:
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rcx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rsi
+	.cfi_adjust_cfa_offset 8
+	movq	ticks_use_tsc@GOTPCREL(%rip), %r10
+	cmpl	$0, (%r10)
+	je	.Lslow
+	movq	hook_rt_stack@gottpoff(%rip), %r10
+	movq	%fs:(%r10), %r10		/* s */
+	testq	%r10, %r10
+	jz	.Lslow
+	movl	(%r10), %ecx			/* d = s->depth */
+	cmpl	$256, %ecx
+	jae	.Lslow
+	leaq	32(%rsp), %rsi			/* slot */
+	testl	%ecx, %ecx
+	jz	2f
+	movl	%ecx, %eax
+	shlq	$5, %rax
+	movq	-24(%r10,%rax), %rdx		/* s->f[d - 1].slot */
+	cmpq	%rsi, %rdx
+	ja	2f				/* an older frame: live */
+	leaq	hook_tramp_exit(%rip), %rax
+	cmpq	%rax, (%rdx)
+	jne	.Lslow				/* left by longjmp */
+2:
+	movl	%ecx, %eax
+	shlq	$5, %rax
+	leaq	8(%r10,%rax), %rax		/* f = &s->f[d] */
+	movq	$-1, (%rax)			/* f->slot = building */
+	incl	%ecx
+	movl	%ecx, (%r10)			/* s->depth = d + 1 */
+	movq	$-1, (%rax)
+	movq	(%rsi), %rcx
+	movq	%rcx, 8(%rax)			/* f->ret */
+	movl	%r11d, 24(%rax)			/* f->idx */
+	movl	$0, 28(%rax)			/* f->restored */
+	movq	%rax, %rcx
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	movq	%rax, 16(%rcx)			/* f->t0 */
+	movq	%rsi, (%rcx)			/* f->slot = slot */
+	leaq	hook_tramp_exit(%rip), %rax
+	movq	%rax, (%rsi)			/* *slot = hook_tramp_exit */
+	leaq	hook_real(%rip), %r10
+	movq	(%r10,%r11,8), %r11
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	jmpq	*%r11
+
+	.cfi_adjust_cfa_offset 32
+.Lslow:
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
 	subq	$184, %rsp
 	.cfi_adjust_cfa_offset 184
 	movaps	%xmm0, 0(%rsp)
