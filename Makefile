@@ -140,7 +140,7 @@ install: all
 	    $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(SO) $(DESTDIR)$(PREFIX)/lib/libmxprof.so
 	install -m 0644 $(AR_LIB) $(DESTDIR)$(PREFIX)/lib/libmxprof.a
-	install -m 0644 include/mxprof.h $(DESTDIR)$(PREFIX)/include/mxprof.h
+	install -m 0644 include/mxprof.h include/mxprof_dl.h $(DESTDIR)$(PREFIX)/include/
 	for t in $(TOOL_BIN); do install -m 0755 $$t $(DESTDIR)$(PREFIX)/bin/; done
 
 clean:
