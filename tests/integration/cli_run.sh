@@ -25,7 +25,7 @@ expect_eq "program steps" 10 "$(row_count d.stats.txt cli step)"
 
 # A bad option is refused before anything is launched.
 for bad in "--bogus" "--delay abc" "--duration -1" "--stacks x" \
-	"--signal NOPE" "--overflow maybe" "--max-trace-mb 1.5" \
+	"--signal NOPE" "--signal SEGV" "--signal 9" "--overflow maybe" "--max-trace-mb 1.5" \
 	"--trace cuda,bogus" "--top x"; do
 	# shellcheck disable=SC2086
 	rc=$(st "$MX" run $bad -- touch launched 2>err.txt)

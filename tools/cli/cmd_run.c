@@ -33,15 +33,17 @@ struct run_signame {
 	int sig;
 };
 
+/* The dump signals the library accepts (preload/settings.c): the ones a
+ * program rarely uses for itself. */
 static const struct run_signame run_signames[] = {
-	{"HUP", SIGHUP},   {"INT", SIGINT},	  {"QUIT", SIGQUIT},
-	{"USR1", SIGUSR1}, {"USR2", SIGUSR2},	  {"ALRM", SIGALRM},
-	{"TERM", SIGTERM}, {"PROF", SIGPROF},	  {"WINCH", SIGWINCH},
-	{"PWR", SIGPWR},   {"VTALRM", SIGVTALRM}, {"URG", SIGURG},
+	{"USR1", SIGUSR1}, {"USR2", SIGUSR2},	{"HUP", SIGHUP},
+	{"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"URG", SIGURG},
+	{"PWR", SIGPWR},
 };
 
-/* Parses "USR1", "SIGUSR1", "usr1", "10" or "none" (0). Returns the signal
- * number, or -1 for anything else. */
+/* Parses a dump signal as the library does: "USR1", "SIGUSR1", "usr1",
+ * "RTMIN+N", a number other than those of crashes, KILL and STOP, or
+ * "none" (0). Returns the signal number, or -1 for anything else. */
 static int run_parse_signal(const char *s)
 {
 	unsigned long long n;
@@ -50,16 +52,23 @@ static int run_parse_signal(const char *s)
 	if (strcasecmp(s, "none") == 0) {
 		return 0;
 	}
-	if (util_parse_uint(s, 1, SIGRTMAX, &n) == 0) {
-		return (int)n;
-	}
 	if (strncasecmp(s, "SIG", 3) == 0) {
 		s += 3;
+	}
+	if (strncasecmp(s, "RTMIN+", 6) == 0 &&
+	    util_parse_uint(s + 6, 0, 64, &n) == 0 &&
+	    SIGRTMIN + (int)n <= SIGRTMAX) {
+		return SIGRTMIN + (int)n;
 	}
 	for (i = 0; i < sizeof(run_signames) / sizeof(run_signames[0]); i++) {
 		if (strcasecmp(s, run_signames[i].name) == 0) {
 			return run_signames[i].sig;
 		}
+	}
+	if (util_parse_uint(s, 1, SIGRTMAX, &n) == 0 && n != SIGKILL &&
+	    n != SIGSTOP && n != SIGSEGV && n != SIGBUS && n != SIGFPE &&
+	    n != SIGILL && n != SIGABRT) {
+		return (int)n;
 	}
 	return -1;
 }
@@ -443,7 +452,6 @@ int cmd_run(int argc, char **argv)
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
 	int fds[2];
 	unsigned long long top = 10, tmp;
-	const char *signame = NULL;
 	struct sigaction sa;
 	sigset_t block, old;
 	pid_t pid;
@@ -505,18 +513,16 @@ int cmd_run(int argc, char **argv)
 			break;
 		case RUN_SIGNAL:
 			dump_sig = run_parse_signal(optarg);
-			if (dump_sig < 0 || dump_sig == SIGKILL ||
-			    dump_sig == SIGSTOP) {
-				util_err("--signal: '%s' is not a signal name "
-					 "(USR1, USR2, ...), number or none",
+			if (dump_sig < 0) {
+				util_err("--signal: '%s' is not USR1, USR2, "
+					 "HUP, "
+					 "PROF, WINCH, URG, PWR, RTMIN+N, a "
+					 "number "
+					 "or none",
 					 optarg);
 				goto usage;
 			}
-			signame = optarg;
-			if (strncasecmp(signame, "SIG", 3) == 0) {
-				signame += 3;
-			}
-			RUN_SET("MXPROF_SIGNAL", signame);
+			RUN_SET("MXPROF_SIGNAL", optarg);
 			break;
 		case RUN_OVERFLOW:
 			if (strcmp(optarg, "drop") && strcmp(optarg, "block")) {
