@@ -91,3 +91,22 @@ set -e
 expect_eq "no file exit" 2 "$rc"
 "$MX" report --help | grep -q -- "--category" || fail "help text"
 echo "ok: usage errors and --help"
+
+# Events without a group take their cat as the section (GPU activity);
+# a capped timeline is stated on stderr; the dropped count is carried.
+cat > gpu.json <<'JSON'
+{"schemaVersion":1,"baseTimeNanoseconds":1,"traceEvents":[
+{"ph":"X","cat":"kernel","name":"sgemm","pid":0,"tid":7,"ts":1.000,"dur":2.000,"args":{"device":0,"stream":7}},
+{"ph":"X","cat":"kernel","name":"sgemm","pid":0,"tid":7,"ts":4.000,"dur":4.000,"args":{"device":0,"stream":7}},
+{"ph":"s","cat":"ac2g","name":"ac2g","pid":1,"tid":1,"ts":0.500,"id":5},
+{"ph":"X","cat":"c_api","name":"deflate","pid":1,"tid":1,"ts":0.000,"dur":1.500,"args":{"group":"C API (libz.so.1)","error":1}},
+{"ph":"X","cat":"c_api","name":"deflate","pid":1,"tid":1,"ts":2.000,"dur":0.500,"args":{"group":"C API (libz.so.1)","error":0}}],
+"mxprof":{"droppedRecords":12,"timelineTruncated":true}}
+JSON
+"$MX" report --format csv gpu.json > gpu.csv 2> gpu.err
+expect_eq "kernel row" '"kernel",time_ms,"sgemm",2,0.006000,0.002000,0.004000,0.003000' \
+	"$(grep '"sgemm"' gpu.csv | cut -d, -f1-8)"
+expect_eq "deflate row count" 2 "$(grep '"deflate"' gpu.csv | cut -d, -f4)"
+expect_eq "deflate errors" 1 "$(grep '"deflate"' gpu.csv | cut -d, -f10)"
+grep -q 'gpu.json: the timeline was capped' gpu.err || fail "no capped warning: $(cat gpu.err)"
+expect_eq "dropped in the table" "Dropped records: 12" "$("$MX" report gpu.json 2>/dev/null | tail -1)"
