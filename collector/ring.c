@@ -20,6 +20,13 @@
  *
  * When a thread exits, a pthread key destructor marks its ring dead; the
  * drain thread empties it and puts it on a free list for the next thread.
+ *
+ * A signal handler may record while its thread is in the middle of
+ * ring_push(). So a push first claims its slot (reserve), then writes it,
+ * and only the outermost push publishes head = reserve: the handler's
+ * record goes in the next slot, and both become visible together when the
+ * interrupted push completes. Signal fences keep the compiler from moving
+ * the claim after the write.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,10 +44,12 @@
 
 struct ring {
 	/* Producer's line. */
-	uint64_t head;
-	uint64_t cached_tail;
+	uint64_t head;	      /* published: slots below are complete   */
+	uint64_t reserve;     /* claimed: slots below are being written */
+	uint64_t cached_tail; /* the producer's copy of tail            */
 	uint64_t dropped;
-	char pad0[40];
+	uint32_t depth; /* pushes in progress on this thread (signals) */
+	char pad0[28];
 	/* Consumer's line. */
 	uint64_t tail;
 	uint64_t snap; /* head seen by the current drain pass */
@@ -130,7 +139,9 @@ static struct ring *attach(void)
 	if (free_list && free_list->mask + 1 == ring_capacity) {
 		r = free_list;
 		free_list = r->next;
-		r->head = r->tail = r->snap = r->cached_tail = r->dropped = 0;
+		r->head = r->reserve = r->tail = r->snap = 0;
+		r->cached_tail = r->dropped = 0;
+		r->depth = 0;
 		r->dead = 0;
 	} else {
 		r = ring_map(ring_capacity);
@@ -154,7 +165,7 @@ static int wait_for_room(struct ring *r)
 {
 	uint64_t start = ticks_mono_ns();
 
-	while (r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >
+	while (r->reserve - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >
 	       r->mask) {
 		if (!ring_drain_alive ||
 		    ticks_mono_ns() - start > RING_BLOCK_MAX_NS) {
@@ -180,19 +191,25 @@ int ring_push(const struct coll_rec *rec)
 			return -ENOSPC;
 		}
 	}
-	uint64_t h = r->head;
+	uint64_t h = r->reserve;
 	if (__builtin_expect(h - r->cached_tail > r->mask, 0)) {
 		r->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (h - r->cached_tail > r->mask &&
-		    (ring_overflow != COLL_OVERFLOW_BLOCK ||
+		    (ring_overflow != COLL_OVERFLOW_BLOCK || r->depth ||
 		     wait_for_room(r) < 0)) {
 			__atomic_store_n(&r->dropped, r->dropped + 1,
 					 __ATOMIC_RELAXED);
 			return -ENOSPC;
 		}
 	}
+	r->depth++;
+	r->reserve = h + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->recs[h & r->mask] = *rec;
-	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (--r->depth == 0) {
+		__atomic_store_n(&r->head, r->reserve, __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
@@ -302,6 +319,8 @@ void ring_after_fork_child(void)
 	pthread_mutex_init(&registry_lock, NULL);
 	for (struct ring *r = live; r;) {
 		struct ring *next = r->next;
+		r->head = r->reserve; /* a push cut by fork() never ends */
+		r->depth = 0;
 		r->tail = r->snap = r->cached_tail = r->head;
 		r->dropped = 0;
 		if (r != mine) {

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -496,6 +498,85 @@ static int group_setup(void **st)
 	return 0;
 }
 
+/* ---- a signal handler that records in the middle of a push ------------ */
+
+/*
+ * To interrupt ring_push() exactly while it copies a record, the record
+ * sits on a page with no access: the copy faults, the SIGSEGV handler
+ * records a record of its own on the same thread and makes the page
+ * readable, and the interrupted copy resumes. Both records must arrive,
+ * whole: the handler's must not overwrite the slot being written.
+ */
+static void *fault_page;
+static long page_size;
+static volatile int handler_pushes;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if ((char *)si->si_addr < (char *)fault_page ||
+	    (char *)si->si_addr >= (char *)fault_page + page_size) {
+		abort(); /* a real crash */
+	}
+	struct coll_rec r = make_rec(1, (uint32_t)handler_pushes);
+	if (ring_push(&r) == 0) {
+		handler_pushes++;
+	}
+	mprotect(fault_page, (size_t)page_size, PROT_READ | PROT_WRITE);
+}
+
+static void *push_faulting(void *arg)
+{
+	struct seen *s = arg;
+
+	for (uint32_t i = 0; i < 50; i++) {
+		struct coll_rec *rec = fault_page;
+		*rec = make_rec(0, i);
+		mprotect(fault_page, (size_t)page_size, PROT_NONE);
+		ring_push(rec); /* faults inside, then completes */
+	}
+	ring_collect(seen_emit, s);
+	return NULL;
+}
+
+static void
+test_ring_handler_recording_mid_push_loses_and_tears_nothing(void **st)
+{
+	struct sigaction sa, old;
+	struct seen s = {0};
+	uint32_t next[2] = {0, 0};
+
+	(void)st;
+	drain_leftovers();
+	page_size = sysconf(_SC_PAGESIZE);
+	fault_page = mmap(NULL, (size_t)page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(fault_page != MAP_FAILED);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	ring_capacity = 1024;
+	handler_pushes = 0;
+	run_on_thread(push_faulting, &s);
+	sigaction(SIGSEGV, &old, NULL);
+	munmap(fault_page, (size_t)page_size);
+
+	assert_int_equal(handler_pushes, 50);
+	assert_int_equal(s.n, 100);
+	for (size_t i = 0; i < s.n; i++) {
+		uint32_t w = s.recs[i].name - 1;
+		assert_true(w <= 1);
+		assert_rec(&s.recs[i], w, next[w]);
+		next[w]++;
+	}
+	assert_int_equal(next[0], 50);
+	assert_int_equal(next[1], 50);
+	seen_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +590,8 @@ int main(void)
 			test_ring_records_of_8_threads_all_arrive_in_order),
 		cmocka_unit_test(
 			test_ring_block_mode_loses_nothing_while_draining),
+		cmocka_unit_test(
+			test_ring_handler_recording_mid_push_loses_and_tears_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
