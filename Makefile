@@ -79,6 +79,8 @@ $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
 
+$(BUILD)/mxprof: $(wildcard tools/cli/*.c tools/cli/*.h)
+
 $(BUILD)/%: tools/%.c $(AR_LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(AR_LIB) -lyajl $(LDLIBS_LIB)
 

@@ -291,6 +291,17 @@ int mxprof_set_config(const char *key, const char *value)
 		}
 		return 0;
 	}
+	/* MXNet keys with no meaning here, accepted so that MXNet code runs
+	 * unchanged. */
+	if (!strcmp(key, "profile_process")) {
+		if (strcmp(value, "worker") && strcmp(value, "server")) {
+			return bad_config(key, value, "worker or server");
+		}
+		return 0;
+	}
+	if (!strcmp(key, "gpu_memory_profile_filename_prefix")) {
+		return 0;
+	}
 	return bad_config(key, value,
 			  "keys filename, continuous_dump, dump_period, "
 			  "aggregate_stats, max_trace_mb, profile_*");
