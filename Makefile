@@ -144,6 +144,9 @@ install: all
 	install -m 0644 $(AR_LIB) $(DESTDIR)$(PREFIX)/lib/libmxprof.a
 	install -m 0644 include/mxprof.h include/mxprof_dl.h $(DESTDIR)$(PREFIX)/include/
 	for t in $(TOOL_BIN); do install -m 0755 $$t $(DESTDIR)$(PREFIX)/bin/; done
+	install -d $(DESTDIR)$(PREFIX)/share/mxprof/python/mxprof
+	install -m 0644 tools/python/mxprof/*.py \
+	    $(DESTDIR)$(PREFIX)/share/mxprof/python/mxprof/
 
 clean:
 	rm -rf build build-asan build-ubsan build-tsan libmxprof.so
