@@ -32,14 +32,39 @@ ifdef NO_HOOK
 LIB_SRC  := $(filter-out preload/hook%,$(LIB_SRC))
 LIB_ASM  := $(filter-out preload/hook%,$(LIB_ASM))
 endif
+# CUDA: with the toolkit's headers (CUDA_HOME, default /usr/local/cuda) the
+# library gains cupti/ and NVTX injection (preload/nvtx*.c), and the tests
+# gain the fake libcupti/libcudart (tests/fakes/), the NVTX and CUDA
+# programs and, with nvcc, tests/programs/cuda_*.cu. Without the headers
+# these are left out and the tests that need them skip.
+CUDA_HOME ?= /usr/local/cuda
+CUDA_INC  := $(CUDA_HOME)/include
+HAVE_CUDA := $(if $(wildcard $(CUDA_INC)/cupti.h),1,)
+NVCC      := $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) \
+                         $(shell command -v nvcc 2>/dev/null))
+ifeq ($(HAVE_CUDA),1)
+LIB_SRC  += $(sort $(wildcard cupti/*.c))
+FAKES    := $(BUILD)/fakes/libcupti.so.13 $(BUILD)/fakes/libcudart.so.13
+CU_SRC   := $(if $(NVCC),$(sort $(wildcard tests/programs/cuda_*.cu)),)
+CU_BIN   := $(CU_SRC:tests/programs/%.cu=$(BUILD)/programs/%) \
+            $(CU_SRC:tests/programs/%.cu=$(BUILD)/programs/%_shared)
+else
+LIB_SRC  := $(filter-out preload/nvtx%,$(LIB_SRC))
+FAKES    :=
+CU_BIN   :=
+endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 PROG_SRC := $(sort $(wildcard tests/programs/*.c))
+ifneq ($(HAVE_CUDA),1)
+PROG_SRC := $(filter-out tests/programs/nvtx_% tests/programs/cuda_%,$(PROG_SRC))
+endif
 PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%)
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
-HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h)
+HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \
+              cupti/*.h tests/fakes/*.h)
 
 SO       := $(BUILD)/libmxprof.so
 AR_LIB   := $(BUILD)/libmxprof.a
@@ -88,19 +113,42 @@ $(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
 
+# CUDA parts (see HAVE_CUDA): the toolkit's headers as system headers.
+$(BUILD)/obj/cupti/%.o $(BUILD)/obj/preload/nvtx%: CPPFLAGS += -isystem $(CUDA_INC)
+$(BUILD)/programs/nvtx_% $(BUILD)/programs/cuda_%: CPPFLAGS += -isystem $(CUDA_INC)
+
+$(BUILD)/fakes/libcupti.so.13: tests/fakes/fake_cupti.c tests/fakes/fake.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -isystem $(CUDA_INC) $(CFLAGS) -fvisibility=default \
+	    -shared -Wl,-soname,libcupti.so.13 -o $@ $< -lpthread
+
+$(BUILD)/fakes/libcudart.so.13: tests/fakes/fake_cudart.c tests/fakes/fake.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -isystem $(CUDA_INC) $(CFLAGS) -fvisibility=default \
+	    -shared -Wl,-soname,libcudart.so.13 -o $@ $< -ldl -lpthread
+
+# nvcc programs: once with the static cudart (nvcc's default), once shared.
+$(BUILD)/programs/cuda_%: tests/programs/cuda_%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -o $@ $<
+
+$(BUILD)/programs/cuda_%_shared: tests/programs/cuda_%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -o $@ $<
+
 programs: $(PROG_BIN)
 
 deps:
 	@tests/deps.sh
 
 # One summary line: "N passed, N failed".
-test: deps all $(UNIT_BIN) $(PROG_BIN)
+test: deps all $(UNIT_BIN) $(PROG_BIN) $(FAKES) $(CU_BIN)
 	@BUILD=$(BUILD) SANITIZER="$(SANITIZER)" ONLY="$(ONLY)" tests/run.sh
 
 unit: all $(UNIT_BIN)
 	@BUILD=$(BUILD) ONLY=unit tests/run.sh
 
-integration: all $(PROG_BIN)
+integration: all $(PROG_BIN) $(FAKES) $(CU_BIN)
 	@BUILD=$(BUILD) ONLY=integration tests/run.sh
 
 demo:

@@ -15,6 +15,11 @@
  * nanoseconds, so that spans that nest in nanoseconds nest in the file too.
  * The group of a record (its table section) travels in args.group, except
  * on counters, whose args are plotted, so it sits in a top-level "group".
+ *
+ * GPU records (gpu.c) are linked to host spans while the journal is read:
+ * a linked span gains "correlation" / "External id" args and a launch flow,
+ * and the GPU events follow the host events. Without GPU records the output
+ * is what it was.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -172,7 +177,16 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 			if (r->flags & COLL_FLAG_ERROR) {
 				out_str(o, ",\"error\":1");
 			}
+			struct gpu_link l;
+			int linked = gpu_link_span(tid, r, &l);
+			if (linked) {
+				gpu_link_args(o, &l);
+			}
 			out_str(o, "}}");
+			if (linked) {
+				gpu_write_slice_flow(o, &w->first, w->meta->pid,
+						     tid, r, &l);
+			}
 			break;
 		case COLL_INSTANT:
 			common(w, "i", r, tid);
@@ -271,7 +285,9 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\","
 		   "\"baseTimeNanoseconds\":");
 	out_i64(o, m->base_utc_ns);
-	out_str(o, ",\"deviceProperties\":[],");
+	out_str(o, ",\"deviceProperties\":");
+	gpu_write_device_properties(o);
+	out_str(o, ",");
 	if (m->rank >= 0) {
 		out_str(o, "\"distributedInfo\":{\"rank\":");
 		out_i64(o, m->rank);
@@ -281,8 +297,10 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	 * metadata, which needs every thread seen, follows them. */
 	out_str(o, "\n\"traceEvents\":[");
 	w.first = 1;
+	gpu_link_begin();
 	rc = journal_read(journal_path, &ops, &w, &hdr);
 	if (rc == 0 && w.err == 0) {
+		gpu_write_events(o, &w.first, m->pid);
 		metadata(&w);
 		out_str(o, "\n],\n\"mxprof\":{\"version\":\"" MXPROF_VERSION
 			   "\",\"pid\":");
@@ -303,6 +321,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			rc = w.err;
 		}
 	}
+	gpu_link_end();
 	for (uint32_t i = 0; i < w.nnames; i++) {
 		free(w.names[i]);
 	}

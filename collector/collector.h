@@ -250,6 +250,101 @@ int table_parse_opts(struct table_opts *o, const char *format,
  * dumps(), or NULL (ENOMEM). */
 char *table_format(const struct agg *a, const struct table_opts *o);
 
+/* ---- GPU activity ------------------------------------------------------- */
+
+/*
+ * GPU activity comes from an event source outside collector/ (cupti/) in
+ * mxprof's own form, so that nothing here knows any CUDA type. The source
+ * converts each activity record into a struct coll_gpu_rec and hands
+ * batches to coll_gpu_push() from whatever thread delivers them (not the
+ * program's hot path). The collector keeps them in memory, links them to
+ * host records when it writes a dump (see gpu.c) and renders the GPU
+ * tables. Times are CLOCK_MONOTONIC nanoseconds, the clock host ticks are
+ * converted to.
+ */
+enum coll_gpu_kind {
+	COLL_GPU_KERNEL = 1,
+	COLL_GPU_MEMCPY,
+	COLL_GPU_MEMSET,
+	COLL_GPU_RUNTIME, /* a runtime API call on a host thread    */
+	COLL_GPU_DRIVER,  /* a driver API call on a host thread     */
+	COLL_GPU_SYNC,	  /* a synchronisation, by correlation      */
+	COLL_GPU_MEMORY,  /* an allocation (bytes) or a free        */
+	COLL_GPU_OVERHEAD,
+};
+
+/* Flag bits of a coll_gpu_rec. */
+#define COLL_GPU_FREE 0x1u /* COLL_GPU_MEMORY: a release, not an allocation */
+
+struct coll_gpu_rec {
+	uint64_t start; /* CLOCK_MONOTONIC ns                       */
+	uint64_t end;	/* == start for COLL_GPU_MEMORY            */
+	uint64_t bytes; /* memcpy, memset, memory                  */
+	uint32_t name;	/* string id: kernel, API or copy kind    */
+	uint32_t correlation;
+	uint32_t device;
+	uint32_t stream;
+	uint32_t tid;  /* host thread of API records (gettid)      */
+	uint16_t kind; /* enum coll_gpu_kind                     */
+	uint16_t flags;
+	int32_t grid[3];
+	int32_t block[3];
+	uint32_t regs;	/* registers per thread                   */
+	uint32_t shmem; /* static + dynamic shared memory, bytes  */
+	/* Owned by the collector: filled while a dump links records. */
+	uint32_t ext;	   /* external id of the enclosing host range */
+	uint32_t absorbed; /* a hook's slice shows this API call      */
+};
+
+/* Properties of one device, for the trace's deviceProperties. */
+struct coll_gpu_device {
+	int id;
+	char name[128];
+	int cc_major, cc_minor;
+	uint64_t total_mem;
+	int num_sms;
+	int max_threads_per_block;
+	int max_shared_per_block;
+	int warp_size;
+	int regs_per_block;
+};
+
+/*
+ * Appends n records. Takes the GPU store's lock; not for the hot path.
+ * Returns 0, or -ENOSPC when the store is full (the records beyond it are
+ * dropped and counted).
+ */
+int coll_gpu_push(const struct coll_gpu_rec *r, size_t n);
+
+/* Counts n records the source itself lost. This function can't fail. */
+void coll_gpu_note_dropped(uint64_t n);
+
+/* Records the properties of device d->id (kept once per id). */
+void coll_gpu_set_device(const struct coll_gpu_device *d);
+
+/*
+ * A GPU event source. tick runs on the drain thread after every pass,
+ * without the drain lock; flush runs before every dump, with the drain lock
+ * held, and must deliver everything pending through coll_gpu_push() (which
+ * does not take the drain lock). Either may be NULL.
+ */
+struct coll_gpu_source {
+	void (*tick)(uint64_t now_ns);
+	void (*flush)(void);
+};
+
+/* Installs the GPU source (one per process; NULL removes it). */
+void coll_gpu_set_source(const struct coll_gpu_source *src);
+
+/* Names device in the trace (NVTX naming). Takes a lock; not HOT. */
+void coll_gpu_name_device(int device, const char *name);
+
+/*
+ * Names thread tid in the trace, over its OS name (NVTX naming of OS
+ * threads). Takes the drain lock: not for the hot path.
+ */
+void coll_thread_name(int tid, const char *name);
+
 /* ---- the status file ---------------------------------------------------- */
 
 /*

@@ -39,6 +39,10 @@ struct tid_name {
 	char name[32];
 };
 
+/* Names given to threads by the program (NVTX), over their OS names. */
+static struct tid_name name_over[64];
+static int nname_over;
+
 static struct {
 	pthread_mutex_t lock;
 	struct coll_config cfg;
@@ -144,6 +148,11 @@ static void name_thread(int tid, int refresh)
 		return;
 	}
 	read_comm(tid, name, sizeof(name));
+	for (int i = 0; i < nname_over; i++) {
+		if (name_over[i].tid == tid) {
+			snprintf(name, sizeof(name), "%s", name_over[i].name);
+		}
+	}
 	if (!t) {
 		if (D.ntids == D.cap_tids) {
 			size_t n = D.cap_tids ? D.cap_tids * 2 : 64;
@@ -210,6 +219,7 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 static void pass(void)
 {
 	ring_collect(emit, NULL);
+	gpu_drain(D.agg);
 	if (D.journal_open > 0) {
 		journal_flush(D.j);
 	}
@@ -221,6 +231,27 @@ static void refresh_thread(void *ctx, int tid, int dead)
 	if (!dead) {
 		name_thread(tid, 1);
 	}
+}
+
+void coll_thread_name(int tid, const char *name)
+{
+	int quiet = ring_set_quiet(1);
+
+	pthread_mutex_lock(&D.lock);
+	int i = 0;
+	while (i < nname_over && name_over[i].tid != tid) {
+		i++;
+	}
+	if (i < 64 && name) {
+		name_over[i].tid = tid;
+		snprintf(name_over[i].name, sizeof(name_over[i].name), "%s",
+			 name);
+		if (i == nname_over) {
+			nname_over++;
+		}
+	}
+	pthread_mutex_unlock(&D.lock);
+	ring_set_quiet(quiet);
 }
 
 int coll_status_path(int pid, char *buf, size_t len)
@@ -289,6 +320,7 @@ static int do_dump(void)
 	char host[256] = "", comm[64];
 	int rc_trace = 0, rc_stats = 0;
 
+	gpu_source_flush(); /* GPU activity still buffered by its source */
 	pass();
 	uint64_t dropped = ring_dropped();
 	if (ensure_journal() == 0) {
@@ -319,7 +351,7 @@ static int do_dump(void)
 	D.last_trace_err = rc_trace;
 
 	struct table_opts opts = {.dropped = dropped};
-	char *text = table_format(D.agg, &opts);
+	char *text = gpu_tables_append(table_format(D.agg, &opts), &opts);
 	struct out *o = malloc(sizeof(*o));
 	if (!text || !o) {
 		rc_stats = -ENOMEM;
@@ -376,6 +408,7 @@ static void *drain_main(void *arg)
 		if (tick) {
 			tick(now);
 		}
+		gpu_source_tick(now);
 	}
 	return NULL;
 }
@@ -539,11 +572,12 @@ char *coll_dumps(int reset, const char *format, const char *sort_by,
 	int quiet = ring_set_quiet(1);
 	pthread_mutex_lock(&D.lock);
 	if (D.started && !D.finished) {
+		gpu_source_flush();
 		pass();
 	}
 	o.dropped = ring_dropped();
 	if (D.agg) {
-		s = table_format(D.agg, &o);
+		s = gpu_tables_append(table_format(D.agg, &o), &o);
 		if (reset) {
 			agg_reset(D.agg);
 		}
@@ -605,6 +639,7 @@ void coll_after_fork_parent(void)
 void coll_after_fork_child(const char *output)
 {
 	ring_after_fork_child();
+	gpu_after_fork_child();
 	pthread_mutex_init(&D.lock, NULL);
 	strtab_unlock();
 	if (!D.started || D.finished) {

@@ -129,6 +129,27 @@ struct agg_row {
 /* Returns the rows in a malloc'ed array (*n of them), or NULL. */
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
 
+/* gpu.c: GPU records from an event source, linked at dump time. */
+struct gpu_link {
+	uint32_t corr; /* the API call's correlation id, 0 = none   */
+	uint32_t ext;  /* the external id this span carries, 0 = none */
+	int flow;      /* the call launched GPU work: write a flow   */
+};
+void gpu_source_tick(uint64_t now_ns);
+void gpu_source_flush(void);
+uint64_t gpu_dropped(void);
+void gpu_drain(struct agg *a);
+int gpu_link_begin(void);
+int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l);
+void gpu_link_args(struct out *o, const struct gpu_link *l);
+void gpu_write_slice_flow(struct out *o, int *first, int pid, int tid,
+			  const struct coll_rec *r, const struct gpu_link *l);
+void gpu_write_events(struct out *o, int *first, int host_pid);
+void gpu_write_device_properties(struct out *o);
+void gpu_link_end(void);
+char *gpu_tables_append(char *text, const struct table_opts *o);
+void gpu_after_fork_child(void);
+
 /* settings shared with the writers */
 const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
 

@@ -12,7 +12,9 @@
  * so that no child ever replaces its parent's file. An exec'ed image starts
  * from nothing: the new image loads mxprof afresh.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +29,12 @@
 extern int hook_init(const char *spec) __attribute__((weak));
 extern void hook_finish(void) __attribute__((weak));
 extern void hook_after_fork_child(void) __attribute__((weak));
+
+/* CUDA and NVTX (cupti/, preload/nvtx.c), built in when the CUDA headers
+ * are there. */
+extern int cupti_setup(unsigned want, const char *self_path)
+	__attribute__((weak));
+extern int nvtx_setup(const char *self_path) __attribute__((weak));
 
 struct settings preload_settings;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -96,6 +104,35 @@ static void after_fork_child(void)
 	}
 }
 
+/*
+ * Points NVTX and the CUDA driver at this library (the injection paths,
+ * only where unset) and installs the CUPTI source, for the sources
+ * MXPROF_TRACE selects. Loads nothing: CUPTI starts when CUDA does.
+ */
+static void cuda_setup(void)
+{
+	const struct settings *s = &preload_settings;
+	unsigned want = 0;
+	char self[PATH_MAX] = "";
+	Dl_info info;
+
+	/* Only a shared libmxprof can be injected by path; linked statically
+	 * into a program, the entry points are found without a path. */
+	if (dladdr((void *)cuda_setup, &info) && info.dli_fname &&
+	    strstr(info.dli_fname, ".so") && !realpath(info.dli_fname, self)) {
+		self[0] = 0;
+	}
+	if (nvtx_setup && (s->trace & TRACE_NVTX)) {
+		nvtx_setup(self);
+	}
+	want |= (s->trace & TRACE_CUDA) ? 1u : 0;   /* CUPTI_WANT_API */
+	want |= (s->trace & TRACE_GPU) ? 2u : 0;    /* CUPTI_WANT_GPU */
+	want |= (s->trace & TRACE_MEMORY) ? 4u : 0; /* CUPTI_WANT_MEMORY */
+	if (cupti_setup && want) {
+		cupti_setup(want, self);
+	}
+}
+
 static void load(void)
 {
 	struct settings *s = &preload_settings;
@@ -125,6 +162,7 @@ static void load(void)
 	if (hook_init) {
 		hook_init(s->hook);
 	}
+	cuda_setup();
 	loaded = 1;
 	if (s->autostart) {
 		state_run();

@@ -70,6 +70,13 @@ void preload_collector_config(struct coll_config *c);
 /* init.c: makes sure the library is initialised (for static links). */
 void preload_init_once(void);
 
+/*
+ * nvtx.c: makes libmxprof.so (self_path) the NVTX injection library when
+ * NVTX_INJECTION64_PATH is unset. Returns 0, or -EBUSY after one line when
+ * another tool owns it.
+ */
+int nvtx_setup(const char *self_path);
+
 /* api.c: the state machine, for init.c. */
 int state_run(void);
 void state_at_exit(void);

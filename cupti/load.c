@@ -1,0 +1,182 @@
+/*
+ * load.c - finding the libcupti that belongs to the program's CUDA.
+ *
+ * Order, first that opens wins:
+ *  1. a libcupti the program already loaded;
+ *  2. beside the CUDA libraries the program loaded (libcudart*, libcuda*):
+ *     the same folder, ../extras/CUPTI/lib64 (a toolkit) and
+ *     ../../cuda_cupti/lib (PyTorch's nvidia/ wheels);
+ *  3. $CUDA_HOME/extras/CUPTI/lib64, $CUDA_HOME/lib64, $CUDA_HOME/lib;
+ *  4. the loader's search path: libcupti.so.13, libcupti.so.
+ * In a folder, "libcupti.so.<major of the cudart beside it>" comes first,
+ * then any "libcupti.so*".
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cupti.h"
+
+struct scan {
+	char cupti[4096];   /* an already loaded libcupti */
+	char dirs[8][4096]; /* folders of loaded CUDA libraries */
+	char major[8][16];  /* their soname's major, "" if none */
+	int ndirs;
+	int cuda;	    /* a libcuda* or libcudart* is loaded */
+	char libs[8][4096]; /* the loaded CUDA libraries' paths */
+	int nlibs;
+};
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int on_object(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct scan *s = ctx;
+	const char *path = info->dlpi_name;
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	(void)size;
+	base = base ? base + 1 : path;
+	if (!base || !*base) {
+		return 0;
+	}
+	if (starts(base, "libcupti.so")) {
+		snprintf(s->cupti, sizeof(s->cupti), "%s", path);
+		return 0;
+	}
+	if (!starts(base, "libcudart") && !starts(base, "libcuda.so")) {
+		return 0;
+	}
+	s->cuda = 1;
+	if (s->nlibs < 8) {
+		snprintf(s->libs[s->nlibs++], sizeof(s->libs[0]), "%s", path);
+	}
+	if (s->ndirs < 8 && base != path) {
+		int k = s->ndirs++;
+		snprintf(s->dirs[k], sizeof(s->dirs[k]), "%.*s",
+			 (int)(base - path - 1), path);
+		const char *so = strstr(base, ".so.");
+		snprintf(s->major[k], sizeof(s->major[k]), "%s",
+			 so ? so + 4 : "");
+		s->major[k][strcspn(s->major[k], ".")] = 0;
+	}
+	return 0;
+}
+
+static void *try_open(const char *path, char *out, unsigned long len)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (h) {
+		snprintf(out, len, "%s", path);
+	}
+	return h;
+}
+
+/* Opens a libcupti in dir: the one of major first, then any. */
+static void *open_in(const char *dir, const char *major, char *out,
+		     unsigned long len)
+{
+	char path[4400];
+	void *h = NULL;
+
+	if (*major) {
+		snprintf(path, sizeof(path), "%s/libcupti.so.%s", dir, major);
+		if ((h = try_open(path, out, len))) {
+			return h;
+		}
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		return NULL;
+	}
+	struct dirent *e;
+	while (!h && (e = readdir(d))) {
+		if (starts(e->d_name, "libcupti.so")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			h = try_open(path, out, len);
+		}
+	}
+	closedir(d);
+	return h;
+}
+
+void *cupti_load_library(char *path, unsigned long len)
+{
+	static const char *const rel[] = {"", "/../extras/CUPTI/lib64",
+					  "/../../cuda_cupti/lib"};
+	static const char *const home_rel[] = {"/extras/CUPTI/lib64", "/lib64",
+					       "/lib"};
+	struct scan *s = calloc(1, sizeof(*s));
+	char dir[4400];
+	void *h = NULL;
+
+	if (!s) {
+		return NULL;
+	}
+	dl_iterate_phdr(on_object, s);
+	if (s->cupti[0]) {
+		h = try_open(s->cupti, path, len);
+	}
+	for (int i = 0; !h && i < s->ndirs; i++) {
+		for (size_t k = 0; !h && k < sizeof(rel) / sizeof(*rel); k++) {
+			snprintf(dir, sizeof(dir), "%s%s", s->dirs[i], rel[k]);
+			h = open_in(dir, s->major[i], path, len);
+		}
+	}
+	const char *home = getenv("CUDA_HOME");
+	for (size_t k = 0;
+	     !h && home && *home && k < sizeof(home_rel) / sizeof(*home_rel);
+	     k++) {
+		snprintf(dir, sizeof(dir), "%s%s", home, home_rel[k]);
+		h = open_in(dir, "", path, len);
+	}
+	if (!h) {
+		h = try_open("libcupti.so.13", path, len);
+	}
+	if (!h) {
+		h = try_open("libcupti.so", path, len);
+	}
+	free(s);
+	return h;
+}
+
+int cupti_cuda_loaded(void)
+{
+	struct scan *s = calloc(1, sizeof(*s));
+	int cuda;
+
+	if (!s) {
+		return 0;
+	}
+	dl_iterate_phdr(on_object, s);
+	cuda = s->cuda;
+	free(s);
+	return cuda;
+}
+
+void *cupti_cuda_sym(const char *sym)
+{
+	struct scan *s = calloc(1, sizeof(*s));
+	void *p = NULL;
+
+	if (!s) {
+		return NULL;
+	}
+	dl_iterate_phdr(on_object, s);
+	for (int i = 0; !p && i < s->nlibs; i++) {
+		void *h = dlopen(s->libs[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = dlsym(h, sym);
+			dlclose(h);
+		}
+	}
+	free(s);
+	return p;
+}

@@ -1,0 +1,409 @@
+/*
+ * fake_cudart.c - a CUDA runtime without a GPU, for tests (see fake.h).
+ *
+ * Device memory is host memory. Every call makes the records CUPTI would:
+ * an API record (correlation id, system thread id, entry and exit times)
+ * and the GPU work it launched, with deterministic durations:
+ *   kernel   grid.x * 1000 ns        (the kernel's name is the string that
+ *                                     func points to)
+ *   memcpy   bytes / 10 ns           (10 GB/s)
+ *   memset   bytes / 20 ns           (20 GB/s)
+ * Work on a stream starts 500 ns after its launch call began, or when the
+ * stream's previous work ends. Stream 0 is CUPTI's legacy stream id 7.
+ *
+ * The first call plays cuInit: it loads the library named by
+ * CUDA_INJECTION64_PATH and calls its InitializeInjection(), as libcuda
+ * does. The driver's device queries (cuDeviceGet*) describe one device,
+ * "mxprof fake GPU", compute capability 9.0, 132 SMs, 80 GiB.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include "fake.h"
+
+#define EXPORT	      __attribute__((visibility("default")))
+#define LEGACY_STREAM 7u
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t busy_until[64];
+static struct {
+	void *p;
+	size_t n;
+} allocs[4096];
+
+static fake_cupti_now_fn now_fn;
+static fake_cupti_correlation_fn corr_fn;
+static fake_cupti_record_fn record_fn;
+
+static void inject(void)
+{
+	const char *path = getenv("CUDA_INJECTION64_PATH");
+
+	if (path && *path) {
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		int (*init)(void) =
+			h ? (int (*)(void))dlsym(h, "InitializeInjection")
+			  : NULL;
+		if (init) {
+			init();
+		}
+	}
+}
+
+/* Finds the fake libcupti once somebody loaded it. */
+static int cupti(void)
+{
+	if (record_fn) {
+		return 1;
+	}
+	void *h = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h) {
+		return 0;
+	}
+	now_fn = (fake_cupti_now_fn)dlsym(h, "fake_cupti_now");
+	corr_fn = (fake_cupti_correlation_fn)dlsym(h, "fake_cupti_correlation");
+	__atomic_store_n(&record_fn,
+			 (fake_cupti_record_fn)dlsym(h, "fake_cupti_record"),
+			 __ATOMIC_RELEASE);
+	dlclose(h);
+	return record_fn != NULL;
+}
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	if (cupti() && now_fn) {
+		return now_fn();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct call {
+	uint64_t start;
+	uint32_t corr;
+	uint32_t cbid;
+};
+
+static struct call enter(uint32_t cbid)
+{
+	pthread_once(&init_once, inject);
+	struct call c = {now(), cupti() ? corr_fn() : 0, cbid};
+	return c;
+}
+
+static void leave(const struct call *c)
+{
+	if (!cupti()) {
+		return;
+	}
+	CUpti_ActivityAPI a;
+	memset(&a, 0, sizeof(a));
+	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	a.cbid = c->cbid;
+	a.start = c->start;
+	a.end = now();
+	a.processId = (uint32_t)getpid();
+	a.threadId = (uint32_t)syscall(SYS_gettid);
+	a.correlationId = c->corr;
+	record_fn(&a);
+}
+
+/* Schedules dur ns of work on stream after launch time t; returns start. */
+static uint64_t schedule(uint32_t stream, uint64_t t, uint64_t dur)
+{
+	uint64_t start = t + 500;
+
+	pthread_mutex_lock(&lock);
+	uint64_t *b = &busy_until[stream % 64];
+	if (*b > start) {
+		start = *b;
+	}
+	*b = start + dur;
+	pthread_mutex_unlock(&lock);
+	return start;
+}
+
+static uint32_t stream_id(cudaStream_t s)
+{
+	return s ? (uint32_t)(uintptr_t)s : LEGACY_STREAM;
+}
+
+static void memory_record(int release, size_t bytes, uint32_t corr)
+{
+	CUpti_ActivityMemory4 m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryOperationType =
+		release ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+			: CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.correlationId = corr;
+	m.bytes = bytes;
+	m.timestamp = now();
+	m.deviceId = 0;
+	m.processId = (uint32_t)getpid();
+	record_fn(&m);
+}
+
+EXPORT cudaError_t cudaGetDeviceCount(int *count)
+{
+	struct call c =
+		enter(CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020);
+	*count = 1;
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetDevice(int *device)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+	*device = 0;
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMalloc(void **p, size_t size)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+	cudaError_t rc = cudaErrorMemoryAllocation;
+
+	*p = malloc(size ? size : 1);
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; *p && i < sizeof(allocs) / sizeof(*allocs); i++) {
+		if (!allocs[i].p) {
+			allocs[i].p = *p;
+			allocs[i].n = size;
+			rc = cudaSuccess;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (rc == cudaSuccess && cupti()) {
+		memory_record(0, size, c.corr);
+	}
+	leave(&c);
+	return rc;
+}
+
+EXPORT cudaError_t cudaFree(void *p)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020);
+	size_t n = 0;
+	int found = 0;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; p && i < sizeof(allocs) / sizeof(*allocs); i++) {
+		if (allocs[i].p == p) {
+			n = allocs[i].n;
+			allocs[i].p = NULL;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (found) {
+		free(p);
+		if (cupti()) {
+			memory_record(1, n, c.corr);
+		}
+	}
+	leave(&c);
+	return found || !p ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
+			      enum cudaMemcpyKind kind)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+	uint64_t dur = count / 10;
+
+	memcpy(dst, src, count);
+	uint64_t start = schedule(LEGACY_STREAM, c.start, dur);
+	if (cupti()) {
+		CUpti_ActivityMemcpy6 m;
+		memset(&m, 0, sizeof(m));
+		m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+		m.copyKind = kind == cudaMemcpyHostToDevice
+				     ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+			     : kind == cudaMemcpyDeviceToHost
+				     ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+				     : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+		m.bytes = count;
+		m.start = start;
+		m.end = start + dur;
+		m.deviceId = 0;
+		m.streamId = LEGACY_STREAM;
+		m.correlationId = c.corr;
+		record_fn(&m);
+	}
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020);
+	uint64_t dur = count / 20;
+
+	memset(p, value, count);
+	uint64_t start = schedule(LEGACY_STREAM, c.start, dur);
+	if (cupti()) {
+		CUpti_ActivityMemset4 m;
+		memset(&m, 0, sizeof(m));
+		m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+		m.value = (uint32_t)value;
+		m.bytes = count;
+		m.start = start;
+		m.end = start + dur;
+		m.deviceId = 0;
+		m.streamId = LEGACY_STREAM;
+		m.correlationId = c.corr;
+		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		record_fn(&m);
+	}
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
+				    void **args, size_t shared,
+				    cudaStream_t stream)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+	uint32_t sid = stream_id(stream);
+	uint64_t dur = (uint64_t)grid.x * 1000;
+
+	(void)args;
+	uint64_t start = schedule(sid, c.start, dur);
+	if (cupti()) {
+		CUpti_ActivityKernel10 k;
+		memset(&k, 0, sizeof(k));
+		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k.registersPerThread = 32;
+		k.start = start;
+		k.end = start + dur;
+		k.completed = k.end;
+		k.deviceId = 0;
+		k.streamId = sid;
+		k.gridX = (int32_t)grid.x;
+		k.gridY = (int32_t)grid.y;
+		k.gridZ = (int32_t)grid.z;
+		k.blockX = (int32_t)block.x;
+		k.blockY = (int32_t)block.y;
+		k.blockZ = (int32_t)block.z;
+		k.staticSharedMemory = 1024;
+		k.dynamicSharedMemory = (int32_t)shared;
+		k.correlationId = c.corr;
+		k.name = (const char *)func;
+		record_fn(&k);
+	}
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+	struct call c =
+		enter(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
+	uint64_t until = 0;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < 64; i++) {
+		if (busy_until[i] > until) {
+			until = busy_until[i];
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	/* Wait, as the real call does, until the device is idle. */
+	while (now() < until) {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+	if (cupti()) {
+		CUpti_ActivitySynchronization2 s;
+		memset(&s, 0, sizeof(s));
+		s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+		s.type =
+			CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+		s.start = c.start + 100;
+		s.end = now();
+		s.correlationId = c.corr;
+		record_fn(&s);
+	}
+	leave(&c);
+	return cudaSuccess;
+}
+
+/* ---- the driver's device queries ---------------------------------------- */
+
+EXPORT CUresult cuDeviceGetCount(int *count)
+{
+	*count = 1;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+	*dev = ordinal;
+	return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	(void)dev;
+	strncpy(name, "mxprof fake GPU", (size_t)len);
+	name[len - 1] = 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr,
+				     CUdevice dev)
+{
+	(void)dev;
+	switch (attr) {
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+		*v = 9;
+		break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		*v = 0;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+		*v = 132;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		*v = 1024;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+		*v = 49152;
+		break;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+		*v = 32;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+		*v = 65536;
+		break;
+	default:
+		*v = 0;
+		break;
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	(void)dev;
+	*bytes = (size_t)80 << 30;
+	return CUDA_SUCCESS;
+}
