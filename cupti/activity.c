@@ -151,6 +151,14 @@ static uint32_t api_name(int driver, uint32_t cbid)
 			 driver ? "driver API" : "runtime API", cbid);
 		name = buf;
 	}
+	/* "cudaLaunchKernel_v7000" is shown as "cudaLaunchKernel", the name
+	 * a hook and the program's source use. */
+	const char *v = strrchr(name, '_');
+	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' &&
+	    strspn(v + 2, "0123456789") == strlen(v + 2) && name != buf) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(v - name), name);
+		name = buf;
+	}
 	uint32_t id = strtab_intern(name);
 	if (slot) {
 		__atomic_store_n(slot, id, __ATOMIC_RELAXED);

@@ -20,7 +20,15 @@ Prints one JSON object:
    "threads": {"TID": {"name": s, "spans": n}},
    "pids": [..], "process_names": {"PID": s},
    "max_depth": {"TID": d},
-   "dropped": n, "top": {other top-level keys except traceEvents}}
+   "dropped": n, "top": {other top-level keys except traceEvents},
+   "gpu": {"kernels": {NAME: n}, "memcpy": {NAME: [n, bytes]},
+           "memset": {NAME: [n, bytes]}, "kernel_ns": total kernel ns,
+           "device_events": n, "device_with_flow": n,
+           "flows": {"s": n, "f": n, "pairs": n},
+           "device_ext": {EXTERNAL_ID: n}, "host_ext": {"GROUP/NAME": n},
+           "api": {"CAT/NAME": n}, "correlated_host": n}}
+Flows are checked too: every "f" needs an "s" with the same id, and both
+need cat "ac2g"; an "f" needs "bp": "e".
 """
 import gzip
 import json
@@ -39,6 +47,58 @@ def load(path):
             return json.load(f)
     except (OSError, ValueError) as e:
         fail("%s: not a loadable trace: %s" % (path, e))
+
+
+def gpu_summary(evs):
+    """Summarises GPU events (Kineto categories) and launch flows."""
+    dev_cats = ("kernel", "gpu_memcpy", "gpu_memset")
+    g = {"kernels": {}, "memcpy": {}, "memset": {}, "kernel_ns": 0,
+         "device_events": 0, "device_with_flow": 0,
+         "flows": {"s": 0, "f": 0, "pairs": 0}, "device_ext": {},
+         "host_ext": {}, "api": {}, "correlated_host": 0}
+    starts, finishes = {}, {}
+    for e in evs:
+        ph, cat = e.get("ph"), e.get("cat")
+        if ph in ("s", "f"):
+            if cat != "ac2g":
+                fail("flow event with cat %r: %r" % (cat, e))
+            if ph == "f" and e.get("bp") != "e":
+                fail("flow end without bp e: %r" % e)
+            (starts if ph == "s" else finishes)[e.get("id")] = e
+            g["flows"][ph] += 1
+    for fid in finishes:
+        if fid not in starts:
+            fail("flow end %r has no start" % fid)
+        g["flows"]["pairs"] += 1
+    for e in evs:
+        if e.get("ph") != "X":
+            continue
+        cat, args = e.get("cat"), e.get("args", {})
+        if cat in dev_cats:
+            g["device_events"] += 1
+            if args.get("correlation") in finishes:
+                g["device_with_flow"] += 1
+            ext = args.get("External id")
+            if ext is not None:
+                g["device_ext"][str(ext)] = g["device_ext"].get(str(ext), 0) + 1
+            if cat == "kernel":
+                g["kernels"][e["name"]] = g["kernels"].get(e["name"], 0) + 1
+                g["kernel_ns"] += round(e["dur"] * 1000)
+            else:
+                d = g["memcpy" if cat == "gpu_memcpy" else "memset"]
+                c = d.setdefault(e["name"], [0, 0])
+                c[0] += 1
+                c[1] += args.get("bytes", 0)
+        else:
+            key = "%s/%s" % (args.get("group", ""), e["name"])
+            if "External id" in args:
+                g["host_ext"][key] = g["host_ext"].get(key, 0) + 1
+            if cat in ("cuda_runtime", "cuda_driver", "cuda_sync"):
+                k = "%s/%s" % (cat, e["name"])
+                g["api"][k] = g["api"].get(k, 0) + 1
+                if "correlation" in args:
+                    g["correlated_host"] += 1
+    return g
 
 
 def main():
@@ -85,6 +145,7 @@ def main():
         elif ph == "C":
             key = "%s/%s" % (e.get("group", ""), e["name"])
             counters.setdefault(key, []).append((ts, args.get("value")))
+    gpu = gpu_summary(evs)
     depth = {}
     for (pid, tid), lst in per_thread.items():
         lst.sort(key=lambda s: (s[0], -s[1]))
@@ -118,6 +179,7 @@ def main():
         "max_depth": depth,
         "dropped": doc.get("mxprof", {}).get("droppedRecords"),
         "top": top,
+        "gpu": gpu,
     }
     json.dump(out, sys.stdout, sort_keys=True)
     print()

@@ -1,0 +1,80 @@
+# A CUDA training loop on the fake libcudart/libcupti (tests/fakes/): the
+# fake driver calls InitializeInjection (CUDA_INJECTION64_PATH, set by
+# mxprof) at its first call, mxprof loads the libcupti beside the loaded
+# libcudart and records deterministic activity. Asserted exactly: kernels,
+# copies and sets with bytes, one launch flow per GPU event, External ids
+# linking every GPU event to its NVTX "step" range, GPU time attributed to
+# that range and to each API, Device Storage figures, device properties,
+# the noisy calls switched off, and the program's output unchanged.
+. "$ROOT/tests/integration/lib.sh"
+fakes=$BUILD/fakes
+prog=$BUILD/programs/cuda_fake_train
+[ -e "$fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers (no fake libcupti)"; exit 0; }
+S=5
+
+expected=$("$prog" "$fakes/libcudart.so.13" $S)
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/cu.json" LD_PRELOAD="$PRELOAD" \
+	"$prog" "$fakes/libcudart.so.13" $S >out.txt 2>err.txt || fail "the program failed under mxprof"
+expect_eq "program output" "$expected" "$(cat out.txt)"
+expect_eq "stderr" "" "$(cat err.txt)"
+
+tracesummary cu.json >sum.json
+g() { jget sum.json "d[\"gpu\"]$1"; }
+expect_eq "kernels" "{'conv_bwd': $S, 'conv_fwd': $S, 'relu': $S}" "$(g '["kernels"]')"
+# grid.x * 1 us per kernel: 10 + 2 + 20 us per step.
+expect_eq "kernel time (ns)" $((S * 32000)) "$(g '["kernel_ns"]')"
+expect_eq "HtoD copies and bytes" "[$S, $((S * 1048576))]" "$(g '["memcpy"]["Memcpy HtoD"]')"
+expect_eq "DtoH copies and bytes" "[$S, $((S * 4096))]" "$(g '["memcpy"]["Memcpy DtoH"]')"
+expect_eq "memsets and bytes" "[$S, $((S * 65536))]" "$(g '["memset"]["Memset (Device)"]')"
+expect_eq "GPU events" $((S * 6)) "$(g '["device_events"]')"
+expect_eq "GPU events with a launch flow" $((S * 6)) "$(g '["device_with_flow"]')"
+expect_eq "flows" "{'f': $((S * 6)), 'pairs': $((S * 6)), 's': $((S * 6))}" "$(g '["flows"]')"
+# Each step's six GPU events carry the External id of that step's range.
+expect_eq "External ids (one per step)" $S "$(g '["device_ext"].__len__()')"
+expect_eq "GPU events per External id" "[6]" "$(g '["device_ext"].values().__iter__().__class__ and sorted(set(d["gpu"]["device_ext"].values()))')"
+expect_eq "NVTX ranges with an External id" $S "$(g '["host_ext"]["NVTX/step"]')"
+expect_eq "launch calls" $((S * 3)) "$(g '["api"]["cuda_runtime/cudaLaunchKernel"]')"
+expect_eq "memcpy calls" $((S * 2)) "$(g '["api"]["cuda_runtime/cudaMemcpy"]')"
+expect_eq "sync records" $S "$(g '["api"]["cuda_sync/Context Synchronize"]')"
+expect_eq "noisy cudaGetDevice switched off" 0 "$(g '["api"].get("cuda_runtime/cudaGetDevice", 0)')"
+expect_eq "device memory counter" "[1048576, 2097152, 1048576, 0]" \
+	"$(jget sum.json 'd["counters"]["Device Storage/Memory: cuda/0"]')"
+expect_eq "device name" "mxprof fake GPU" "$(jget sum.json 'd["top"]["deviceProperties"][0]["name"]')"
+expect_eq "device SMs" 132 "$(jget sum.json 'd["top"]["deviceProperties"][0]["numSms"]')"
+expect_eq "GPU track name" "GPU 0 (mxprof fake GPU)" "$(jget sum.json 'd["process_names"]["0"]')"
+expect_eq "stream track name" "stream 7" "$(jget sum.json 'd["threads"]["7"]["name"]')"
+python3 - cu.json <<'PY' || fail "kernel args"
+import json, sys
+evs = json.load(open(sys.argv[1]))["traceEvents"]
+k = [e for e in evs if e.get("cat") == "kernel" and e["name"] == "conv_fwd"][0]
+a = k["args"]
+assert k["pid"] == 0 and k["tid"] == 7, k
+assert a["grid"] == [10, 1, 1] and a["block"] == [128, 1, 1], a
+assert a["registers per thread"] == 32 and a["shared memory"] == 1024, a
+assert a["device"] == 0 and a["stream"] == 7 and a["correlation"] > 0, a
+assert "External id" in a, a
+m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD"][0]
+assert m["args"]["bytes"] == 1048576 and abs(m["args"]["memory bandwidth (GB/s)"] - 10.0) < 0.01, m
+print("ok: kernel and memcpy args")
+PY
+
+# Tables.
+sec() { awk -v s="$1" '$0 == s {p = 1; next} p && /^$/ {exit} p' cu.stats.txt; }
+expect_eq "kernel row" "conv_bwd $S 0.1000 0.0200 0.0200 0.0200 0.0200 62.50" \
+	"$(sec 'CUDA GPU Kernels' | awk '$1 == "conv_bwd" {$1 = $1; print}')"
+expect_eq "HtoD row (kB, GB/s)" "Memcpy HtoD $S 0.5243 0.1049 0.1049 0.1049 5242.8800 10.0001" \
+	"$(sec 'CUDA GPU Memcpy' | awk '$2 == "HtoD" {$1 = $1; print}')"
+# 5 * (32000 + 104857 + 409 + 3276) ns of GPU time inside the step ranges.
+expect_eq "GPU time by host range" "NVTX: step $((S * 6)) 0.7027 100.00" \
+	"$(sec 'GPU Time by Host Range' | awk '$1 == "NVTX:" {$1 = $1; print}')"
+expect_eq "GPU time of cudaLaunchKernel" "cudaLaunchKernel $((S * 3)) 0.1600 22.77" \
+	"$(sec 'GPU Time by API' | awk '$1 == "cudaLaunchKernel" {$1 = $1; print}')"
+expect_eq "Device Storage row" "Memory: cuda/0 4 0.0000 2097.1520 1048.5760" \
+	"$(sec 'Device Storage' | awk '$1 == "Memory:" {$1 = $1; print}')"
+expect_eq "launch calls in the API table" $((S * 3)) "$(row_count cu.stats.txt 'CUDA API (CUPTI)' cudaLaunchKernel)"
+
+# A program that never touches CUDA loads no CUPTI and starts no thread
+# beyond the drain thread.
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/none.json" LD_PRELOAD="$PRELOAD" \
+	"$prog" none >none.txt
+expect_eq "no CUDA, no CUPTI" "libcupti mapped: 0, threads: 2" "$(cat none.txt)"
