@@ -134,7 +134,8 @@ $(BUILD)/programs/cuda_%: tests/programs/cuda_%.cu
 
 $(BUILD)/programs/cuda_%_shared: tests/programs/cuda_%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -cudart shared -o $@ $<
+	$(NVCC) -O2 -cudart shared -Xlinker -rpath -Xlinker $(CUDA_HOME)/lib64 \
+	    -Xlinker -rpath -Xlinker $(CUDA_HOME)/lib -o $@ $<
 
 programs: $(PROG_BIN)
 

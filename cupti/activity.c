@@ -596,13 +596,40 @@ void cupti_flush(void)
 
 /* ---- the source the collector drives ------------------------------------ */
 
+/*
+ * The drain thread's check (see cupti.h). CUDA counts as initialised once
+ * the driver answers cuDeviceGetCount(); before cuInit() it answers
+ * CUDA_ERROR_NOT_INITIALIZED and the next tick asks again. A driver that
+ * finds no GPU gets one line, and CUPTI is never loaded.
+ */
 static void tick(uint64_t now_ns)
 {
+	typedef CUresult (*count_fn)(int *);
+	int n = 0;
+
 	(void)now_ns;
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 0 &&
-	    cupti_cuda_loaded()) {
-		cupti_start("the program loaded CUDA");
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 0 ||
+	    !cupti_cuda_loaded()) {
+		return;
 	}
+	count_fn count = (count_fn)cupti_cuda_sym("cuDeviceGetCount");
+	if (!count) {
+		return; /* the runtime is loaded, the driver not yet */
+	}
+	CUresult r = count(&n);
+	if (r == CUDA_ERROR_NOT_INITIALIZED) {
+		return;
+	}
+	if (r != CUDA_SUCCESS || n == 0) {
+		fprintf(stderr,
+			"mxprof: CUDA finds no GPU (cuDeviceGetCount: error "
+			"%d, %d devices); GPU activity is not recorded, host "
+			"profiling goes on\n",
+			(int)r, n);
+		__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+		return;
+	}
+	cupti_start("the program initialised CUDA");
 }
 
 static const struct coll_gpu_source source = {.tick = tick,

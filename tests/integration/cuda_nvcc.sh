@@ -1,0 +1,32 @@
+# Programs built with nvcc (static cudart, nvcc's default, and -cudart
+# shared) run under mxprof with their output and exit status unchanged:
+# without a GPU they get cudaErrorInsufficientDriver / cudaErrorNoDevice
+# and mxprof stays silent; with one they compute the same checksum. Also
+# injected through CUDA_INJECTION64_PATH alone, without LD_PRELOAD. The
+# traces load. (tests/gpu/ checks the GPU figures where a GPU is present.)
+. "$ROOT/tests/integration/lib.sh"
+[ -e "$BUILD/fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers"; exit 0; }
+[ -x "$BUILD/programs/cuda_mix" ] || { echo "skip: nvcc not found at build time (no cuda_mix)"; exit 0; }
+
+for p in cuda_mix cuda_mix_shared; do
+	prog=$BUILD/programs/$p
+	set +e
+	"$prog" 3 >"$p.plain" 2>"$p.plain.err"
+	rc_plain=$?
+	MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$p.json" LD_PRELOAD="$PRELOAD" \
+		"$prog" 3 >"$p.out" 2>"$p.err"
+	rc=$?
+	CUDA_INJECTION64_PATH="$MXPROF_LIB" MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$p.inj.json" \
+		"$prog" 3 >"$p.inj" 2>"$p.inj.err"
+	rc_inj=$?
+	set -e
+	expect_eq "$p: exit status" "$rc_plain" "$rc"
+	expect_eq "$p: output" "$(cat "$p.plain")" "$(cat "$p.out")"
+	expect_eq "$p: exit status (injection path)" "$rc_plain" "$rc_inj"
+	expect_eq "$p: output (injection path)" "$(cat "$p.plain")" "$(cat "$p.inj")"
+	if ! nvidia-smi -L >/dev/null 2>&1; then
+		expect_eq "$p: stderr without a GPU" "$(cat "$p.plain.err")" "$(cat "$p.err")"
+	fi
+	tracesummary "$p.json" >"$p.sum"
+	echo "ok: $p: $(cat "$p.out" | head -1)"
+done

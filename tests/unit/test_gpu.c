@@ -1,0 +1,309 @@
+/*
+ * test_gpu.c - GPU records in the collector (collector/gpu.c): linking to
+ * host spans at dump time, the GPU part of the trace and the GPU tables.
+ *
+ * One scenario, with exact times (ticks_use_tsc = 0, so ticks are
+ * CLOCK_MONOTONIC ns, the clock GPU records carry):
+ *
+ *   host thread   [step (user)                                 ]  1000..9000
+ *                    [cudaLaunchKernel (hook slice)]              2000..3000
+ *                     (CUPTI: cudaLaunchKernel, corr 42)          2100..2900
+ *                                    (CUPTI: cudaMemcpy, corr 43) 4000..4500
+ *   GPU 0 / 7          kernels k (corr 42) 5000..10000
+ *                      memcpy  (corr 43)  10000..10100, 1000 bytes
+ *   outside:       (CUPTI: cudaLaunchKernel, corr 44)           20000..20100
+ *                      kernels k (corr 44) 21000..22000 and k2 (corr 44)
+ *   device memory: +4096, +8192, -4096
+ *
+ * Expected: the hook's slice is the only cudaLaunchKernel slice of corr 42
+ * and carries correlation 42 and the flow start; CUPTI's own record of it
+ * is absorbed; cudaMemcpy shows as CUPTI's slice; "step" gets External id
+ * 1, carried by both GPU events launched inside it; the tables show the
+ * kernel count, median, attributed GPU time and Device Storage.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+static char dir[] = "/tmp/mxprof-test-gpu-XXXXXX";
+static char trace_path[256], stats_path[256];
+static char *trace, *stats;
+static uint64_t base;
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f) {
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++) {
+		n++;
+	}
+	return n;
+}
+
+/* Returns the trace line (one event per line) holding all of a and b. */
+static const char *line_with(const char *a, const char *b, char *out,
+			     size_t len)
+{
+	for (const char *p = trace; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		snprintf(out, len, "%.*s", (int)n, p);
+		if (strstr(out, a) && (!b || strstr(out, b))) {
+			return out;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+static void host(uint64_t t0, uint64_t t1, const char *name, const char *group,
+		 int cat)
+{
+	struct coll_rec r = {.t0 = t0 + base,
+			     .t1 = t1 + base,
+			     .name = strtab_intern(name),
+			     .group = strtab_intern(group),
+			     .kind = COLL_SPAN,
+			     .cat = (uint8_t)cat};
+	assert_int_equal(ring_push(&r), 0);
+}
+
+static struct coll_gpu_rec gpu(int kind, uint64_t t0, uint64_t t1,
+			       const char *name, uint32_t corr)
+{
+	struct coll_gpu_rec g = {.kind = (uint16_t)kind,
+				 .start = t0 + base,
+				 .end = t1 + base,
+				 .name = strtab_intern(name),
+				 .correlation = corr,
+				 .stream = 7,
+				 .tid = (uint32_t)syscall(SYS_gettid)};
+	return g;
+}
+
+static void scenario(void)
+{
+	struct coll_gpu_rec g[12];
+	int n = 0;
+
+	/* Inner spans end first and are recorded first. */
+	host(2000, 3000, "cudaLaunchKernel", "C API (libcudart.so.13)",
+	     COLL_CAT_CUDA_RUNTIME);
+	host(1000, 9000, "step", "user", COLL_CAT_USER);
+	g[n++] =
+		gpu(COLL_GPU_RUNTIME, 2100, 2900, "cudaLaunchKernel_v7000", 42);
+	g[n++] = gpu(COLL_GPU_RUNTIME, 4000, 4500, "cudaMemcpy", 43);
+	g[n++] = gpu(COLL_GPU_KERNEL, 5000, 10000, "k", 42);
+	g[n] = gpu(COLL_GPU_MEMCPY, 10000, 10100, "Memcpy HtoD", 43);
+	g[n++].bytes = 1000;
+	g[n++] = gpu(COLL_GPU_RUNTIME, 20000, 20100, "cudaLaunchKernel", 44);
+	g[n++] = gpu(COLL_GPU_KERNEL, 21000, 22000, "k", 44);
+	g[n++] = gpu(COLL_GPU_KERNEL, 22000, 22300, "k", 44);
+	g[n] = gpu(COLL_GPU_MEMORY, 100, 100, "", 0);
+	g[n++].bytes = 4096;
+	g[n] = gpu(COLL_GPU_MEMORY, 200, 200, "", 0);
+	g[n++].bytes = 8192;
+	g[n] = gpu(COLL_GPU_MEMORY, 300, 300, "", 0);
+	g[n].bytes = 4096;
+	g[n++].flags = COLL_GPU_FREE;
+	assert_int_equal(coll_gpu_push(g, (size_t)n), 0);
+	struct coll_gpu_device d = {.id = 0, .cc_major = 8, .num_sms = 108};
+	snprintf(d.name, sizeof(d.name), "test GPU");
+	coll_gpu_set_device(&d);
+	assert_int_equal(coll_dump(), 0);
+	trace = read_all(trace_path);
+	stats = read_all(stats_path);
+	assert_non_null(trace);
+	assert_non_null(stats);
+}
+
+static void test_gpu_hook_slice_absorbs_cupti_record_of_same_call(void **st)
+{
+	char line[2048];
+
+	(void)st;
+	assert_int_equal(count(trace, "\"name\":\"cudaLaunchKernel\""), 2);
+	/* The hook's slice: its group, CUPTI's correlation. */
+	assert_non_null(line_with("\"group\":\"C API (libcudart.so.13)\"",
+				  "\"correlation\":42", line, sizeof(line)));
+	assert_non_null(strstr(line, "\"ts\":2.000,\"dur\":1.000"));
+	/* No CUPTI slice for correlation 42 (only the hook's slice and the
+	 * kernel carry it); one for 44, which no hook saw. */
+	assert_int_equal(count(trace, "\"correlation\":42"), 2);
+	assert_non_null(line_with("\"name\":\"cudaLaunchKernel\"",
+				  "\"correlation\":44", line, sizeof(line)));
+	assert_non_null(line_with("\"name\":\"cudaMemcpy\"",
+				  "\"correlation\":43", line, sizeof(line)));
+}
+
+static void test_gpu_every_gpu_event_has_a_flow_from_its_launch(void **st)
+{
+	char line[2048];
+
+	(void)st;
+	assert_int_equal(count(trace, "\"ph\":\"s\""), 3);
+	assert_int_equal(count(trace, "\"ph\":\"f\""), 4);
+	assert_int_equal(count(trace, "\"bp\":\"e\""), 4);
+	/* The flow of 42 starts at the hook's slice (ts 2 us). */
+	assert_non_null(
+		line_with("\"ph\":\"s\"", "\"id\":42,", line, sizeof(line)));
+	assert_non_null(strstr(line, "\"ts\":2.000"));
+	assert_non_null(
+		line_with("\"ph\":\"f\"", "\"id\":42,", line, sizeof(line)));
+	assert_non_null(strstr(line, "\"pid\":0,\"tid\":7,\"ts\":5.000"));
+}
+
+static void test_gpu_external_id_links_launches_to_innermost_range(void **st)
+{
+	char line[2048];
+
+	(void)st;
+	assert_non_null(line_with("\"name\":\"step\"", "\"External id\":1}",
+				  line, sizeof(line)));
+	assert_non_null(line_with("\"cat\":\"kernel\"", "\"correlation\":42",
+				  line, sizeof(line)));
+	assert_non_null(strstr(line, "\"External id\":1,"));
+	assert_non_null(strstr(line, "\"grid\":[0,0,0]"));
+	assert_non_null(line_with("\"cat\":\"gpu_memcpy\"", "\"External id\":1",
+				  line, sizeof(line)));
+	assert_non_null(strstr(line, "\"bytes\":1000"));
+	assert_non_null(strstr(line, "\"memory bandwidth (GB/s)\":10.0000"));
+	/* Launched outside any range: no External id. */
+	assert_non_null(line_with("\"cat\":\"kernel\"", "\"correlation\":44",
+				  line, sizeof(line)));
+	assert_null(strstr(line, "External id"));
+}
+
+static void test_gpu_tables_kernels_median_and_attribution(void **st)
+{
+	(void)st;
+	/* k: 5000, 1000, 300 ns: total 6300, median 1000. */
+	assert_non_null(strstr(stats, "CUDA GPU Kernels\n"));
+	assert_non_null(strstr(stats,
+			       "k                                       "
+			       "3           0.0063           0.0003      "
+			       "     0.0050           0.0021           "
+			       "0.0010           100.00\n"));
+	/* The absorbed call is not counted again: 1 of 2 launches. */
+	assert_non_null(strstr(stats, "cudaLaunchKernel                        "
+				      "1"));
+	assert_non_null(strstr(stats, "GPU Time by Host Range\n"));
+	assert_non_null(strstr(stats, "user: step                              "
+				      "2           0.0051"));
+	assert_non_null(strstr(stats, "Memory: cuda/0                          "
+				      "3           4.0960          12.2880"));
+	/* GPU sections come before the last line. */
+	assert_non_null(strstr(stats, "\nDropped records: 0\n"));
+	assert_null(strstr(strstr(stats, "Dropped records: 0"), "CUDA"));
+}
+
+static void test_gpu_device_properties_at_top_level(void **st)
+{
+	(void)st;
+	assert_non_null(strstr(trace, "\"deviceProperties\":[{\"id\":0,"
+				      "\"name\":\"test GPU\","
+				      "\"computeCapability\":\"8.0\""));
+	assert_non_null(strstr(trace, "\"numSms\":108"));
+	assert_non_null(strstr(trace, "\"name\":\"process_name\",\"pid\":0,"
+				      "\"tid\":0,\"args\":{\"name\":\"GPU 0 "
+				      "(test GPU)\"}"));
+}
+
+static int group_setup(void **st)
+{
+	struct coll_config cfg;
+
+	(void)st;
+	if (!mkdtemp(dir) || coll_init() != 0) {
+		return -1;
+	}
+	ticks_use_tsc = 0;
+	base = clock_base_mono_ns();
+	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
+	snprintf(stats_path, sizeof(stats_path), "%s/trace.stats.txt", dir);
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.output, sizeof(cfg.output), "%s", trace_path);
+	cfg.ring_records = 1024;
+	cfg.drain_period_ms = 10;
+	cfg.rank = -1;
+	if (coll_start(&cfg) != 0) {
+		return -1;
+	}
+	coll_recording = 1;
+	scenario();
+	return 0;
+}
+
+static int group_teardown(void **st)
+{
+	DIR *d;
+	struct dirent *e;
+	char path[600];
+
+	(void)st;
+	coll_recording = 0;
+	coll_finish(0);
+	free(trace);
+	free(stats);
+	if ((d = opendir(dir))) {
+		while ((e = readdir(d))) {
+			if (e->d_name[0] != '.') {
+				snprintf(path, sizeof(path), "%s/%s", dir,
+					 e->d_name);
+				unlink(path);
+			}
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			test_gpu_hook_slice_absorbs_cupti_record_of_same_call),
+		cmocka_unit_test(
+			test_gpu_every_gpu_event_has_a_flow_from_its_launch),
+		cmocka_unit_test(
+			test_gpu_external_id_links_launches_to_innermost_range),
+		cmocka_unit_test(
+			test_gpu_tables_kernels_median_and_attribution),
+		cmocka_unit_test(test_gpu_device_properties_at_top_level),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
