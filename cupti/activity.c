@@ -635,11 +635,19 @@ static void tick(uint64_t now_ns)
 static const struct coll_gpu_source source = {.tick = tick,
 					      .flush = cupti_flush};
 
+/* A forked child of a CUDA process cannot use CUDA or CUPTI: its source
+ * goes quiet (its own GPU store starts empty, see gpu.c). */
+static void after_fork_child(void)
+{
+	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+}
+
 int cupti_setup(unsigned what, const char *self_path)
 {
 	if (!what) {
 		return -EINVAL;
 	}
+	pthread_atfork(NULL, NULL, after_fork_child);
 	want = what;
 	if (self_path && *self_path) {
 		setenv("CUDA_INJECTION64_PATH", self_path, 0);

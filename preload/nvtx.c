@@ -25,8 +25,9 @@
  * per-thread cache maps a message pointer to its string id, checked by
  * content, so only a new string takes the string table's lock.
  */
-#include <errno.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +60,44 @@ struct cache_ent {
 	uint32_t id;
 };
 
-static __thread struct frame stack[STACK_MAX]
+/* Per-thread state lives behind one 8-byte initial-exec TLS pointer, so
+ * that libmxprof.so still fits in the static TLS surplus glibc keeps for
+ * libraries loaded after start. The block is allocated at a thread's first
+ * NVTX call and freed at its exit. */
+struct nvtx_thread {
+	int depth;
+	struct frame stack[STACK_MAX];
+	struct cache_ent cache[CACHE];
+};
+
+static __thread struct nvtx_thread *me
 	__attribute__((tls_model("initial-exec")));
-static __thread int depth __attribute__((tls_model("initial-exec")));
-static __thread struct cache_ent cache[CACHE]
-	__attribute__((tls_model("initial-exec")));
+static pthread_key_t me_key;
+static pthread_once_t me_once = PTHREAD_ONCE_INIT;
+
+static void me_free(void *p)
+{
+	free(p);
+}
+
+static void me_key_create(void)
+{
+	pthread_key_create(&me_key, me_free);
+}
+
+/* HOT after a thread's first call. Returns the thread's block or NULL. */
+static struct nvtx_thread *self(void)
+{
+	if (__builtin_expect(me != NULL, 1)) {
+		return me;
+	}
+	pthread_once(&me_once, me_key_create);
+	me = calloc(1, sizeof(*me));
+	if (me) {
+		pthread_setspecific(me_key, me);
+	}
+	return me;
+}
 
 static struct nvtx_domain default_domain;
 static struct {
@@ -84,10 +118,14 @@ static uint32_t group_of(nvtxDomainHandle_t h)
 /* HOT (on a cache hit). Returns the string id of an ASCII message. */
 static uint32_t ascii_id(const char *s)
 {
+	struct nvtx_thread *t = self();
 	if (!s) {
 		return 0;
 	}
-	struct cache_ent *e = &cache[((uintptr_t)s >> 3) % CACHE];
+	if (!t) {
+		return strtab_intern(s);
+	}
+	struct cache_ent *e = &t->cache[((uintptr_t)s >> 3) % CACHE];
 	if (e->p == s && strcmp(strtab_get(e->id), s) == 0) {
 		return e->id;
 	}
@@ -135,10 +173,14 @@ static uint32_t attr_name(const nvtxEventAttributes_t *a)
 /* HOT. */
 static int push(uint32_t group, uint32_t name)
 {
-	int d = depth++;
+	struct nvtx_thread *t = self();
 
+	if (!t) {
+		return -1;
+	}
+	int d = t->depth++;
 	if (d < STACK_MAX) {
-		stack[d] = (struct frame){ticks_now(), name, group};
+		t->stack[d] = (struct frame){ticks_now(), name, group};
 	}
 	return d;
 }
@@ -146,15 +188,17 @@ static int push(uint32_t group, uint32_t name)
 /* HOT. */
 static int pop(void)
 {
-	if (depth <= 0) {
+	struct nvtx_thread *t = self();
+
+	if (!t || t->depth <= 0) {
 		return -1;
 	}
-	int d = --depth;
+	int d = --t->depth;
 	if (d < STACK_MAX && coll_active()) {
-		struct coll_rec r = {.t0 = stack[d].t0,
+		struct coll_rec r = {.t0 = t->stack[d].t0,
 				     .t1 = ticks_now(),
-				     .name = stack[d].name,
-				     .group = stack[d].group,
+				     .name = t->stack[d].name,
+				     .group = t->stack[d].group,
 				     .kind = COLL_SPAN,
 				     .cat = COLL_CAT_USER};
 		ring_push(&r);
