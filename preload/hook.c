@@ -19,6 +19,14 @@
  * its soname (or file name) is matched against LIBGLOB and names the
  * table section "C API (libfoo.so.1)".
  *
+ * Function-pointer identity: a GLOB_DAT entry also serves `&function`, and
+ * code compares such addresses (OpenSSL's CRYPTO_malloc checks whether its
+ * allocator pointer is still itself; Python compares tp_free slots). A
+ * patched entry would turn such a comparison false. So GLOB_DAT entries
+ * are patched only in objects built without a PLT at all (-fno-plt), where
+ * they are how calls are made, and only for functions another object
+ * defines. Objects with a PLT keep their GLOB_DAT entries.
+ *
  * Full RELRO: with BIND_NOW the GOT lies in PT_GNU_RELRO, read-only after
  * start-up. The pages are made writable for the patch and read-only again.
  *
@@ -90,6 +98,21 @@ static const struct preset presets[] = {
 /* Functions of a status preset that return a string instead. */
 static const char *const nostatus[] = {"*GetErrorString", "*GetErrorName",
 				       "MXGetLastError"};
+
+/*
+ * Functions never hooked, whatever the pattern: those that return twice or
+ * share their stack with another context (a replaced return address would
+ * be used twice, or by the wrong side), those that never return normally
+ * or run before anything is set up, and the unwinder's and C++ runtime's
+ * own machinery.
+ */
+static const char *const never[] = {
+	"vfork",	"__vfork",	     "*setjmp*",	  "getcontext",
+	"setcontext",	"swapcontext",	     "makecontext",	  "clone",
+	"clone3",	"__clone*",	     "__libc_start_main", "_Unwind_*",
+	"__cxa_*",	"__gxx_*",	     "__tls_get_addr",	  "_dl_*",
+	"pthread_exit", "__pthread_unwind*",
+};
 
 /* A loaded object as the patcher knows it. */
 struct obj {
@@ -353,9 +376,22 @@ static int lib_matches(const struct pat *p, const struct obj *o)
 	       fnmatch(p->lib, o->file, 0) == 0;
 }
 
+static int never_hooked(const char *name)
+{
+	for (size_t k = 0; k < sizeof(never) / sizeof(*never); k++) {
+		if (fnmatch(never[k], name, 0) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Returns the pattern that hooks symbol name defined in o, or NULL. */
 static struct pat *match(const char *name, const struct obj *o)
 {
+	if (never_hooked(name)) {
+		return NULL;
+	}
 	for (int i = 0; i < H.npats; i++) {
 		struct pat *p = &H.pats[i];
 
@@ -549,7 +585,12 @@ static int hook_get(uintptr_t target, const char *name, struct obj *def,
 
 static void *stub(int idx)
 {
+#if defined(__x86_64__)
 	return hook_tramp_stubs + (size_t)idx * HOOK_STUB_SIZE;
+#else
+	(void)idx;
+	return NULL; /* hook_init() never turns hooking on here */
+#endif
 }
 
 /* Retires the hooks of an unloaded object. */
@@ -628,12 +669,16 @@ static int internal_index(const char *name)
 static void patch_rels(struct obj *o, const struct hook_dyn *d,
 		       const ElfW(Rela) * rel, size_t size, int *opened)
 {
+	/* See "Function-pointer identity" above. */
+	int glob_dat_calls = d->jmprelsz == 0;
+
 	for (size_t k = 0; rel && k < size / sizeof(*rel); k++) {
 		uint32_t type = ELF64_R_TYPE(rel[k].r_info);
 		uint32_t si = ELF64_R_SYM(rel[k].r_info);
 
-		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-		    si == 0) {
+		if (si == 0 ||
+		    (type != R_X86_64_JUMP_SLOT &&
+		     (type != R_X86_64_GLOB_DAT || !glob_dat_calls))) {
 			continue;
 		}
 		const ElfW(Sym) *sym = &d->symtab[si];
@@ -654,6 +699,9 @@ static void patch_rels(struct obj *o, const struct hook_dyn *d,
 		}
 		struct obj *def = obj_at(v);
 
+		if (type == R_X86_64_GLOB_DAT && def == o) {
+			continue;
+		}
 		if (ii >= 0) {
 			void *w = wrapper_of(ii);
 
@@ -774,7 +822,7 @@ static void *wrap_pointer(void *p, const char *name)
 		scan_locked();
 		def = obj_at((uintptr_t)p);
 	}
-	if (def && !def->skip) {
+	if (def && !def->skip && !never_hooked(name)) {
 		struct pat *pt = NULL;
 
 		for (int i = 0; i < H.npats && !pt; i++) {
