@@ -242,24 +242,24 @@ static const void *gadget_near(const void *caller)
 	return NULL;
 }
 
-/* Calls real dl function i with up to three arguments as if from caller. */
+/* Calls real dl function i with up to four arguments as if from caller. */
 static void *call_real(int i, const void *caller, uintptr_t a, uintptr_t b,
 		       uintptr_t c, uintptr_t d)
 {
 	void *fn = real_dl(i);
-	const void *g;
 
 	if (!fn) {
 		return NULL;
 	}
 #if defined(__x86_64__)
-	g = gadget_near(caller);
+	const void *g = gadget_near(caller);
+
 	if (g) {
 		return hook_tramp_call_as(fn, g, a, b, c, d);
 	}
 #else
 	(void)caller;
-	(void)g;
+	(void)gadget_near;
 #endif
 	return ((void *(*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t))fn)(
 		a, b, c, d);

@@ -1,0 +1,221 @@
+/*
+ * test_hook.c - the hook engine's parts that run without patching the test
+ * process: the ELF symbol lookup (preload/hook_elf.c), the shadow stack
+ * (preload/hook_rt.c) driven through fake return-address slots, and the
+ * MXPROF_HOOK parser's error path (preload/hook.c).
+ *
+ * A "slot" here is a word in an array standing for where a hooked call's
+ * return address lives. Stacks grow down, so a deeper call has a lower
+ * slot: slots[0] is the innermost, slots[3] the outermost.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "hook.h"
+
+#define EXIT ((uintptr_t)hook_tramp_exit)
+
+struct find {
+	const char *soname;
+	void *addr;
+	int type;
+	const char *name;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	struct hook_dyn d;
+
+	(void)size;
+	if (hook_elf_dyn(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
+			 &d) != 0 ||
+	    !d.soname || strcmp(d.soname, f->soname) != 0) {
+		return 0;
+	}
+	f->addr = hook_elf_lookup(info->dlpi_addr, &d, f->name, &f->type);
+	return 1;
+}
+
+static void test_hook_elf_lookup_finds_what_dlsym_finds(void **state)
+{
+	struct find f = {"libc.so.6", NULL, 0, "getpid"};
+
+	(void)state;
+	dl_iterate_phdr(find_cb, &f);
+	assert_non_null(f.addr);
+	assert_ptr_equal(f.addr, (void *)getpid);
+	assert_int_equal(f.type, STT_FUNC);
+}
+
+static void test_hook_elf_lookup_misses_unknown_names(void **state)
+{
+	struct find f = {"libc.so.6", (void *)1, 0, "no_such_function_here"};
+
+	(void)state;
+	dl_iterate_phdr(find_cb, &f);
+	assert_null(f.addr);
+}
+
+#if defined(__x86_64__)
+
+static void setup_fn(void)
+{
+	ring_set_quiet(1); /* records go nowhere: no collector here */
+	hook_real[0] = (void *)0x1000;
+	hook_real[1] = (void *)0x2000;
+}
+
+static void test_hook_rt_exit_returns_the_saved_address(void **state)
+{
+	uintptr_t slot = 0x1234;
+
+	(void)state;
+	setup_fn();
+	assert_ptr_equal(hook_rt_enter(0, &slot), (void *)0x1000);
+	assert_true(slot == EXIT);
+	assert_true(hook_rt_exit(&slot, 0) == 0x1234);
+}
+
+static void test_hook_rt_nested_calls_return_in_order(void **state)
+{
+	uintptr_t slots[3] = {0x10, 0x11, 0x12};
+	uint64_t lost = hook_rt_lost();
+
+	(void)state;
+	setup_fn();
+	hook_rt_enter(0, &slots[2]);
+	hook_rt_enter(1, &slots[1]);
+	hook_rt_enter(0, &slots[0]);
+	assert_true(hook_rt_exit(&slots[0], 0) == 0x10);
+	assert_true(hook_rt_exit(&slots[1], 0) == 0x11);
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x12);
+	assert_true(hook_rt_lost() == lost);
+}
+
+static void test_hook_rt_exit_drops_frames_a_longjmp_skipped(void **state)
+{
+	uintptr_t slots[3] = {0x20, 0x21, 0x22};
+	uint64_t lost = hook_rt_lost();
+
+	(void)state;
+	setup_fn();
+	hook_rt_enter(0, &slots[2]);
+	hook_rt_enter(0, &slots[1]);
+	hook_rt_enter(0, &slots[0]);
+	/* A longjmp left the two inner calls; the outer one returns. */
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x22);
+	assert_true(hook_rt_lost() == lost + 2);
+}
+
+static void test_hook_rt_entry_drops_frames_below_a_new_call(void **state)
+{
+	uintptr_t slots[3] = {0x30, 0x31, 0x32};
+	uint64_t lost = hook_rt_lost();
+
+	(void)state;
+	setup_fn();
+	hook_rt_enter(0, &slots[1]);
+	slots[1] = 0x99; /* longjmp'ed out; the stack was reused since */
+	hook_rt_enter(1, &slots[2]);
+	assert_true(hook_rt_lost() == lost + 1);
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x32);
+}
+
+static void test_hook_rt_frame_on_another_stack_survives(void **state)
+{
+	uintptr_t slots[3] = {0x40, 0x41, 0x42};
+	uint64_t lost = hook_rt_lost();
+
+	(void)state;
+	setup_fn();
+	/* A call interrupted by a signal whose handler runs on a
+	 * sigaltstack at a higher address: the interrupted frame's slot
+	 * still holds hook_tramp_exit, so it is live. */
+	hook_rt_enter(0, &slots[0]);
+	hook_rt_enter(1, &slots[2]);
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x42);
+	assert_true(hook_rt_exit(&slots[0], 0) == 0x40);
+	assert_true(hook_rt_lost() == lost);
+}
+
+static void test_hook_rt_unwind_restores_then_rearms_survivors(void **state)
+{
+	uintptr_t slots[3] = {0x50, 0x51, 0x52};
+
+	(void)state;
+	setup_fn();
+	hook_rt_enter(0, &slots[2]);
+	hook_rt_enter(0, &slots[1]);
+	hook_rt_unwind_begin();
+	assert_true(slots[2] == 0x52);
+	assert_true(slots[1] == 0x51);
+	/* Caught between the two frames: the inner one is gone. */
+	hook_rt_unwind_end((uintptr_t)&slots[2]);
+	assert_true(slots[2] == EXIT);
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x52);
+}
+
+static void test_hook_rt_overflow_calls_through_untimed(void **state)
+{
+	static uintptr_t slots[258];
+	uint64_t over = hook_rt_overflows();
+
+	(void)state;
+	setup_fn();
+	for (int i = 257; i >= 0; i--) {
+		slots[i] = 0x6000 + (uintptr_t)i;
+		assert_ptr_equal(hook_rt_enter(0, &slots[i]), (void *)0x1000);
+	}
+	assert_true(hook_rt_overflows() == over + 2);
+	assert_true(slots[1] == 0x6001); /* untouched: not timed */
+	assert_true(slots[0] == 0x6000);
+	for (int i = 2; i < 258; i++) {
+		assert_true(hook_rt_exit(&slots[i], 0) ==
+			    0x6000 + (uintptr_t)i);
+	}
+}
+
+#endif
+
+static void test_hook_init_rejects_malformed_specs(void **state)
+{
+	static const char *const bad[] = {
+		"libz.so", ":deflate", "libz.so:", "@nosuch", "a:b:c", ","};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(hook_init(bad[i]), -EINVAL);
+	}
+	assert_int_equal(hook_init("none"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] =
+	{ cmocka_unit_test(test_hook_elf_lookup_finds_what_dlsym_finds),
+	  cmocka_unit_test(test_hook_elf_lookup_misses_unknown_names),
+#if defined(__x86_64__)
+	  cmocka_unit_test(test_hook_rt_exit_returns_the_saved_address),
+	  cmocka_unit_test(test_hook_rt_nested_calls_return_in_order),
+	  cmocka_unit_test(test_hook_rt_exit_drops_frames_a_longjmp_skipped),
+	  cmocka_unit_test(test_hook_rt_entry_drops_frames_below_a_new_call),
+	  cmocka_unit_test(test_hook_rt_frame_on_another_stack_survives),
+	  cmocka_unit_test(test_hook_rt_unwind_restores_then_rearms_survivors),
+	  cmocka_unit_test(test_hook_rt_overflow_calls_through_untimed),
+#endif
+	  cmocka_unit_test(test_hook_init_rejects_malformed_specs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
