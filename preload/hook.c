@@ -46,6 +46,21 @@
  * other, nobody blocks on the patcher's lock: a thread that cannot take
  * it leaves a "scan pending" mark that the holder honours before leaving,
  * and dlsym then returns the unwrapped pointer.
+ *
+ * Known limits:
+ *  - Code that switches stacks under a hooked call (swapcontext, green
+ *    threads that copy stacks) can return to a frame the shadow stack does
+ *    not know; mxprof then says so on stderr and aborts.
+ *  - backtrace() and other unwinders that are not the C++ exception path
+ *    stop at a hooked frame (hook_tramp_exit has no unwind information).
+ *  - A dlopen'ed library's constructors run before it is patched, so
+ *    their calls are not timed.
+ *  - A lazy PLT entry whose symbol only an RTLD_LOCAL library defines is
+ *    resolved by searching loaded objects in load order; an ifunc there is
+ *    left unhooked. Objects in other dlmopen namespaces resolve through
+ *    the base namespace first.
+ *  - At most HOOK_MAX distinct functions are hooked; one line at exit
+ *    says when more matched.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -136,6 +151,7 @@ static struct {
 	struct obj *objs;
 	int nobjs, cap;
 	uint32_t nhooks;
+	int full; /* a match found every stub taken */
 	char exe[256];
 } H;
 
@@ -550,6 +566,7 @@ static int hook_get(uintptr_t target, const char *name, struct obj *def,
 		return idx;
 	}
 	if (H.nhooks >= HOOK_MAX) {
+		H.full = 1;
 		return -1;
 	}
 	if (!def->group) {
@@ -1034,6 +1051,12 @@ void hook_finish(void)
 				"function\n",
 				H.pats[i].text);
 		}
+	}
+	if (H.full) {
+		fprintf(stderr,
+			"mxprof: more than %d functions matched MXPROF_HOOK; "
+			"the rest were not timed\n",
+			HOOK_MAX);
 	}
 	if (over) {
 		fprintf(stderr,
