@@ -6,6 +6,7 @@
 # linking every GPU event to its NVTX "step" range, GPU time attributed to
 # that range and to each API, Device Storage figures, device properties,
 # the noisy calls switched off, and the program's output unchanged.
+# (MXPROF_HOOK=none: cuda_fake_hook covers a hook on the same calls.)
 . "$ROOT/tests/integration/lib.sh"
 fakes=$BUILD/fakes
 prog=$BUILD/programs/cuda_fake_train
@@ -13,7 +14,7 @@ prog=$BUILD/programs/cuda_fake_train
 S=5
 
 expected=$("$prog" "$fakes/libcudart.so.13" $S)
-MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/cu.json" LD_PRELOAD="$PRELOAD" \
+MXPROF_HOOK=none MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/cu.json" LD_PRELOAD="$PRELOAD" \
 	"$prog" "$fakes/libcudart.so.13" $S >out.txt 2>err.txt || fail "the program failed under mxprof"
 expect_eq "program output" "$expected" "$(cat out.txt)"
 expect_eq "stderr" "" "$(cat err.txt)"

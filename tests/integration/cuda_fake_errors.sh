@@ -15,7 +15,7 @@ expected=$("$prog" "$fakes/libcudart.so.13" $S)
 run() {
 	local name=$1 pattern=$2
 	shift 2
-	env "$@" MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$name.json" LD_PRELOAD="$PRELOAD" \
+	env "$@" MXPROF_HOOK=none MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$name.json" LD_PRELOAD="$PRELOAD" \
 		"$prog" "$fakes/libcudart.so.13" $S >"$name.out" 2>"$name.err" || fail "$name: the program failed"
 	expect_eq "$name: output" "$expected" "$(cat "$name.out")"
 	expect_eq "$name: lines" 1 "$(wc -l <"$name.err")"
@@ -31,7 +31,7 @@ run version "libcupti.so.13 has CUPTI API version 120000, mxprof was built for 1
 
 # The tick path: the program waits 300 ms after loading libcudart, so the
 # drain thread (10 ms period) has started CUPTI before the first call.
-CUDA_INJECTION64_PATH=/nonexistent/libothertool.so MXPROF_AUTOSTART=1 \
+CUDA_INJECTION64_PATH=/nonexistent/libothertool.so MXPROF_HOOK=none MXPROF_AUTOSTART=1 \
 	MXPROF_OUTPUT="$WORK/tick.json" LD_PRELOAD="$PRELOAD" \
 	"$prog" "$fakes/libcudart.so.13" $S 300 >tick.out 2>tick.err || fail "tick: the program failed"
 expect_eq "tick: output" "$expected" "$(cat tick.out)"
@@ -41,7 +41,7 @@ expect_eq "tick: kernels" $((S * 3)) "$(jget tick.sum 'sum(d["gpu"]["kernels"].v
 expect_eq "tick: GPU events with a flow" $((S * 6)) "$(jget tick.sum 'd["gpu"]["device_with_flow"]')"
 
 # MXPROF_TRACE=api,nvtx: no CUPTI at all.
-MXPROF_TRACE=api,nvtx MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/off.json" LD_PRELOAD="$PRELOAD" \
+MXPROF_HOOK=none MXPROF_TRACE=api,nvtx MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/off.json" LD_PRELOAD="$PRELOAD" \
 	"$prog" "$fakes/libcudart.so.13" $S >off.out 2>off.err || fail "off: the program failed"
 expect_eq "off: output" "$expected" "$(cat off.out)"
 tracesummary off.json >off.sum
