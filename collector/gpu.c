@@ -55,6 +55,7 @@ static struct {
 	char label[MAX_DEVICES][64]; /* names given through NVTX */
 	const struct coll_gpu_source *src;
 	uint32_t next_ext;
+	uint32_t storage_group; /* "Device Storage" */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static struct coll_gpu_rec *rec_at(size_t i)
@@ -65,6 +66,27 @@ static struct coll_gpu_rec *rec_at(size_t i)
 static size_t published(void)
 {
 	return __atomic_load_n(&G.count, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The string id of device's memory counter, "Memory: cuda/N". Interned
+ * here, on the source's thread, because the drain thread must not take the
+ * string table's lock while it holds the drain lock (fork takes them in
+ * the other order). G.lock held.
+ */
+static uint32_t memory_name(uint32_t device)
+{
+	static uint32_t ids[MAX_DEVICES];
+	char name[64];
+
+	if (!G.storage_group) {
+		G.storage_group = strtab_intern("Device Storage");
+	}
+	if (!ids[device]) {
+		snprintf(name, sizeof(name), "Memory: cuda/%u", device);
+		ids[device] = strtab_intern(name);
+	}
+	return ids[device];
 }
 
 int coll_gpu_push(const struct coll_gpu_rec *r, size_t n)
@@ -92,6 +114,9 @@ int coll_gpu_push(const struct coll_gpu_rec *r, size_t n)
 		*d = r[i];
 		d->ext = 0;
 		d->absorbed = 0;
+		if (d->kind == COLL_GPU_MEMORY && d->device < MAX_DEVICES) {
+			d->name = memory_name(d->device);
+		}
 	}
 	__atomic_store_n(&G.count, c, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&G.lock);
@@ -164,7 +189,6 @@ uint64_t gpu_dropped(void)
  */
 void gpu_drain(struct agg *a)
 {
-	static uint32_t group;
 	size_t n = published();
 
 	for (; G.drained < n; G.drained++) {
@@ -178,13 +202,8 @@ void gpu_drain(struct agg *a)
 		if (*use < 0) {
 			*use = 0;
 		}
-		char name[64];
-		snprintf(name, sizeof(name), "Memory: cuda/%u", r->device);
-		if (!group) {
-			group = strtab_intern("Device Storage");
-		}
-		struct agg_sample s = {.group = group,
-				       .name = strtab_intern(name),
+		struct agg_sample s = {.group = G.storage_group,
+				       .name = r->name,
 				       .kind = COLL_COUNTER,
 				       .value = *use};
 		agg_add(a, &s);
@@ -201,8 +220,6 @@ struct api_index {
 	size_t *api_of;	   /* hash: correlation -> API record + 1 */
 	size_t hcap;
 	size_t nrecs;
-	uint32_t *base; /* per string id: id of its name without "_vNNNN" */
-	uint32_t nbase;
 	struct coll_rec *ext_of; /* external id -> the host range */
 	size_t ext_cap;
 };
@@ -249,35 +266,26 @@ static size_t *hfind(size_t *table, uint32_t corr)
 	}
 }
 
-/* Returns the string id of name without a "_vNNNN" version suffix. */
-static uint32_t base_name(uint32_t id)
+/* Returns the length of s without a "_vNNNN" version suffix. */
+static size_t base_len(const char *s)
 {
-	if (id < L.nbase && L.base[id]) {
-		return L.base[id];
-	}
-	const char *s = strtab_get(id);
 	const char *v = strrchr(s, '_');
-	uint32_t b = id;
+
 	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' &&
 	    strspn(v + 2, "0123456789") == strlen(v + 2)) {
-		char buf[256];
-		snprintf(buf, sizeof(buf), "%.*s", (int)(v - s), s);
-		b = strtab_intern(buf);
+		return (size_t)(v - s);
 	}
-	if (id >= L.nbase) {
-		uint32_t n = strtab_count() + 64;
-		uint32_t *nb = realloc(L.base, n * sizeof(*nb));
-		if (!nb) {
-			return b;
-		}
-		memset(nb + L.nbase, 0, (n - L.nbase) * sizeof(*nb));
-		L.base = nb;
-		L.nbase = n;
-	}
-	if (id < L.nbase) {
-		L.base[id] = b;
-	}
-	return b;
+	return strlen(s);
+}
+
+/* Returns non-zero when names a and b (string ids) are the same call,
+ * version suffixes aside. Takes no lock. */
+static int same_call(uint32_t a, uint32_t b)
+{
+	const char *sa = strtab_get(a), *sb = strtab_get(b);
+	size_t la = base_len(sa);
+
+	return a == b || (la == base_len(sb) && strncmp(sa, sb, la) == 0);
 }
 
 static void link_free(void)
@@ -286,7 +294,6 @@ static void link_free(void)
 	free(L.corr_head);
 	free(L.corr_next);
 	free(L.api_of);
-	free(L.base);
 	free(L.ext_of);
 	memset(&L, 0, sizeof(L));
 }
@@ -407,8 +414,7 @@ int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l)
 			continue;
 		}
 		if (hook) {
-			if (!a->absorbed &&
-			    base_name(a->name) == base_name(r->name)) {
+			if (!a->absorbed && same_call(a->name, r->name)) {
 				a->absorbed = 1;
 				l->corr = a->correlation;
 				l->ext = a->ext;
@@ -1050,9 +1056,10 @@ static uint64_t key_name(const struct coll_gpu_rec *r)
 	return r->name;
 }
 
+/* API names come without version suffixes from the source. */
 static uint64_t key_api_base(const struct coll_gpu_rec *r)
 {
-	return base_name(r->name);
+	return r->name;
 }
 
 /* The API that launched r, by base name; only records the last dump
@@ -1062,7 +1069,7 @@ static uint64_t key_launch_api(const struct coll_gpu_rec *r)
 	const struct coll_gpu_rec *a =
 		r->correlation ? api_for(r->correlation) : NULL;
 
-	return a ? base_name(a->name) : UINT64_MAX;
+	return a ? a->name : UINT64_MAX;
 }
 
 static uint64_t key_host_range(const struct coll_gpu_rec *r)
