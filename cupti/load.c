@@ -147,18 +147,22 @@ void *cupti_load_library(char *path, unsigned long len)
 	return h;
 }
 
+static int is_cuda(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	const char *path = info->dlpi_name;
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	(void)size;
+	(void)ctx;
+	base = base ? base + 1 : path;
+	return base &&
+	       (starts(base, "libcudart") || starts(base, "libcuda.so"));
+}
+
+/* A walk of the loaded objects' names: no allocation, no system call. */
 int cupti_cuda_loaded(void)
 {
-	struct scan *s = calloc(1, sizeof(*s));
-	int cuda;
-
-	if (!s) {
-		return 0;
-	}
-	dl_iterate_phdr(on_object, s);
-	cuda = s->cuda;
-	free(s);
-	return cuda;
+	return dl_iterate_phdr(is_cuda, NULL);
 }
 
 void *cupti_cuda_sym(const char *sym)
