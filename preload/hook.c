@@ -30,9 +30,9 @@
  * Full RELRO: with BIND_NOW the GOT lies in PT_GNU_RELRO, read-only after
  * start-up. The pages are made writable for the patch and read-only again.
  *
- * Objects loaded later: dlopen and dlmopen are wrapped (exported from
- * libmxprof, and patched into every GOT for good measure); after the real
- * call the new objects are patched. dlclose forgets unloaded objects and
+ * Objects loaded later: dlopen and dlmopen are wrapped (patched into every
+ * GOT that refers to them); after the real call the new objects are
+ * patched. dlclose forgets unloaded objects and
  * retires their hooks. dlsym and dlvsym return a stub for a matching
  * function, so function pointers are timed too.
  *
@@ -862,14 +862,18 @@ static void *wrap_pointer(void *p, const char *name)
 
 /* ---- the wrappers ------------------------------------------------------ */
 
-#define EXPORT __attribute__((visibility("default")))
-
 /*
  * dlopen, dlmopen, dlsym, dlvsym, dlclose: glibc's functions, called as
  * from the caller, plus patching of what was loaded and wrapping of
  * matching function pointers. Not hot. Same thread-safety as glibc's.
+ *
+ * They are static and reach callers only through patched GOT entries,
+ * never by exporting the names: an exported dlsym would also be what a
+ * sanitizer runtime calls while it initialises, before this (possibly
+ * instrumented) code may run, and a program linked with libmxprof.a
+ * would interpose them on every other object.
  */
-EXPORT void *dlopen(const char *file, int mode)
+static void *hook_dlopen(const char *file, int mode)
 {
 	void *h = call_real(R_DLOPEN, __builtin_return_address(0),
 			    (uintptr_t)file, (uintptr_t)mode, 0, 0);
@@ -880,7 +884,7 @@ EXPORT void *dlopen(const char *file, int mode)
 	return h;
 }
 
-EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+static void *hook_dlmopen(Lmid_t lmid, const char *file, int mode)
 {
 	void *h =
 		call_real(R_DLMOPEN, __builtin_return_address(0),
@@ -892,7 +896,7 @@ EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	return h;
 }
 
-EXPORT void *dlsym(void *handle, const char *name)
+static void *hook_dlsym(void *handle, const char *name)
 {
 	void *p = call_real(R_DLSYM, __builtin_return_address(0),
 			    (uintptr_t)handle, (uintptr_t)name, 0, 0);
@@ -900,7 +904,7 @@ EXPORT void *dlsym(void *handle, const char *name)
 	return wrap_pointer(p, name);
 }
 
-EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+static void *hook_dlvsym(void *handle, const char *name, const char *version)
 {
 	void *p = call_real(R_DLVSYM, __builtin_return_address(0),
 			    (uintptr_t)handle, (uintptr_t)name,
@@ -909,7 +913,7 @@ EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 	return wrap_pointer(p, name);
 }
 
-EXPORT int dlclose(void *handle)
+static int hook_dlclose(void *handle)
 {
 	int (*fn)(void *) = (int (*)(void *))real_dl(R_DLCLOSE);
 	int rc = fn ? fn(handle) : -1;
@@ -974,15 +978,15 @@ static void *wrapper_of(int i)
 {
 	switch (i) {
 	case R_DLOPEN:
-		return (void *)dlopen;
+		return (void *)hook_dlopen;
 	case R_DLMOPEN:
-		return (void *)dlmopen;
+		return (void *)hook_dlmopen;
 	case R_DLSYM:
-		return (void *)dlsym;
+		return (void *)hook_dlsym;
 	case R_DLVSYM:
-		return (void *)dlvsym;
+		return (void *)hook_dlvsym;
 	case R_DLCLOSE:
-		return (void *)dlclose;
+		return (void *)hook_dlclose;
 	case R_RAISE:
 		return (void *)wrap_raise;
 	case R_RETHROW:
