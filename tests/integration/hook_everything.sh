@@ -1,8 +1,9 @@
 # Every function of every library at once (MXPROF_HOOK='*:*'), in CPython
 # running sqlite3, zlib, hashlib (OpenSSL) and threads: libc, libpython,
 # libcrypto and the rest all go through the trampolines, and the program's
-# output must not change. With MXPROF_OVERFLOW=block no record is dropped,
-# so the zlib counts are exact even here: 8 threads each call
+# output must not change. With MXPROF_OVERFLOW=block no record is dropped
+# while the program runs (calls made by exit handlers after the final dump
+# still are, and are counted), so the zlib counts are exact even here: 8 threads each call
 # zlib.compress once (8 x deflateInit2_ and deflateEnd), and crc32 is
 # called 5 times from Python.
 . "$ROOT/tests/integration/lib.sh"
@@ -28,7 +29,6 @@ MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/all.json" MXPROF_HOOK='*:*' \
 	"$PY" "$WORK/all.py" >"$WORK/mx.txt"
 diff "$WORK/plain.txt" "$WORK/mx.txt" || fail "output differs under '*:*'"
 tracesummary "$WORK/all.json" >"$WORK/all.sum"
-expect_eq dropped 0 "$(jget "$WORK/all.sum" 'd["dropped"]')"
 g='C API (libz.so.1)'
 expect_eq deflateInit2_ 8 "$(jget "$WORK/all.sum" "d['spans'].get('$g/deflateInit2_', 0)")"
 expect_eq deflateEnd 8 "$(jget "$WORK/all.sum" "d['spans'].get('$g/deflateEnd', 0)")"
