@@ -210,6 +210,14 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 	}
 }
 
+static void on_link(void *ctx, int tid, const struct coll_rec *r, size_t n)
+{
+	(void)ctx;
+	for (size_t i = 0; i < n; i++) {
+		gpu_link_claim(tid, &r[i]);
+	}
+}
+
 static void metadata(struct writer *w)
 {
 	struct out *o = w->o;
@@ -297,7 +305,12 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	 * metadata, which needs every thread seen, follows them. */
 	out_str(o, "\n\"traceEvents\":[");
 	w.first = 1;
-	gpu_link_begin();
+	if (gpu_link_begin() > 0) {
+		/* GPU calls to link: a first pass over the journal claims
+		 * them for host spans (see gpu.c). */
+		static const struct journal_ops link_ops = {.recs = on_link};
+		journal_read(journal_path, &link_ops, NULL, &hdr);
+	}
 	rc = journal_read(journal_path, &ops, &w, &hdr);
 	if (rc == 0 && w.err == 0) {
 		gpu_write_events(o, &w.first, m->pid);

@@ -9,21 +9,25 @@
  *
  * Linking happens when a dump writes the trace, because host spans reach
  * the journal when they end and GPU records arrive in batches, in no
- * useful order relative to each other. While the writer reads the journal
- * it shows every host span to gpu_link_span():
+ * useful order relative to each other. When there are GPU API records,
+ * the writer reads the journal twice. The first pass shows every host span
+ * to gpu_link_claim():
  *
  *  - A span of cat cuda_runtime or cuda_driver is a hook's slice of a CUDA
  *    call. The API record of the same name on the same thread inside it is
  *    the same call: the record is marked absorbed (it is not written again
- *    and not counted again in the tables) and the slice gets its
- *    correlation id and the launch flow. One call, one slice, with the
+ *    and not counted again in the tables). One call, one slice, with the
  *    hook's timing and CUPTI's correlation.
  *  - Any other span is a host range (NVTX, a hooked C API call, a public
  *    API task). It claims the API records on its thread that lie inside it
- *    and are not yet claimed, and gets a fresh "External id" that those
+ *    and are not yet claimed, under a fresh "External id" that those
  *    records and their GPU work carry. A thread's spans reach the journal
  *    innermost first (a span is recorded when it ends), so each launch is
  *    claimed by its innermost enclosing range.
+ *
+ * The second pass writes the trace; gpu_link_span() gives each span what
+ * the first pass linked to it: a hook's slice gets the call's correlation,
+ * External id and launch flow, a range its External id.
  *
  * The GPU events, flows and counters follow the host events in the trace;
  * the attribution also feeds the "GPU Time by Host Range" and "GPU Time by
@@ -212,6 +216,11 @@ void gpu_drain(struct agg *a)
 
 /* ---- linking ------------------------------------------------------------ */
 
+struct ext_range {
+	struct coll_rec r;
+	int tid;
+};
+
 struct api_index {
 	size_t *idx; /* API record indexes sorted by (tid, start) */
 	size_t n;
@@ -220,7 +229,7 @@ struct api_index {
 	size_t *api_of;	   /* hash: correlation -> API record + 1 */
 	size_t hcap;
 	size_t nrecs;
-	struct coll_rec *ext_of; /* external id -> the host range */
+	struct ext_range *ext_of; /* external id -> the host range */
 	size_t ext_cap;
 };
 
@@ -300,8 +309,10 @@ static void link_free(void)
 
 /*
  * Prepares linking for one dump: indexes the API records by thread and
- * time and every record by correlation. Drain lock held. Returns 0 or
- * -ENOMEM (the dump then shows GPU records unlinked).
+ * time and every record by correlation. Drain lock held. Returns the
+ * number of API records (when positive, the writer runs the journal
+ * through gpu_link_claim() first), 0, or -ENOMEM (the dump then shows GPU
+ * records unlinked).
  */
 int gpu_link_begin(void)
 {
@@ -340,7 +351,7 @@ int gpu_link_begin(void)
 		}
 	}
 	qsort(L.idx, L.n, sizeof(*L.idx), cmp_api);
-	return 0;
+	return (int)(L.n < 0x7fffffff ? L.n : 0x7fffffff);
 }
 
 /* Returns the first index into L.idx with (tid, start >= t0). */
@@ -365,15 +376,15 @@ static int has_device_work(uint32_t corr)
 	return L.hcap && *hfind(L.corr_head, corr) != 0;
 }
 
-/* Returns a fresh external id for host range r, remembered for the
- * attribution table. */
-static uint32_t new_ext(const struct coll_rec *r)
+/* Returns a fresh external id for host range r on thread tid, remembered
+ * for the second pass and the attribution table. */
+static uint32_t new_ext(int tid, const struct coll_rec *r)
 {
 	uint32_t ext = ++G.next_ext;
 
 	if (ext >= L.ext_cap) {
 		size_t c = L.ext_cap ? L.ext_cap * 2 : 256;
-		struct coll_rec *n = realloc(L.ext_of, c * sizeof(*n));
+		struct ext_range *n = realloc(L.ext_of, c * sizeof(*n));
 		if (n) {
 			memset(n + L.ext_cap, 0, (c - L.ext_cap) * sizeof(*n));
 			L.ext_of = n;
@@ -381,16 +392,70 @@ static uint32_t new_ext(const struct coll_rec *r)
 		}
 	}
 	if (ext < L.ext_cap) {
-		L.ext_of[ext] = *r;
+		L.ext_of[ext].r = *r;
+		L.ext_of[ext].tid = tid;
 	}
 	return ext;
 }
 
 /*
- * Links host span r (already converted: t0 in ns since the origin, t1 the
- * duration) on thread tid with the GPU records, as the file comment says.
- * Fills l (zeros when nothing links). Returns non-zero when l has
- * something to write. Drain lock held.
+ * A hook's slice and CUPTI's record of the same call: CUPTI's times lie
+ * inside the hook's, up to this much disagreement between the two clocks'
+ * conversions (host ticks are interpolated, CUPTI reads CLOCK_MONOTONIC).
+ */
+#define SLACK_NS 200
+
+static int is_hook_slice(const struct coll_rec *r)
+{
+	return r->cat == COLL_CAT_CUDA_RUNTIME ||
+	       r->cat == COLL_CAT_CUDA_DRIVER;
+}
+
+/*
+ * First pass over the journal: host span r (converted: t0 in ns since the
+ * origin, t1 the duration) on thread tid. A hook's slice absorbs CUPTI's
+ * record of the same call; a host range claims the unclaimed API records
+ * inside it under a fresh external id. Drain lock held. Can't fail.
+ */
+void gpu_link_claim(int tid, const struct coll_rec *r)
+{
+	if (!L.n || r->kind != COLL_SPAN) {
+		return;
+	}
+	uint64_t base = clock_base_mono_ns();
+	uint64_t t0 = r->t0 + base, t1 = t0 + r->t1;
+	int hook = is_hook_slice(r);
+	size_t i = lower_bound((uint32_t)tid, hook ? t0 - SLACK_NS : t0);
+	uint32_t ext = 0;
+
+	for (; i < L.n; i++) {
+		struct coll_gpu_rec *a = rec_at(L.idx[i]);
+		if (a->tid != (uint32_t)tid ||
+		    a->start > t1 + (hook ? SLACK_NS : 0)) {
+			break;
+		}
+		if (hook) {
+			if (!a->absorbed && a->end <= t1 + SLACK_NS &&
+			    same_call(a->name, r->name)) {
+				a->absorbed = 1;
+				return;
+			}
+			continue;
+		}
+		if (a->end <= t1 && !a->ext) {
+			if (!ext) {
+				ext = new_ext(tid, r);
+			}
+			a->ext = ext;
+		}
+	}
+}
+
+/*
+ * Second pass, while the span is written: fills l with what the first pass
+ * linked to span r: for a hook's slice, the absorbed call's correlation,
+ * external id and whether it launched GPU work; for a range, its external
+ * id. Returns non-zero when l has something to write. Drain lock held.
  */
 int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l)
 {
@@ -400,22 +465,18 @@ int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l)
 	}
 	uint64_t base = clock_base_mono_ns();
 	uint64_t t0 = r->t0 + base, t1 = t0 + r->t1;
-	size_t i = lower_bound((uint32_t)tid, t0);
-	int hook = r->cat == COLL_CAT_CUDA_RUNTIME ||
-		   r->cat == COLL_CAT_CUDA_DRIVER;
-	uint32_t ext = 0;
+	int hook = is_hook_slice(r);
+	size_t i = lower_bound((uint32_t)tid, hook ? t0 - SLACK_NS : t0);
 
 	for (; i < L.n; i++) {
-		struct coll_gpu_rec *a = rec_at(L.idx[i]);
-		if (a->tid != (uint32_t)tid || a->start > t1) {
+		const struct coll_gpu_rec *a = rec_at(L.idx[i]);
+		if (a->tid != (uint32_t)tid ||
+		    a->start > t1 + (hook ? SLACK_NS : 0)) {
 			break;
 		}
-		if (a->end > t1) {
-			continue;
-		}
 		if (hook) {
-			if (!a->absorbed && same_call(a->name, r->name)) {
-				a->absorbed = 1;
+			if (a->absorbed && a->end <= t1 + SLACK_NS &&
+			    same_call(a->name, r->name)) {
 				l->corr = a->correlation;
 				l->ext = a->ext;
 				l->flow = has_device_work(a->correlation);
@@ -423,15 +484,16 @@ int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l)
 			}
 			continue;
 		}
-		if (!a->ext) {
-			if (!ext) {
-				ext = new_ext(r);
-			}
-			a->ext = ext;
+		const struct ext_range *e =
+			a->ext && a->ext < L.ext_cap ? &L.ext_of[a->ext] : NULL;
+		if (e && e->tid == tid && e->r.t0 == r->t0 &&
+		    e->r.t1 == r->t1 && e->r.name == r->name &&
+		    e->r.group == r->group) {
+			l->ext = a->ext;
+			return 1;
 		}
 	}
-	l->ext = ext;
-	return ext != 0;
+	return 0;
 }
 
 /* ---- trace -------------------------------------------------------------- */
@@ -1080,7 +1142,7 @@ static uint64_t key_host_range(const struct coll_gpu_rec *r)
 	if (!a || !a->ext || a->ext >= L.ext_cap) {
 		return UINT64_MAX;
 	}
-	const struct coll_rec *h = &L.ext_of[a->ext];
+	const struct coll_rec *h = &L.ext_of[a->ext].r;
 	return (uint64_t)h->group << 32 | h->name;
 }
 

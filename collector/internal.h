@@ -140,6 +140,7 @@ void gpu_source_flush(void);
 uint64_t gpu_dropped(void);
 void gpu_drain(struct agg *a);
 int gpu_link_begin(void);
+void gpu_link_claim(int tid, const struct coll_rec *r);
 int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l);
 void gpu_link_args(struct out *o, const struct gpu_link *l);
 void gpu_write_slice_flow(struct out *o, int *first, int pid, int tid,

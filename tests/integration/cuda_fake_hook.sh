@@ -1,7 +1,8 @@
 # One call, one slice: the hook engine (MXPROF_HOOK=@cudart) and CUPTI (the
 # fake) both see every runtime call of cuda_fake_train. The trace shows
 # each call once, as the hook's slice (section "C API (libcudart.so.13)",
-# the hook's timing) carrying CUPTI's correlation and the launch flow; the
+# the hook's timing) carrying CUPTI's correlation, the External id of its
+# NVTX range and the launch flow; the
 # CUPTI table leaves those calls out; the hook's table counts them.
 . "$ROOT/tests/integration/lib.sh"
 fakes=$BUILD/fakes
@@ -25,10 +26,12 @@ evs = json.load(open(sys.argv[1]))["traceEvents"]
 hook = [e for e in evs if e.get("ph") == "X" and e["args"].get("group") == sys.argv[2]
         and e["name"] in ("cudaLaunchKernel", "cudaMemcpy", "cudaMemset")]
 assert len(hook) == 30 and all("correlation" in e["args"] for e in hook), len(hook)
+# Inside the NVTX "step" ranges: the range's External id, as on the GPU work.
+assert all("External id" in e["args"] for e in hook), hook[:1]
 cupti = [e for e in evs if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"
          and "group" not in e["args"] and e["name"] == "cudaLaunchKernel"]
 assert not cupti, cupti[:1]
-print("ok: 30 hook slices with a correlation, no CUPTI duplicate")
+print("ok: 30 hook slices with a correlation and an External id, no CUPTI duplicate")
 PY
 expect_eq "GPU events with a flow" $((S * 6)) "$(jget sum.json 'd["gpu"]["device_with_flow"]')"
 expect_eq "flows" $((S * 6)) "$(jget sum.json 'd["gpu"]["flows"]["pairs"]')"

@@ -159,6 +159,7 @@ static void test_gpu_hook_slice_absorbs_cupti_record_of_same_call(void **st)
 	assert_non_null(line_with("\"group\":\"C API (libcudart.so.13)\"",
 				  "\"correlation\":42", line, sizeof(line)));
 	assert_non_null(strstr(line, "\"ts\":2.000,\"dur\":1.000"));
+	assert_non_null(strstr(line, "\"External id\":1}"));
 	/* No CUPTI slice for correlation 42 (only the hook's slice and the
 	 * kernel carry it); one for 44, which no hook saw. */
 	assert_int_equal(count(trace, "\"correlation\":42"), 2);
