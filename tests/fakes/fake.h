@@ -13,7 +13,8 @@
  * Knobs (environment): FAKE_CUPTI_FAIL=subscribe|privileges makes
  * cuptiSubscribe / cuptiActivityEnable fail as they do when another tool
  * holds CUPTI or profiling is restricted; FAKE_CUPTI_VERSION=N makes
- * cuptiGetVersion report N.
+ * cuptiGetVersion report N; FAKE_CUPTI_STATS=PATH writes at exit how many
+ * buffers went back full and how many a forced flush sent back.
  */
 #ifndef MXPROF_FAKE_H
 #define MXPROF_FAKE_H

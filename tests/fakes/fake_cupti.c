@@ -4,6 +4,7 @@
  * is forced; completed buffers go back to the client on the calling thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,21 @@ static size_t dropped;
 static uint32_t next_corr;
 static int subscribed;
 static CUpti_ActivityThreadIdType tid_type;
+static unsigned full_buffers, flushed_buffers;
+
+/* With FAKE_CUPTI_STATS=PATH, writes "full N\nflushed M\n" there at exit:
+ * how many buffers went back full and how many a flush sent back. */
+__attribute__((destructor)) static void write_stats(void)
+{
+	const char *path = getenv("FAKE_CUPTI_STATS");
+	FILE *f = path ? fopen(path, "w") : NULL;
+
+	if (f) {
+		fprintf(f, "full %u\nflushed %u\n", full_buffers,
+			flushed_buffers);
+		fclose(f);
+	}
+}
 
 static size_t size_of(CUpti_ActivityKind k)
 {
@@ -117,6 +133,7 @@ EXPORT int fake_cupti_record(const void *rec)
 	}
 	pthread_mutex_lock(&lock);
 	if (buf && buf_used + align8(n) > buf_size) {
+		full_buffers++;
 		complete_locked();
 	}
 	if (!buf) {
@@ -249,6 +266,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 	(void)flag;
 	pthread_mutex_lock(&lock);
 	if (buf && buf_used && on_complete) {
+		flushed_buffers++;
 		complete_locked();
 	}
 	pthread_mutex_unlock(&lock);

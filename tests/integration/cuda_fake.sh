@@ -79,3 +79,25 @@ expect_eq "launch calls in the API table" $((S * 3)) "$(row_count cu.stats.txt '
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/none.json" LD_PRELOAD="$PRELOAD" \
 	"$prog" none >none.txt
 expect_eq "no CUDA, no CUPTI" "libcupti mapped: 0, threads: 2" "$(cat none.txt)"
+
+# Buffering and flushing: 10000 steps fill the fake's 4 MB buffers about
+# three times (1264 bytes of records per step), and a dump signal half-way
+# forces a flush of a partly filled buffer. Nothing is lost or counted
+# twice. (The fake counts buffers until it is unloaded, before the final
+# dump's flush.)
+B=10000
+FAKE_CUPTI_STATS=$WORK/buffers.txt MXPROF_HOOK=none MXPROF_AUTOSTART=1 \
+	MXPROF_OUTPUT="$WORK/big.json" LD_PRELOAD="$PRELOAD" \
+	"$prog" "$fakes/libcudart.so.13" $B 0 $((B / 2)) >big.txt 2>big.err || fail "the long run failed"
+expect_eq "long run: output" "$("$prog" "$fakes/libcudart.so.13" $B)" "$(cat big.txt)"
+tracesummary big.json >big.sum
+expect_eq "long run: kernels" "{'conv_bwd': $B, 'conv_fwd': $B, 'relu': $B}" "$(jget big.sum 'd["gpu"]["kernels"]')"
+expect_eq "long run: flows" $((B * 6)) "$(jget big.sum 'd["gpu"]["flows"]["pairs"]')"
+expect_eq "long run: External ids" $B "$(jget big.sum 'len(d["gpu"]["device_ext"])')"
+expect_eq "long run: launch calls" $((B * 3)) "$(row_count big.stats.txt 'CUDA API (CUPTI)' cudaLaunchKernel)"
+expect_eq "long run: no GPU record lost" 0 "$(grep -c 'Dropped GPU records' big.stats.txt || true)"
+full=$(awk '$1 == "full" {print $2}' buffers.txt)
+flushed=$(awk '$1 == "flushed" {print $2}' buffers.txt)
+[ "$full" -ge 2 ] || fail "long run: only $full buffers went back full"
+[ "$flushed" -ge 1 ] || fail "long run: no buffer was flushed by the dump"
+echo "ok: long run: $full buffers went back full, $flushed were flushed"

@@ -2,16 +2,18 @@
  * cuda_fake_train - a training-loop-shaped CUDA program for the fake
  * libcudart (tests/fakes/), loaded with dlopen as frameworks load theirs.
  *
- * usage: cuda_fake_train LIBCUDART STEPS [WAIT_MS]
+ * usage: cuda_fake_train LIBCUDART STEPS [WAIT_MS [USR1_AT]]
  *        cuda_fake_train none      (touches no CUDA at all)
  * Allocates two 1 MiB buffers, calls cudaGetDevice 10 times, then per step
  * (inside an NVTX range "step"): a 1 MiB HtoD copy, kernels conv_fwd
  * (grid 10), relu (grid 2), conv_bwd (grid 20), a 64 KiB memset, a 4 KiB
  * DtoH copy and cudaDeviceSynchronize. Frees both buffers. WAIT_MS waits
- * after loading the library, before the first call. Prints a checksum; with
+ * after loading the library, before the first call; USR1_AT raises SIGUSR1
+ * (mxprof's dump signal) before that step. Prints a checksum; with
  * "none", prints whether libcupti is mapped and how many threads run.
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +95,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 10; i++) {
 		getdev(&dev);
 	}
+	int usr1_at = argc > 4 ? atoi(argv[4]) : -1;
 	for (int s = 0; s < steps; s++) {
 		struct dim3_ blk = {128, 1, 1};
+		if (s == usr1_at) {
+			raise(SIGUSR1);
+		}
 		nvtxRangePushA("step");
 		cmemcpy(a, host, big, 1 /* HtoD */);
 		launch("conv_fwd", (struct dim3_){10, 1, 1}, blk, NULL, 0,
