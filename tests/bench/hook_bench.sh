@@ -14,8 +14,12 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 LIB=${MXPROF_LIB:-$BUILD/libmxprof.so}
-N=${N:-2000000}
-R=${R:-7}
+# Rounds of N calls (fewer than a default ring holds: 65536 records), with
+# a pause after each so the drain thread empties the ring: the best round
+# is the cost of recording into a warm ring, with nothing dropped.
+N=${N:-50000}
+R=${R:-30}
+PAUSE=${PAUSE:-30}
 W=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-hookbench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cc -O2 -shared -fPIC -o "$W/libhookb.so" "$ROOT/tests/bench/hook_bench_lib.c"
@@ -25,14 +29,14 @@ cd "$W"
 ns() { "$@" 2>/dev/null | sed -n 's/^ns\/call \([0-9.]*\).*/\1/p' | tail -1; }
 HOOK='libhookb.so:hb_*'
 
-none=$(ns ./hook_bench "$N" "$R")
+none=$(ns ./hook_bench "$N" "$R" "$PAUSE")
 stopped=$(ns env MXPROF_HOOK="$HOOK" MXPROF_OUTPUT="$W/s.json" \
-	LD_PRELOAD="$LIB" ./hook_bench "$N" "$R")
+	LD_PRELOAD="$LIB" ./hook_bench "$N" "$R" "$PAUSE")
 rec=$(ns env MXPROF_AUTOSTART=1 MXPROF_HOOK="$HOOK" MXPROF_OUTPUT="$W/r.json" \
-	LD_PRELOAD="$LIB" ./hook_bench "$N" "$R")
+	LD_PRELOAD="$LIB" ./hook_bench "$N" "$R" "$PAUSE")
 uft=- ltr=-
 if command -v uftrace >/dev/null; then
-	uft=$(ns uftrace record --force -d "$W/uftrace.data" ./hook_bench "$N" "$R")
+	uft=$(ns uftrace record --force -d "$W/uftrace.data" ./hook_bench "$N" "$R" "$PAUSE")
 fi
 if command -v ltrace >/dev/null; then
 	ltr=$(ns ltrace -o /dev/null -e hb_inc ./hook_bench $((N / 100)) 3)
