@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 		}
 		int r = ht_call(fork_cb, 41);
 		if (r == 2) {
-			_exit(0); /* the child, back through the hooked frame */
+			exit(0); /* the child, back through the hooked frame */
 		}
 		for (long i = 0; i < n; i++) {
 			s += ht_add((int)i, 1);
