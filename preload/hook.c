@@ -618,9 +618,12 @@ static void retire(const struct obj *o)
 
 		if (!hook_ents[i].dead && t >= o->xlo && t < o->xhi) {
 			hook_ents[i].dead = 1;
-			for (uint32_t h = 0; h < HASH_SIZE; h++) {
+			for (uint32_t h = hash_slot(t), n = 0;
+			     n < HASH_SIZE && hash[h].key != 0;
+			     n++, h = (h + 1) & (HASH_SIZE - 1)) {
 				if (hash[h].key == t) {
-					hash[h].key = 1;
+					hash[h].key = 1; /* deleted */
+					break;
 				}
 			}
 		}
