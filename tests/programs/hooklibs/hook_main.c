@@ -12,6 +12,8 @@
  *                          both sides N x ht_add more
  *   hook_main signal N     N x raise() inside ht_call; the handler calls
  *                          ht_add
+ *   hook_main altstack N   the same with the handler on a sigaltstack
+ *                          (heap memory, away from the thread's stack)
  *   hook_main dlopen N     dlopen libhookt2.so, N x ht2_mul through a
  *                          dlsym pointer, dlclose, and once more
  */
@@ -101,6 +103,11 @@ static int raise_cb(int x)
 	return x;
 }
 
+static void on_alt(int sig)
+{
+	sig_sum += ht_add(sig, 2);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
@@ -185,6 +192,19 @@ int main(int argc, char **argv)
 			s += ht_call(raise_cb, (int)i);
 		}
 		printf("signal %ld %ld\n", s, sig_sum);
+	} else if (strcmp(mode, "altstack") == 0) {
+		stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_alt;
+		sa.sa_flags = SA_ONSTACK;
+		sigaltstack(&ss, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+		for (long i = 0; i < n; i++) {
+			s += ht_call(raise_cb, (int)i);
+		}
+		printf("altstack %ld %ld\n", s, sig_sum);
 	} else if (strcmp(mode, "dlopen") == 0) {
 		const char *lib = argc > 3 ? argv[3] : "./libhookt2.so";
 
