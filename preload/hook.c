@@ -53,6 +53,10 @@
  *    not know; mxprof then says so on stderr and aborts.
  *  - backtrace() and other unwinders that are not the C++ exception path
  *    stop at a hooked frame (hook_tramp_exit has no unwind information).
+ *    C++ exceptions are handled by wrapping the unwinder's entry points
+ *    in the GOTs that call them; a program that links libstdc++ and the
+ *    unwinder statically has no such GOT entry, and an exception through
+ *    a hooked frame there ends in std::terminate.
  *  - A dlopen'ed library's constructors run before it is patched, so
  *    their calls are not timed.
  *  - A lazy PLT entry whose symbol only an RTLD_LOCAL library defines is
