@@ -6,7 +6,9 @@
  *  2. beside the CUDA libraries the program loaded (libcudart*, libcuda*):
  *     the same folder, ../extras/CUPTI/lib64 (a toolkit) and
  *     ../../cuda_cupti/lib (PyTorch's nvidia/ wheels);
- *  3. $CUDA_HOME/extras/CUPTI/lib64, $CUDA_HOME/lib64, $CUDA_HOME/lib;
+ *  3. $CUDA_HOME/extras/CUPTI/lib64, $CUDA_HOME/lib64, $CUDA_HOME/lib
+ *     ($CUDA_HOME defaults to /usr/local/cuda: a program linked with the
+ *     static cudart loads only libcuda, from the driver's folder);
  *  4. the loader's search path: libcupti.so.13, libcupti.so.
  * In a folder, "libcupti.so.<major of the cudart beside it>" comes first,
  * then any "libcupti.so*".
@@ -131,6 +133,9 @@ void *cupti_load_library(char *path, unsigned long len)
 		}
 	}
 	const char *home = getenv("CUDA_HOME");
+	if (!home || !*home) {
+		home = "/usr/local/cuda";
+	}
 	for (size_t k = 0;
 	     !h && home && *home && k < sizeof(home_rel) / sizeof(*home_rel);
 	     k++) {
