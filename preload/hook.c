@@ -600,7 +600,7 @@ static int hook_get(uintptr_t target, const char *name, struct obj *def,
 	hash[h].key = target;
 	hash[h].idx = (uint32_t)idx;
 	p->matched = 1;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Published by the release store of the GOT entry (got_write). */
 	return idx;
 }
 
