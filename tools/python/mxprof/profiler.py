@@ -28,10 +28,13 @@ _SYMBOL = "mxprof_set_config"
 
 
 def _candidates():
-    """Yields the places to load the library from, in order."""
+    """Yields the places to load the library from, in order. MXPROF_LIB,
+    when set, is the only one: an explicit choice that fails is an error,
+    not a reason to load some other build."""
     env = os.environ.get("MXPROF_LIB")
     if env:
         yield env
+        return
     here = os.path.dirname(os.path.abspath(__file__))
     # tools/python/mxprof/ in a checkout: the build is at the top.
     yield os.path.normpath(os.path.join(here, "..", "..", "..", "build",
