@@ -314,6 +314,14 @@ struct coll_gpu_device {
  * Returns 0, or -ENOSPC when the store is full (the records beyond it are
  * dropped and counted).
  */
+/*
+ * Notes that recording started (on != 0) or stopped now. GPU work that
+ * started while not recording is left out when it arrives (memory events
+ * excepted). Until the first call, all GPU work is kept. Takes a lock; not
+ * for the hot path.
+ */
+void coll_note_recording(int on);
+
 int coll_gpu_push(const struct coll_gpu_rec *r, size_t n);
 
 /* Counts n records the source itself lost. This function can't fail. */

@@ -93,13 +93,73 @@ static uint32_t memory_name(uint32_t device)
 	return ids[device];
 }
 
+/*
+ * Recording intervals in CLOCK_MONOTONIC ns. CUPTI delivers activity late,
+ * in buffers, so the state when a buffer arrives says nothing about the
+ * work in it; what counts is whether the profiler was recording when the
+ * work started. Intervals are noted by the state machine; until it notes
+ * one, everything is kept (the collector driven directly, as in tests).
+ */
+#define MAX_WINDOWS 4096
+
+static struct {
+	pthread_mutex_t lock;
+	unsigned n;
+	int noted;
+	struct {
+		uint64_t on, off; /* off == UINT64_MAX while recording */
+	} w[MAX_WINDOWS];
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void coll_note_recording(int on)
+{
+	uint64_t now = ticks_mono_ns();
+
+	pthread_mutex_lock(&W.lock);
+	W.noted = 1;
+	int open = W.n > 0 && W.w[W.n - 1].off == UINT64_MAX;
+	if (on && !open) {
+		if (W.n == MAX_WINDOWS) {
+			/* Out of room: the last interval absorbs the rest. */
+			W.w[W.n - 1].off = UINT64_MAX;
+		} else {
+			W.w[W.n].on = now;
+			W.w[W.n].off = UINT64_MAX;
+			W.n++;
+		}
+	} else if (!on && open) {
+		W.w[W.n - 1].off = now;
+	}
+	pthread_mutex_unlock(&W.lock);
+}
+
+/* Was the profiler recording at t? W.lock held. */
+static int recording_at(uint64_t t)
+{
+	if (!W.noted) {
+		return 1;
+	}
+	for (unsigned i = W.n; i-- > 0;) {
+		if (t >= W.w[i].on) {
+			return t < W.w[i].off;
+		}
+	}
+	return 0;
+}
+
 int coll_gpu_push(const struct coll_gpu_rec *r, size_t n)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&G.lock);
+	pthread_mutex_lock(&W.lock);
 	size_t c = G.count;
-	for (size_t i = 0; i < n; i++, c++) {
+	for (size_t i = 0; i < n; i++) {
+		/* Memory events are kept whatever the state: Device Storage
+		 * needs every allocation and release to know what is in use. */
+		if (r[i].kind != COLL_GPU_MEMORY && !recording_at(r[i].start)) {
+			continue;
+		}
 		size_t k = c / CHUNK_RECS;
 		if (k >= MAX_CHUNKS) {
 			G.dropped += n - i;
@@ -121,8 +181,10 @@ int coll_gpu_push(const struct coll_gpu_rec *r, size_t n)
 		if (d->kind == COLL_GPU_MEMORY && d->device < MAX_DEVICES) {
 			d->name = memory_name(d->device);
 		}
+		c++;
 	}
 	__atomic_store_n(&G.count, c, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&W.lock);
 	pthread_mutex_unlock(&G.lock);
 	return rc;
 }

@@ -71,7 +71,12 @@ static uint32_t events_group;
 /* Caller holds state_lock. */
 static void update_recording(void)
 {
-	coll_recording = running && !paused && window_open && !finished_dump;
+	int on = running && !paused && window_open && !finished_dump;
+
+	if (on != coll_recording) {
+		coll_note_recording(on);
+	}
+	coll_recording = on;
 }
 
 /* Drain-thread tick: opens and closes the capture window. */

@@ -1,0 +1,112 @@
+/*
+ * test_gpu_window.c - GPU work follows the recording state: work that
+ * started while the profiler was stopped or paused is left out even though
+ * CUPTI delivers it later, while memory events are always kept (Device
+ * Storage needs every allocation and release).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+static char dir[] = "/tmp/mxprof-gpuwin-XXXXXX";
+static char path[256];
+
+static char *slurp(const char *p)
+{
+	FILE *f = fopen(p, "rb");
+	char *buf;
+	long n;
+
+	if (!f) {
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static struct coll_gpu_rec at(int kind, const char *name, uint64_t t,
+			      uint64_t bytes)
+{
+	struct coll_gpu_rec g = {.kind = (uint16_t)kind,
+				 .start = t,
+				 .end = t + 1000,
+				 .bytes = bytes,
+				 .name = strtab_intern(name)};
+	return g;
+}
+
+/* Pushes one kernel and one memory event stamped now, after 1 ms. */
+static void work(const char *kernel, uint64_t bytes)
+{
+	usleep(1000);
+	uint64_t t = ticks_mono_ns();
+	struct coll_gpu_rec g[2] = {at(COLL_GPU_KERNEL, kernel, t, 0),
+				    at(COLL_GPU_MEMORY, "", t, bytes)};
+	assert_int_equal(coll_gpu_push(g, 2), 0);
+}
+
+static void test_gpu_work_outside_recording_is_left_out(void **st)
+{
+	struct coll_config cfg;
+
+	(void)st;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.json", dir);
+	assert_int_equal(coll_init(), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.output, sizeof(cfg.output), "%s", path);
+	cfg.ring_records = 1024;
+	cfg.drain_period_ms = 10;
+	cfg.rank = -1;
+	assert_int_equal(coll_start(&cfg), 0);
+
+	coll_note_recording(1);
+	work("while_running", 4096);
+	coll_note_recording(0);
+	work("while_stopped", 8192);
+	coll_note_recording(1);
+	work("after_resume", 16384);
+	coll_note_recording(0);
+	assert_int_equal(coll_dump(), 0);
+
+	char *trace = slurp(path);
+	assert_non_null(trace);
+	assert_non_null(strstr(trace, "\"name\":\"while_running\""));
+	assert_non_null(strstr(trace, "\"name\":\"after_resume\""));
+	assert_null(strstr(trace, "while_stopped"));
+	/* All three memory events: 4096, then 4096 + 8192, then + 16384. */
+	assert_non_null(strstr(trace, "28672"));
+	free(trace);
+	coll_finish(0);
+	unlink(path);
+	char stats[300];
+	snprintf(stats, sizeof(stats), "%s/t.stats.txt", dir);
+	unlink(stats);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_work_outside_recording_is_left_out),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
