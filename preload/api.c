@@ -27,6 +27,9 @@ static int running;
 static int paused;
 static int window_open = 1;
 static int window_over;
+static int nvtx_gate = 1;  /* inside the MXPROF_CAPTURE_NVTX range */
+static int capture_depth;  /* open occurrences of that range */
+uint32_t state_capture_id; /* its name's id, 0 when not set */
 static int started;
 static int finished_dump; /* dump(finished=1) happened */
 static uint64_t run_since_ns;
@@ -71,7 +74,8 @@ static uint32_t events_group;
 /* Caller holds state_lock. */
 static void update_recording(void)
 {
-	int on = running && !paused && window_open && !finished_dump;
+	int on = running && !paused && window_open && nvtx_gate &&
+		 !finished_dump;
 
 	if (on != coll_recording) {
 		coll_note_recording(on);
@@ -100,6 +104,21 @@ static void window_tick(uint64_t now)
 	pthread_mutex_unlock(&state_lock);
 }
 
+void state_nvtx_range(uint32_t name, int enter)
+{
+	if (name != state_capture_id || !name) {
+		return;
+	}
+	pthread_mutex_lock(&state_lock);
+	capture_depth += enter ? 1 : -1;
+	if (capture_depth < 0) {
+		capture_depth = 0;
+	}
+	nvtx_gate = capture_depth > 0;
+	update_recording();
+	pthread_mutex_unlock(&state_lock);
+}
+
 int state_run(void)
 {
 	struct coll_config cfg;
@@ -113,6 +132,11 @@ int state_run(void)
 		started = 1;
 		run_since_ns = ticks_mono_ns();
 		window_open = preload_settings.delay_s <= 0;
+		if (preload_settings.capture_nvtx[0]) {
+			state_capture_id =
+				strtab_intern(preload_settings.capture_nvtx);
+			nvtx_gate = capture_depth > 0;
+		}
 	}
 	running = 1;
 	paused = 0;

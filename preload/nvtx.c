@@ -178,6 +178,9 @@ static int push(uint32_t group, uint32_t name)
 	if (!t) {
 		return -1;
 	}
+	if (__builtin_expect(state_capture_id != 0, 0)) {
+		state_nvtx_range(name, 1);
+	}
 	int d = t->depth++;
 	if (d < STACK_MAX) {
 		t->stack[d] = (struct frame){ticks_now(), name, group};
@@ -202,6 +205,9 @@ static int pop(void)
 				     .kind = COLL_SPAN,
 				     .cat = COLL_CAT_USER};
 		ring_push(&r);
+	}
+	if (__builtin_expect(state_capture_id != 0, 0) && d < STACK_MAX) {
+		state_nvtx_range(t->stack[d].name, 0);
 	}
 	return d;
 }
@@ -229,6 +235,9 @@ static nvtxRangeId_t start(uint32_t group, uint32_t name)
 		if (__atomic_compare_exchange_n(&slots[i].used, &free_slot, 1,
 						0, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED)) {
+			if (__builtin_expect(state_capture_id != 0, 0)) {
+				state_nvtx_range(name, 1);
+			}
 			slots[i].name = name;
 			slots[i].group = group;
 			slots[i].t0 = ticks_now();
@@ -257,6 +266,9 @@ static void end(nvtxRangeId_t id)
 				     .kind = COLL_SPAN,
 				     .cat = COLL_CAT_USER};
 		ring_push(&r);
+	}
+	if (__builtin_expect(state_capture_id != 0, 0)) {
+		state_nvtx_range(slots[i].name, 0);
 	}
 	__atomic_store_n(&slots[i].used, 0, __ATOMIC_RELEASE);
 }

@@ -82,4 +82,13 @@ int state_run(void);
 void state_at_exit(void);
 extern struct settings preload_settings;
 
+/*
+ * MXPROF_CAPTURE_NVTX: the id of the range name that opens the capture
+ * window (0 when unset), and the call NVTX makes when a range of that name
+ * opens (enter = 1) or closes. Recording is on only while at least one such
+ * range is open, on any thread. Takes the state lock, only on a match.
+ */
+extern uint32_t state_capture_id;
+void state_nvtx_range(uint32_t name, int enter);
+
 #endif /* MXPROF_PRELOAD_H */
