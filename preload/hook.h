@@ -5,12 +5,13 @@
  *
  * How a call is timed (x86-64 only):
  *
- *   caller --GOT--> stub[i] (hook_tramp.S) --> hook_tramp_common
+ *   caller --GOT--> stub[i] (hook_tramp.S)
  *        stopped: tail jump to hook_real[i]            (one load, one branch)
- *        running: hook_rt_enter() pushes a shadow frame and replaces the
- *                 return address with hook_tramp_exit, then jumps to the
- *                 real function; hook_tramp_exit calls hook_rt_exit(),
- *                 which pushes one record and returns the saved address.
+ *        running: hook_tramp_record (or hook_rt_enter() when unusual)
+ *                 pushes a shadow frame and replaces the return address
+ *                 with hook_tramp_exit, then the stub jumps to the real
+ *                 function; hook_tramp_exit calls hook_rt_exit(), which
+ *                 pushes one record and returns the saved address.
  *
  * hook.c owns the patterns and the patching, hook_rt.c the per-thread
  * shadow stack, hook_elf.c the ELF dynamic-section reading, and
@@ -51,7 +52,7 @@ void hook_after_fork_child(void);
 /* ---- shared between hook*.c and hook_tramp.S --------------------------- */
 
 #define HOOK_MAX       16384 /* stubs in hook_tramp.S; keep in sync */
-#define HOOK_STUB_SIZE 16
+#define HOOK_STUB_SIZE 32
 
 /* What the exit path needs to know about hooked function i. */
 struct hook_ent {
@@ -68,8 +69,8 @@ extern void *hook_real[HOOK_MAX];
 /* Per-function facts for the exit path. */
 extern struct hook_ent hook_ents[HOOK_MAX];
 
-/* HOOK_MAX stubs of HOOK_STUB_SIZE bytes: stub i loads i and enters the
- * common trampoline. Code, not data: never call it from C. */
+/* HOOK_MAX stubs of HOOK_STUB_SIZE bytes, stub i for hooked function i.
+ * Code, not data: never call it from C. */
 extern char hook_tramp_stubs[];
 /* The address hooked calls return to. Code: never call it from C. */
 extern char hook_tramp_exit[];

@@ -1,16 +1,14 @@
 /*
  * hook_tramp.S - the trampolines that time hooked C API calls (x86-64).
  *
- * A patched GOT entry points at stub i, which puts i in %r11 and jumps to
- * hook_tramp_common. %r11 is free there: the ABI makes it a scratch
- * register that carries no argument.
+ * A patched GOT entry points at stub i. When the profiler is stopped the
+ * stub costs a compare and its own indirect jump, so the stack and every
+ * register are exactly as the caller left them.
  *
- * When the profiler is stopped the common path costs one load, a compare
- * and a tail jump, so the stack and every register are exactly as the
- * caller left them.
- *
- * When it records, the common case is handled in assembly (see .Lrecord).
- * Otherwise every register that can carry an argument is saved:
+ * When it records, the stub puts i in %r11 (a scratch register that
+ * carries no argument) and calls hook_tramp_record, whose common case is
+ * written in assembly. Otherwise every register that can carry an
+ * argument is saved:
  * rdi rsi rdx rcx r8 r9, rax (the count of vector registers a varargs
  * call uses) and xmm0-xmm7. hook_rt_enter() swaps the return address for
  * hook_tramp_exit, and the real function runs with the original
@@ -24,47 +22,51 @@
  */
 #if defined(__x86_64__)
 
-#define HOOK_MAX 16384
+#define HOOK_MAX 16384 /* and 32-byte stubs: see hook.h */
 
 	.text
 
-/* ---- the stubs: HOOK_MAX of 16 bytes each ------------------------------ */
-	.p2align 4
+/* ---- the stubs: HOOK_MAX of 32 bytes each ------------------------------
+ * Each stub tests the recording flag and jumps to its own function through
+ * its own indirect jump, so that the branch predictor keeps one target per
+ * hooked function. When recording, it calls hook_tramp_record (a call the
+ * return-stack buffer predicts) and then takes the same jump.
+ */
+	.p2align 5
 	.globl	hook_tramp_stubs
 	.hidden	hook_tramp_stubs
 	.type	hook_tramp_stubs, @function
 hook_tramp_stubs:
 	.set	hook_i, 0
 	.rept	HOOK_MAX
-	.p2align 4
-	movl	$hook_i, %r11d
-	jmp	hook_tramp_common
+	.p2align 5
+	cmpl	$0, coll_recording(%rip)
+	jne	1f
+0:	jmpq	*(hook_real + 8 * hook_i)(%rip)
+1:	movl	$hook_i, %r11d
+	call	hook_tramp_record
+	jmp	0b
 	.set	hook_i, hook_i + 1
 	.endr
 	.size	hook_tramp_stubs, . - hook_tramp_stubs
 
 /* ---- entry ---------------------------------------------------------------
- * On entry (%rsp) is the return address and %rsp % 16 == 8. The save area
- * is 184 bytes, which leaves %rsp 16-byte aligned for the call and for
- * movaps.
+ * Called by stub %r11d while recording. (%rsp) is the stub's resume
+ * address and 8(%rsp) the hooked call's return address (the slot);
+ * %rsp % 16 == 0. Every argument register is kept; hook_tramp_record
+ * returns to the stub, which jumps to the real function.
+ *
+ * The common case is handled in assembly: the thread has a shadow stack
+ * with room, its top frame is live (no longjmp to clean up after) and ticks
+ * are TSC cycles. Four pushes give the registers it needs (rdtsc writes
+ * rax and rdx); the slot is then at 40(%rsp). Frames are published in the
+ * same order as hook_rt_enter() does, for the same signal-handler
+ * reasons. Anything else goes through hook_rt_enter() below.
  */
 	.p2align 4
-	.type	hook_tramp_common, @function
-hook_tramp_common:
+	.type	hook_tramp_record, @function
+hook_tramp_record:
 	.cfi_startproc
-	movq	coll_recording@GOTPCREL(%rip), %r10
-	cmpl	$0, (%r10)
-	jne	.Lrecord
-	leaq	hook_real(%rip), %r10
-	jmpq	*(%r10,%r11,8)
-
-/* The common case in assembly: the thread has a shadow stack with room,
- * its top frame is live (no longjmp to clean up after) and ticks are TSC
- * cycles. Four pushes give the registers it needs (rdtsc writes rax and
- * rdx); the return address slot is then at 32(%rsp). Frames are
- * published in the same order as hook_rt_enter() does, for the same
- * signal-handler reasons. Anything else takes the C path below. */
-.Lrecord:
 	pushq	%rax
 	.cfi_adjust_cfa_offset 8
 	pushq	%rdx
@@ -83,7 +85,7 @@ hook_tramp_common:
 	movl	(%r10), %ecx			/* d = s->depth */
 	cmpl	$256, %ecx
 	jae	.Lslow
-	leaq	32(%rsp), %rsi			/* slot */
+	leaq	40(%rsp), %rsi			/* slot */
 	testl	%ecx, %ecx
 	jz	2f
 	movl	%ecx, %eax
@@ -114,8 +116,6 @@ hook_tramp_common:
 	movq	%rsi, (%rcx)			/* f->slot = slot */
 	leaq	hook_tramp_exit(%rip), %rax
 	movq	%rax, (%rsi)			/* *slot = hook_tramp_exit */
-	leaq	hook_real(%rip), %r10
-	movq	(%r10,%r11,8), %r11
 	popq	%rsi
 	.cfi_adjust_cfa_offset -8
 	popq	%rcx
@@ -124,7 +124,7 @@ hook_tramp_common:
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
-	jmpq	*%r11
+	ret
 
 	.cfi_adjust_cfa_offset 32
 .Lslow:
@@ -136,8 +136,10 @@ hook_tramp_common:
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
-	subq	$184, %rsp
-	.cfi_adjust_cfa_offset 184
+	/* The C path saves every argument register: 192 bytes keep %rsp
+	 * 16-byte aligned (it is aligned here) and put the slot at 200. */
+	subq	$192, %rsp
+	.cfi_adjust_cfa_offset 192
 	movaps	%xmm0, 0(%rsp)
 	movaps	%xmm1, 16(%rsp)
 	movaps	%xmm2, 32(%rsp)
@@ -155,9 +157,8 @@ hook_tramp_common:
 	movq	%rax, 176(%rsp)
 
 	movl	%r11d, %edi
-	leaq	184(%rsp), %rsi
+	leaq	200(%rsp), %rsi
 	call	hook_rt_enter
-	movq	%rax, %r11
 
 	movaps	0(%rsp), %xmm0
 	movaps	16(%rsp), %xmm1
@@ -174,11 +175,11 @@ hook_tramp_common:
 	movq	160(%rsp), %r8
 	movq	168(%rsp), %r9
 	movq	176(%rsp), %rax
-	addq	$184, %rsp
-	.cfi_adjust_cfa_offset -184
-	jmpq	*%r11
+	addq	$192, %rsp
+	.cfi_adjust_cfa_offset -192
+	ret
 	.cfi_endproc
-	.size	hook_tramp_common, . - hook_tramp_common
+	.size	hook_tramp_record, . - hook_tramp_record
 
 /* ---- exit -----------------------------------------------------------------
  * Reached by the hooked function's `ret`: %rsp is 16-byte aligned and the
