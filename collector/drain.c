@@ -216,13 +216,15 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 }
 
 /* One pass; drain lock held. */
-static void pass(void)
+static uint64_t pass(void)
 {
-	ring_collect(emit, NULL);
+	uint64_t n = ring_collect(emit, NULL);
+
 	gpu_drain(D.agg);
 	if (D.journal_open > 0) {
 		journal_flush(D.j);
 	}
+	return n;
 }
 
 static void refresh_thread(void *ctx, int tid, int dead)
@@ -380,9 +382,20 @@ static void *drain_main(void *arg)
 	pthread_mutex_lock(&D.lock);
 	write_status();
 	pthread_mutex_unlock(&D.lock);
+	/*
+	 * The wait adapts to the load: a pass that found an eighth of a ring
+	 * or more starts the next at once, one that found a 64th waits 1 ms,
+	 * and a lighter pass waits the full period (a program that records
+	 * little is woken no more often than that). A flooding
+	 * thread fills its ring in a few milliseconds, and a fixed period
+	 * would turn that into drops. The ticks still come once per period.
+	 */
+	int wait_ms = (int)D.cfg.drain_period_ms;
+	uint64_t last_tick = 0;
+	uint64_t period_ns = (uint64_t)D.cfg.drain_period_ms * 1000000u;
 	while (!__atomic_load_n(&D.stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = {.fd = D.efd, .events = POLLIN};
-		if (poll(&p, 1, (int)D.cfg.drain_period_ms) > 0) {
+		if (poll(&p, 1, wait_ms) > 0) {
 			uint64_t v;
 			if (read(D.efd, &v, sizeof(v)) < 0) {
 				/* Nothing to do: the counter was empty. */
@@ -392,7 +405,14 @@ static void *drain_main(void *arg)
 			break;
 		}
 		pthread_mutex_lock(&D.lock);
-		pass();
+		uint64_t got = pass();
+		if (got >= ring_capacity / 8) {
+			wait_ms = 0;
+		} else if (got >= ring_capacity / 64) {
+			wait_ms = 1;
+		} else {
+			wait_ms = (int)D.cfg.drain_period_ms;
+		}
 		uint64_t now = ticks_mono_ns();
 		int periodic = D.cfg.dump_period_s > 0 &&
 			       now - D.last_dump_ns >=
@@ -403,6 +423,10 @@ static void *drain_main(void *arg)
 		}
 		void (*tick)(uint64_t) = D.cfg.tick;
 		pthread_mutex_unlock(&D.lock);
+		if (now - last_tick < period_ns) {
+			continue;
+		}
+		last_tick = now;
 		/* Outside the drain lock: the tick takes the state lock, which
 		 * is held around coll_start(). */
 		if (tick) {

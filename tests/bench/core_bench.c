@@ -79,6 +79,13 @@ static double best(double (*f)(mxprof_task *, long), mxprof_task *t, long n)
 	return b;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 static double base_fn(mxprof_task *t, long n)
 {
 	(void)t;
@@ -118,8 +125,8 @@ int main(int argc, char **argv)
 	 * it (dumps() drains everything first; its tables are tiny). */
 	MXPROF(set_state)("run");
 	long fill = 60000;
-	double pass_rate = 0;
-	for (int r = 0; r < 5; r++) {
+	double rates[7];
+	for (int r = 0; r < 7; r++) {
 		char *s = MXPROF(dumps)(1, "table", "total", 0);
 		MXPROF(free)(s);
 		for (long i = 0; i < fill; i++) {
@@ -130,9 +137,12 @@ int main(int argc, char **argv)
 		s = MXPROF(dumps)(1, "table", "total", 0);
 		double dt = now() - t0;
 		MXPROF(free)(s);
-		double rate = (double)fill / dt;
-		pass_rate = rate > pass_rate ? rate : pass_rate;
+		rates[r] = (double)fill / dt;
 	}
+	/* The median: the drain thread may take part of a fill first, which
+	 * makes a single pass look faster than it is. */
+	qsort(rates, 7, sizeof(double), cmp_double);
+	double pass_rate = rates[3];
 
 	/* Drain, sustained: flood for a second while the drain thread runs;
 	 * what was not dropped was drained. */
@@ -169,7 +179,7 @@ int main(int argc, char **argv)
 	       rec / stopped);
 	printf("drain throughput (records per second)\n");
 	printf("  %-34s %8.2f M/s  (target >= 10)\n",
-	       "one pass over a full ring", pass_rate / 1e6);
+	       "one pass over a full ring (median)", pass_rate / 1e6);
 	printf("  %-34s %8.2f M/s  (producer flooding 1 s)\n",
 	       "sustained while recording", flood / 1e6);
 	return 0;
