@@ -197,8 +197,9 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 	struct hook_stack *s = stack; /* mapped: its frame was pushed */
 	uint32_t d = s->depth;
 	uint32_t k = d;
-	int saved = errno;
 
+	/* errno needs no saving here: ring_push() never changes it (its
+	 * one-time attach path saves and restores it itself). */
 	while (k > 0 && s->f[k - 1].slot != slot) {
 		k--;
 	}
@@ -223,7 +224,6 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 	s->depth = k - 1;
 	HOOK_RT_FENCE();
 	record(&f, t1, rax, 1);
-	errno = saved;
 	return f.ret;
 }
 
