@@ -1007,62 +1007,12 @@ static size_t group_rows(struct kv *v, size_t n, struct grow *rows)
 	return nr;
 }
 
-struct tbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
-
-static void tb(struct tbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tb(struct tbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	while (!b->err) {
-		size_t room = b->cap - b->n;
-		va_start(ap, fmt);
-		int k = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
-		va_end(ap);
-		if (k < 0) {
-			b->err = 1;
-			return;
-		}
-		if ((size_t)k < room) {
-			b->n += (size_t)k;
-			return;
-		}
-		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)k;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->err = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-}
-
-/* The layout of table.c: name 30 wide, count 11, other columns 17. */
-static void theader(struct tbuf *b, const char *title, const char *const *cols,
+/* A section: its title, then table.c's header lines. */
+static void theader(struct sbuf *b, const char *title, const char *const *cols,
 		    int ncols)
 {
-	tb(b, "%s\n=================\n%-30s%11s", title, "Name", "Total Count");
-	for (int i = 0; i < ncols; i++) {
-		tb(b, "%17s", cols[i]);
-	}
-	tb(b, "\n%-30s%11s", "----", "-----------");
-	for (int i = 0; i < ncols; i++) {
-		tb(b, "%17.*s", (int)strlen(cols[i]),
-		   "--------------------------------");
-	}
-	tb(b, "\n");
-}
-
-static void tname(struct tbuf *b, const char *name)
-{
-	tb(b, "%-30s%s", name, strlen(name) >= 30 ? " " : "");
+	sb_printf(b, "%s\n=================\n", title);
+	table_header(b, cols, ncols);
 }
 
 static double msf(int64_t ns)
@@ -1072,7 +1022,7 @@ static double msf(int64_t ns)
 
 enum { SEC_TIME, SEC_KERNEL, SEC_BYTES, SEC_GPUTIME };
 
-static void tsection(struct tbuf *b, const char *title, int type, struct kv *v,
+static void tsection(struct sbuf *b, const char *title, int type, struct kv *v,
 		     size_t n, unsigned top,
 		     const char *(*label)(uint64_t key, char *buf, size_t len))
 {
@@ -1111,24 +1061,25 @@ static void tsection(struct tbuf *b, const char *title, int type, struct kv *v,
 		const struct grow *r = &rows[i];
 		char buf[512];
 		double pct = all ? 100.0 * (double)r->total / (double)all : 0;
-		tname(b, label(r->key, buf, sizeof(buf)));
-		tb(b, "%11llu", (unsigned long long)r->count);
+		table_row_name(b, label(r->key, buf, sizeof(buf)));
+		sb_printf(b, "%11llu", (unsigned long long)r->count);
 		if (type == SEC_GPUTIME) {
-			tb(b, "%17.4f%17.2f\n", msf(r->total), pct);
+			sb_printf(b, "%17.4f%17.2f\n", msf(r->total), pct);
 			continue;
 		}
-		tb(b, "%17.4f%17.4f%17.4f%17.4f", msf(r->total), msf(r->min),
-		   msf(r->max), msf(r->total) / (double)r->count);
+		sb_printf(b, "%17.4f%17.4f%17.4f%17.4f", msf(r->total),
+			  msf(r->min), msf(r->max),
+			  msf(r->total) / (double)r->count);
 		if (type == SEC_KERNEL) {
-			tb(b, "%17.4f%17.2f", msf(r->median), pct);
+			sb_printf(b, "%17.4f%17.2f", msf(r->median), pct);
 		} else if (type == SEC_BYTES) {
-			tb(b, "%17.4f%17.4f", (double)r->bytes / 1000.0,
-			   r->total ? (double)r->bytes / (double)r->total
-				    : 0.0);
+			sb_printf(b, "%17.4f%17.4f", (double)r->bytes / 1000.0,
+				  r->total ? (double)r->bytes / (double)r->total
+					   : 0.0);
 		}
-		tb(b, "\n");
+		sb_printf(b, "\n");
 	}
-	tb(b, "\n");
+	sb_printf(b, "\n");
 	free(rows);
 }
 
@@ -1218,7 +1169,7 @@ static uint64_t key_host_range(const struct coll_gpu_rec *r)
 char *gpu_tables_append(char *text, const struct table_opts *o)
 {
 	size_t n = published();
-	struct tbuf b = {0};
+	struct sbuf b = {0};
 
 	if (!text || o->format != TABLE_TEXT || !n || o->category) {
 		return text;
@@ -1247,8 +1198,8 @@ char *gpu_tables_append(char *text, const struct table_opts *o)
 			 o->top, label_range);
 	}
 	if (gpu_dropped()) {
-		tb(&b, "Dropped GPU records: %llu\n",
-		   (unsigned long long)gpu_dropped());
+		sb_printf(&b, "Dropped GPU records: %llu\n",
+			  (unsigned long long)gpu_dropped());
 	}
 	free(v);
 	if (b.err || !b.p) {

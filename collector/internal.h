@@ -151,6 +151,17 @@ void gpu_link_end(void);
 char *gpu_tables_append(char *text, const struct table_opts *o);
 void gpu_after_fork_child(void);
 
+/* table.c: a growing string, and MXNet's table cells, for the GPU tables. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void table_header(struct sbuf *b, const char *const *cols, int ncols);
+void table_row_name(struct sbuf *b, const char *name);
+
 /* settings shared with the writers */
 const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
 

@@ -31,16 +31,9 @@
 #define COUNT_W 11
 #define COL_W	17
 
-struct sbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
+/* Appends to b as printf does. On allocation failure b->err is set and
+ * later calls do nothing. */
+void sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -221,7 +214,9 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
-static void header(struct sbuf *b, const char *const *cols, int ncols)
+/* Writes the two header lines of a section: the column names and their
+ * underlines, in MXNet's widths. */
+void table_header(struct sbuf *b, const char *const *cols, int ncols)
 {
 	sb_printf(b, "%-*s%*s", NAME_W, "Name", COUNT_W, "Total Count");
 	for (int i = 0; i < ncols; i++) {
@@ -238,7 +233,8 @@ static void header(struct sbuf *b, const char *const *cols, int ncols)
 	sb_printf(b, "\n");
 }
 
-static void row_name(struct sbuf *b, const char *name)
+/* Writes a row's name cell: 30 wide, and at least one space after. */
+void table_row_name(struct sbuf *b, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -259,15 +255,15 @@ static void text_section(struct sbuf *b, const struct section *s,
 
 	sb_printf(b, "%s\n=================\n", s->title);
 	if (s->cls == AGG_TIME) {
-		header(b, time_cols, s->status ? 6 : 5);
+		table_header(b, time_cols, s->status ? 6 : 5);
 	} else if (s->cls == AGG_COUNTER) {
-		header(b, is_storage(s) ? storage_cols : counter_cols, 3);
+		table_header(b, is_storage(s) ? storage_cols : counter_cols, 3);
 	} else {
-		header(b, NULL, 0);
+		table_header(b, NULL, 0);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct agg_row *r = &rows[s->first + i];
-		row_name(b, strtab_get(r->name));
+		table_row_name(b, strtab_get(r->name));
 		sb_printf(b, "%*llu", COUNT_W, (unsigned long long)r->count);
 		if (s->cls == AGG_TIME) {
 			double pct = s->total ? 100.0 * (double)r->total /

@@ -1,17 +1,7 @@
 # mxprof diff: two runs of the same program, the second with each "step"
 # 5 ms slower: "step" is the first row, with its counts and a ratio > 3.
 . "$ROOT/tests/integration/lib.sh"
-# In a sanitizer build the programs mxprof run starts need the runtime
-# first in LD_PRELOAD; only mxprof's own environment gets it.
-MX=$BUILD/mxprof
-SANPRE=
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
-	SANPRE=${PRELOAD% *}
-	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
-		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
-	chmod +x "$WORK/mxprof-san"
-	MX=$WORK/mxprof-san
-fi
+mxprof_command
 PROG=$BUILD/programs/cli_tasks
 
 "$MX" run -q -o a.json -- "$PROG" -u 200 2>/dev/null

@@ -1,17 +1,7 @@
 # mxprof dump: a live process writes its trace on request and keeps going;
 # processes without mxprof and unknown pids give one clear line, exit 1.
 . "$ROOT/tests/integration/lib.sh"
-# In a sanitizer build the programs mxprof run starts need the runtime
-# first in LD_PRELOAD; only mxprof's own environment gets it.
-MX=$BUILD/mxprof
-SANPRE=
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
-	SANPRE=${PRELOAD% *}
-	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
-		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
-	chmod +x "$WORK/mxprof-san"
-	MX=$WORK/mxprof-san
-fi
+mxprof_command
 PROG=$BUILD/programs/cli_tasks
 
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$WORK/live.json LD_PRELOAD=$PRELOAD \

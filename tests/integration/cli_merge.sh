@@ -1,17 +1,7 @@
 # mxprof merge: two processes' traces become one valid trace with both pids,
 # process names carrying rank and host, and times on one clock.
 . "$ROOT/tests/integration/lib.sh"
-# In a sanitizer build the programs mxprof run starts need the runtime
-# first in LD_PRELOAD; only mxprof's own environment gets it.
-MX=$BUILD/mxprof
-SANPRE=
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
-	SANPRE=${PRELOAD% *}
-	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
-		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
-	chmod +x "$WORK/mxprof-san"
-	MX=$WORK/mxprof-san
-fi
+mxprof_command
 PROG=$BUILD/programs/cli_tasks
 
 "$MX" run -q -o a.json -- "$PROG" -u 100 2>/dev/null

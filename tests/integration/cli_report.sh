@@ -2,17 +2,7 @@
 # byte-identical to the .stats.txt the library wrote, in every format the
 # options select, for plain and gzip traces.
 . "$ROOT/tests/integration/lib.sh"
-# In a sanitizer build the programs mxprof run starts need the runtime
-# first in LD_PRELOAD; only mxprof's own environment gets it.
-MX=$BUILD/mxprof
-SANPRE=
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
-	SANPRE=${PRELOAD% *}
-	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
-		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
-	chmod +x "$WORK/mxprof-san"
-	MX=$WORK/mxprof-san
-fi
+mxprof_command
 PROG=$BUILD/programs/cli_tasks
 
 # 10 steps, 5 loads, 2 epochs, 3 evt, counter queue set 3 times, 4 marks.

@@ -2,17 +2,7 @@
 # or partial tables with one warning and exit 0; never a crash. A 2 GiB
 # trace is read in flat memory.
 . "$ROOT/tests/integration/lib.sh"
-# In a sanitizer build the programs mxprof run starts need the runtime
-# first in LD_PRELOAD; only mxprof's own environment gets it.
-MX=$BUILD/mxprof
-SANPRE=
-if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
-	SANPRE=${PRELOAD% *}
-	printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
-		"$SANPRE" "$BUILD/mxprof" > "$WORK/mxprof-san"
-	chmod +x "$WORK/mxprof-san"
-	MX=$WORK/mxprof-san
-fi
+mxprof_command
 GEN=$ROOT/tests/bench/report_gen.py
 
 # report_err FILE: runs report, stores the status in rc and stderr in err.txt

@@ -27,3 +27,19 @@ row_count() {
 			if (rest ~ /^ /) { split(rest, f, " "); print f[1]; exit }
 		}' "$1"
 }
+
+# mxprof_command: sets MX to the mxprof command to run and SANPRE to the
+# sanitizer runtime (empty in a normal build). In a sanitizer build the
+# programs `mxprof run` starts need that runtime first in LD_PRELOAD; only
+# mxprof's own environment gets it, through a wrapper script.
+mxprof_command() {
+	MX=$BUILD/mxprof
+	SANPRE=
+	if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
+		SANPRE=${PRELOAD% *}
+		printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" exec "%s" "$@"\n' \
+			"$SANPRE" "$BUILD/mxprof" >"$WORK/mxprof-san"
+		chmod +x "$WORK/mxprof-san"
+		MX=$WORK/mxprof-san
+	fi
+}
