@@ -2,27 +2,36 @@
  * clock.c - converting raw ticks to trace time.
  *
  * The hot path reads the TSC (ticks.h). This file maps ticks to
- * CLOCK_MONOTONIC nanoseconds without ever calibrating in the host program's
- * way: the drain thread takes an anchor (a simultaneous TSC and
- * CLOCK_MONOTONIC reading) at every pass, and a tick value is converted by
- * linear interpolation between the two anchors around it.
+ * CLOCK_MONOTONIC nanoseconds, on the thread that drains, without ever
+ * making the host program wait for a calibration.
  *
- * Why interpolation and not one frequency: a frequency measured once drifts
- * against CLOCK_MONOTONIC (NTP slews it), and a frequency re-measured later
- * would convert the same tick differently before and after, breaking the
- * nesting of spans that straddle the change. Piecewise-linear conversion is
- * continuous and monotonic, and it tracks CLOCK_MONOTONIC exactly at every
- * anchor, so host and GPU timestamps (CUPTI reads CLOCK_MONOTONIC-based time)
- * stay aligned over hours.
+ * The mapping is a disciplined clock: a chain of linear segments, each
+ * starting where the previous one ends. A new segment starts at an anchor
+ * (a simultaneous TSC and CLOCK_MONOTONIC reading), but it is placed on the
+ * line the previous segment was already extrapolating, not at the measured
+ * CLOCK_MONOTONIC value; the difference is steered away through the new
+ * segment's rate over the next second. So:
  *
- * The drain thread snapshots the ring heads before it takes the anchor, so
- * every record it converts was stamped before the newest anchor: records are
- * interpolated, never extrapolated, except after a very long stall.
+ *  - a tick converts to the same nanoseconds whenever it is converted:
+ *    before or after later anchors, in this dump or the next. Spans that
+ *    nest in ticks nest in the trace, even when a long span's start is
+ *    converted minutes after its children were. (Placing anchors at their
+ *    measured values would move every tick converted by extrapolation by
+ *    the anchor's jitter, tens of nanoseconds, enough to break nesting.)
+ *  - the mapping is continuous and strictly increasing;
+ *  - it follows CLOCK_MONOTONIC (and so CUPTI's timestamps, which mxprof
+ *    takes from CLOCK_MONOTONIC) to within the jitter of an anchor after
+ *    the first seconds, NTP slewing included, over runs of any length.
+ *
+ * The first rate is measured over at least 1 ms after clock_init(), on the
+ * draining thread; later anchors come every 100 ms for the first 2 s, then
+ * every second, and are all kept (24 bytes each: 2 MB a day).
  *
  * Only the thread that drains calls clock_anchor() and clock_to_ns(); the
  * drain lock serialises them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector.h"
@@ -33,18 +42,24 @@
 
 int ticks_use_tsc;
 
-#define NANCHORS 16
-
-struct anchor {
+/* A segment: from tick on (until the next one), ns = ns0 + (t - tick) *
+ * rate. */
+struct segment {
 	uint64_t tick;
-	uint64_t ns; /* CLOCK_MONOTONIC */
-	double rate; /* ns per tick from here to the next anchor */
+	uint64_t ns;
+	double rate; /* ns per tick */
 };
 
-static struct anchor anchors[NANCHORS];
-static unsigned nanchors; /* total taken; newest is (nanchors - 1) */
+static struct segment *segs;
+static size_t nsegs, capsegs;
+static struct segment first; /* the reading at clock_init, rate unknown */
+static uint64_t last_anchor_ns;
 static uint64_t base_mono_ns;
 static int64_t base_utc_ns;
+
+#define FIRST_RATE_NS 1000000ull /* measure the first rate over >= 1 ms */
+#define MAX_STEER     5e-4	 /* steer at most 500 ppm off the rate */
+#define STEER_NS      1e9	 /* correct an error over about 1 s   */
 
 static int tsc_is_invariant(void)
 {
@@ -61,16 +76,13 @@ static int tsc_is_invariant(void)
 #endif
 }
 
-/* Reads a tick and CLOCK_MONOTONIC as close together as it can. */
-static struct anchor read_anchor(void)
+/* Reads a tick and CLOCK_MONOTONIC as close together as it can: the best
+ * of five tries, the tick taken in the middle of the clock read. */
+static struct segment read_pair(void)
 {
-	struct anchor best = {0, 0, 0.0};
+	struct segment best = {0, 0, 0.0};
 	uint64_t best_gap = UINT64_MAX;
 
-	if (!ticks_use_tsc) {
-		uint64_t ns = ticks_mono_ns();
-		return (struct anchor){ns, ns, 1.0};
-	}
 	for (int i = 0; i < 5; i++) {
 		uint64_t a = ticks_now();
 		uint64_t ns = ticks_mono_ns();
@@ -84,64 +96,130 @@ static struct anchor read_anchor(void)
 	return best;
 }
 
-static struct anchor *anchor_at(unsigned i)
+static int append(struct segment s)
 {
-	return &anchors[i % NANCHORS];
+	if (nsegs == capsegs) {
+		size_t n = capsegs ? capsegs * 2 : 256;
+		struct segment *ns = realloc(segs, n * sizeof(*ns));
+		if (!ns) {
+			return -1; /* the last segment goes on being used */
+		}
+		segs = ns;
+		capsegs = n;
+	}
+	segs[nsegs++] = s;
+	return 0;
 }
 
 /*
- * Chooses the clock and takes the first anchor, which becomes ts = 0 of
- * the trace. Call once, before any record is made. This function can't
- * fail.
+ * Chooses the clock and reads the trace's origin (ts = 0). Call once,
+ * before any record is made. This function can't fail and never waits.
  */
 void clock_init(void)
 {
 	struct timespec rt;
 
 	ticks_use_tsc = tsc_is_invariant();
-	nanchors = 0;
-	struct anchor a = read_anchor();
+	nsegs = 0;
+	first = ticks_use_tsc ? read_pair()
+			      : (struct segment){ticks_mono_ns(), 0, 1.0};
+	if (!ticks_use_tsc) {
+		first.ns = first.tick;
+	}
 	clock_gettime(CLOCK_REALTIME, &rt);
 	uint64_t mono = ticks_mono_ns();
-	anchors[0] = a;
-	nanchors = 1;
-	base_mono_ns = a.ns;
+	base_mono_ns = first.ns;
 	base_utc_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec -
-		      (int64_t)(mono - a.ns);
+		      (int64_t)(mono - first.ns);
+}
+
+/* The first segment: its rate measured from the origin over >= 1 ms
+ * (waiting out the rest of that millisecond once, on the draining
+ * thread). */
+static void first_segment(void)
+{
+	struct segment now = read_pair();
+
+	while (now.ns - first.ns < FIRST_RATE_NS || now.tick <= first.tick) {
+		now = read_pair();
+	}
+	first.rate =
+		(double)(now.ns - first.ns) / (double)(now.tick - first.tick);
+	append(first);
+	last_anchor_ns = now.ns;
+}
+
+/* The segment that holds tick t (the first one for earlier ticks). */
+static const struct segment *segment_for(uint64_t t)
+{
+	size_t lo = 0, hi = nsegs; /* segs[lo].tick <= t < segs[hi].tick */
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (segs[mid].tick <= t) {
+			lo = mid;
+		} else {
+			hi = mid;
+		}
+	}
+	return &segs[lo];
+}
+
+static uint64_t on_segment(const struct segment *s, uint64_t t)
+{
+	if (t >= s->tick) {
+		return s->ns + (uint64_t)((double)(t - s->tick) * s->rate);
+	}
+	uint64_t back = (uint64_t)((double)(s->tick - t) * s->rate);
+	return back < s->ns ? s->ns - back : 0;
 }
 
 /*
- * Takes a new anchor. Call on the draining thread after snapshotting the
- * rings and before converting their records. This function can't fail.
+ * Starts a new segment when it is time to (see the top of this file).
+ * Call on the draining thread. This function can't fail: when memory runs
+ * out, the newest segment simply goes on.
  */
 void clock_anchor(void)
 {
-	struct anchor a = read_anchor();
-	struct anchor *last = anchor_at(nanchors - 1);
-
-	if (a.tick <= last->tick || a.ns < last->ns) {
-		return; /* no progress; keep the segment we have */
+	if (!ticks_use_tsc) {
+		return;
 	}
-	last->rate = (double)(a.ns - last->ns) / (double)(a.tick - last->tick);
-	a.rate = last->rate; /* until the next anchor: extrapolate */
-	*anchor_at(nanchors) = a;
-	nanchors++;
-}
-
-/* Converts t on the segment that starts at a. The rate is a double: the
- * tick distance within a segment is small enough that the product is
- * exact to far below a nanosecond. */
-static uint64_t lerp(const struct anchor *a, uint64_t t)
-{
-	if (t >= a->tick) {
-		return a->ns + (uint64_t)((double)(t - a->tick) * a->rate);
+	if (nsegs == 0) {
+		first_segment();
+		return;
 	}
-	return a->ns - (uint64_t)((double)(a->tick - t) * a->rate);
+	struct segment now = read_pair();
+	uint64_t since_start = now.ns - first.ns;
+	uint64_t every =
+		since_start < 2000000000ull ? 100000000ull : 1000000000ull;
+	if (now.ns - last_anchor_ns < every) {
+		return;
+	}
+	const struct segment *last = &segs[nsegs - 1];
+	if (now.tick <= last->tick) {
+		return;
+	}
+	/* The new segment starts on the current line, so nothing converted
+	 * so far moves; its rate is the run's average rate, steered to
+	 * absorb the error against CLOCK_MONOTONIC over about a second. */
+	uint64_t on_line = on_segment(last, now.tick);
+	double err = (double)now.ns - (double)on_line;
+	double rate =
+		(double)(now.ns - first.ns) / (double)(now.tick - first.tick);
+	double steer = err / STEER_NS;
+	if (steer > MAX_STEER) {
+		steer = MAX_STEER;
+	} else if (steer < -MAX_STEER) {
+		steer = -MAX_STEER;
+	}
+	append((struct segment){now.tick, on_line, rate * (1.0 + steer)});
+	last_anchor_ns = now.ns;
 }
 
 /*
- * Converts a tick value to nanoseconds since the trace origin. Values
- * before the origin give 0. This function can't fail.
+ * Converts a tick value to nanoseconds since the trace origin; values
+ * before the origin give 0. The same tick always gives the same value.
+ * This function can't fail.
  */
 uint64_t clock_to_ns(uint64_t t)
 {
@@ -149,23 +227,11 @@ uint64_t clock_to_ns(uint64_t t)
 
 	if (!ticks_use_tsc) {
 		ns = t;
-	} else if (nanchors < 2) {
-		/* No segment yet: take one now so there is a rate. */
-		clock_anchor();
-		if (nanchors < 2) {
-			return 0;
-		}
-		return clock_to_ns(t);
 	} else {
-		unsigned newest = nanchors - 1;
-		unsigned oldest = nanchors > NANCHORS ? nanchors - NANCHORS : 0;
-		unsigned i = newest;
-		/* Find the segment [i-1, i] holding t, newest first. */
-		while (i > oldest + 1 && t < anchor_at(i - 1)->tick) {
-			i--;
+		if (nsegs == 0) {
+			first_segment();
 		}
-		ns = t >= anchor_at(newest)->tick ? lerp(anchor_at(newest), t)
-						  : lerp(anchor_at(i - 1), t);
+		ns = on_segment(segment_for(t), t);
 	}
 	return ns > base_mono_ns ? ns - base_mono_ns : 0;
 }
