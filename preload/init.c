@@ -109,7 +109,7 @@ static void after_fork_child(void)
  * only where unset) and installs the CUPTI source, for the sources
  * MXPROF_TRACE selects. Loads nothing: CUPTI starts when CUDA does.
  */
-static void cuda_setup(void)
+static void cuda_setup(int early)
 {
 	const struct settings *s = &preload_settings;
 	unsigned want = 0;
@@ -120,6 +120,12 @@ static void cuda_setup(void)
 	 * into a program, the entry points are found without a path. */
 	if (dladdr((void *)cuda_setup, &info) && info.dli_fname &&
 	    strstr(info.dli_fname, ".so") && !realpath(info.dli_fname, self)) {
+		self[0] = 0;
+	}
+	/* The injection paths are environment variables: set them only while
+	 * no other thread can be reading the environment (a library loaded
+	 * after start, by Python say, leaves them alone). */
+	if (!early) {
 		self[0] = 0;
 	}
 	if (nvtx_setup && (s->trace & TRACE_NVTX)) {
@@ -142,7 +148,8 @@ static void load(void)
 	settings_parse(s, env);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	const char *root = getenv("MXPROF_ROOT_PID");
-	if (!root && only_thread()) {
+	int early = only_thread();
+	if (!root && early) {
 		/* Before main, nobody else reads the environment yet. */
 		setenv("MXPROF_ROOT_PID", pid, 0);
 	}
@@ -162,7 +169,7 @@ static void load(void)
 	if (hook_init) {
 		hook_init(s->hook);
 	}
-	cuda_setup();
+	cuda_setup(early);
 	loaded = 1;
 	if (s->autostart) {
 		state_run();
