@@ -956,18 +956,7 @@ static int sort_asc_g;
 
 static double gkey(const struct grow *r)
 {
-	switch (sort_key_g) {
-	case TABLE_SORT_AVG:
-		return (double)r->total / (double)r->count;
-	case TABLE_SORT_MIN:
-		return (double)r->min;
-	case TABLE_SORT_MAX:
-		return (double)r->max;
-	case TABLE_SORT_COUNT:
-		return (double)r->count;
-	default:
-		return (double)r->total;
-	}
+	return table_sort_value(sort_key_g, r->count, r->total, r->min, r->max);
 }
 
 static int cmp_grow(const void *pa, const void *pb)

@@ -161,6 +161,8 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void table_header(struct sbuf *b, const char *const *cols, int ncols);
 void table_row_name(struct sbuf *b, const char *name);
+double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
+			int64_t max);
 
 /* settings shared with the writers */
 const char *coll_stats_path_for(const char *trace, char *buf, size_t len);

@@ -123,20 +123,27 @@ struct section {
 	size_t first, count; /* range in the sorted row array */
 };
 
-static double sort_key(const struct agg_row *r, int key)
+/* The value a row is sorted by, for sort key key (enum table_sort). */
+double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
+			int64_t max)
 {
 	switch (key) {
 	case TABLE_SORT_AVG:
-		return (double)r->total / (double)r->count;
+		return (double)total / (double)count;
 	case TABLE_SORT_MIN:
-		return (double)r->min;
+		return (double)min;
 	case TABLE_SORT_MAX:
-		return (double)r->max;
+		return (double)max;
 	case TABLE_SORT_COUNT:
-		return (double)r->count;
+		return (double)count;
 	default:
-		return (double)r->total;
+		return (double)total;
 	}
+}
+
+static double sort_key(const struct agg_row *r, int key)
+{
+	return table_sort_value(key, r->count, r->total, r->min, r->max);
 }
 
 static int cmp_rows(const void *pa, const void *pb, void *arg)
