@@ -39,6 +39,7 @@
 
 #include "collector.h"
 #include "internal.h"
+#include "ring_abi.h"
 
 #define RING_BLOCK_MAX_NS (10ull * 1000000000ull)
 
@@ -70,7 +71,29 @@ struct tls_state {
 	int exited;
 };
 
-static __thread struct tls_state tls __attribute__((tls_model("initial-exec")));
+/* Not static: hook_tramp.S pushes its records through it (ring_abi.h). */
+__thread struct tls_state ring_tls __attribute__((tls_model("initial-exec")));
+
+_Static_assert(offsetof(struct tls_state, ring) == RING_TLS_RING, "abi");
+_Static_assert(offsetof(struct tls_state, quiet) == RING_TLS_QUIET, "abi");
+_Static_assert(offsetof(struct ring, head) == RING_HEAD, "abi");
+_Static_assert(offsetof(struct ring, reserve) == RING_RESERVE, "abi");
+_Static_assert(offsetof(struct ring, cached_tail) == RING_CACHED_TAIL, "abi");
+_Static_assert(offsetof(struct ring, depth) == RING_DEPTH, "abi");
+_Static_assert(offsetof(struct ring, mask) == RING_MASK, "abi");
+_Static_assert(offsetof(struct ring, recs) == RING_RECS, "abi");
+_Static_assert(sizeof(struct coll_rec) == 1u << REC_SIZE_LOG2, "abi");
+_Static_assert(offsetof(struct coll_rec, t0) == REC_T0, "abi");
+_Static_assert(offsetof(struct coll_rec, t1) == REC_T1, "abi");
+_Static_assert(offsetof(struct coll_rec, name) == REC_NAME, "abi");
+_Static_assert(offsetof(struct coll_rec, group) == REC_NAME + 4, "abi");
+_Static_assert(offsetof(struct coll_rec, kind) == REC_KIND, "abi");
+_Static_assert(offsetof(struct coll_rec, cat) == REC_KIND + 2, "abi");
+_Static_assert(offsetof(struct coll_rec, flags) == REC_KIND + 3, "abi");
+_Static_assert(offsetof(struct coll_rec, arg) == REC_KIND + 4, "abi");
+_Static_assert(COLL_SPAN == REC_KIND_SPAN, "abi");
+_Static_assert(COLL_FLAG_STATUS == REC_FLAG_STATUS, "abi");
+_Static_assert(COLL_FLAG_ERROR == REC_FLAG_ERROR, "abi");
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ring *live;      /* every ring in use, dead or alive */
@@ -89,8 +112,8 @@ static void on_thread_exit(void *p)
 {
 	struct ring *r = p;
 
-	tls.exited = 1;
-	tls.ring = NULL;
+	ring_tls.exited = 1;
+	ring_tls.ring = NULL;
 	if (r) {
 		__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
 	}
@@ -131,10 +154,10 @@ static struct ring *attach(void)
 	int saved = errno;
 	struct ring *r = NULL;
 
-	if (tls.attaching || tls.exited || !exit_key_ok) {
+	if (ring_tls.attaching || ring_tls.exited || !exit_key_ok) {
 		return NULL;
 	}
-	tls.attaching = 1;
+	ring_tls.attaching = 1;
 	pthread_mutex_lock(&registry_lock);
 	if (free_list && free_list->mask + 1 == ring_capacity) {
 		r = free_list;
@@ -154,9 +177,9 @@ static struct ring *attach(void)
 	pthread_mutex_unlock(&registry_lock);
 	if (r) {
 		pthread_setspecific(exit_key, r);
-		tls.ring = r;
+		ring_tls.ring = r;
 	}
-	tls.attaching = 0;
+	ring_tls.attaching = 0;
 	errno = saved;
 	return r;
 }
@@ -179,9 +202,9 @@ static int wait_for_room(struct ring *r)
 /* HOT. See collector.h. */
 int ring_push(const struct coll_rec *rec)
 {
-	struct ring *r = tls.ring;
+	struct ring *r = ring_tls.ring;
 
-	if (__builtin_expect(tls.quiet, 0)) {
+	if (__builtin_expect(ring_tls.quiet, 0)) {
 		return 0;
 	}
 	if (__builtin_expect(!r, 0)) {
@@ -215,9 +238,9 @@ int ring_push(const struct coll_rec *rec)
 
 int ring_set_quiet(int quiet)
 {
-	int old = tls.quiet;
+	int old = ring_tls.quiet;
 
-	tls.quiet = quiet;
+	ring_tls.quiet = quiet;
 	return old;
 }
 
@@ -314,7 +337,7 @@ void ring_after_fork_parent(void)
  */
 void ring_after_fork_child(void)
 {
-	struct ring *mine = tls.ring;
+	struct ring *mine = ring_tls.ring;
 
 	pthread_mutex_init(&registry_lock, NULL);
 	for (struct ring *r = live; r;) {

@@ -52,7 +52,7 @@
  *    threads that copy stacks) can return to a frame the shadow stack does
  *    not know; mxprof then says so on stderr and aborts.
  *  - backtrace() and other unwinders that are not the C++ exception path
- *    stop at a hooked frame (hook_tramp_exit has no unwind information).
+ *    stop at a hooked frame (the stubs have no unwind information).
  *    C++ exceptions are handled by wrapping the unwinder's entry points
  *    in the GOTs that call them; a program that links libstdc++ and the
  *    unwinder statically has no such GOT entry, and an exception through

@@ -8,10 +8,11 @@
  *   caller --GOT--> stub[i] (hook_tramp.S)
  *        stopped: tail jump to hook_real[i]            (one load, one branch)
  *        running: hook_tramp_record (or hook_rt_enter() when unusual)
- *                 pushes a shadow frame and replaces the return address
- *                 with hook_tramp_exit, then the stub jumps to the real
- *                 function; hook_tramp_exit calls hook_rt_exit(), which
- *                 pushes one record and returns the saved address.
+ *                 pushes a shadow frame; the stub then calls the real
+ *                 function so that it returns into the stub, which goes on
+ *                 to hook_tramp_exit. That pops the frame, pushes one
+ *                 record (or has hook_rt_exit() do both when unusual) and
+ *                 returns to the saved address.
  *
  * hook.c owns the patterns and the patching, hook_rt.c the per-thread
  * shadow stack, hook_elf.c the ELF dynamic-section reading, and
@@ -51,8 +52,7 @@ void hook_after_fork_child(void);
 
 /* ---- shared between hook*.c and hook_tramp.S --------------------------- */
 
-#define HOOK_MAX       16384 /* stubs in hook_tramp.S; keep in sync */
-#define HOOK_STUB_SIZE 32
+#include "hook_abi.h" /* HOOK_MAX, the stub layout */
 
 /* What the exit path needs to know about hooked function i. */
 struct hook_ent {
@@ -72,8 +72,24 @@ extern struct hook_ent hook_ents[HOOK_MAX];
 /* HOOK_MAX stubs of HOOK_STUB_SIZE bytes, stub i for hooked function i.
  * Code, not data: never call it from C. */
 extern char hook_tramp_stubs[];
-/* The address hooked calls return to. Code: never call it from C. */
+/* Where the exits of all stubs go. Code: never call it from C. */
 extern char hook_tramp_exit[];
+
+/* The address a timed call of hooked function idx returns to: what its
+ * return-address slot holds while the call runs. */
+static inline uintptr_t hook_exit_addr(uint32_t idx)
+{
+	return (uintptr_t)hook_tramp_stubs + (uintptr_t)idx * HOOK_STUB_SIZE +
+	       HOOK_STUB_EXIT;
+}
+
+/* What the slot holds from the moment the shadow frame names it until the
+ * stub's call stores the exit address. */
+static inline uintptr_t hook_resume_addr(uint32_t idx)
+{
+	return (uintptr_t)hook_tramp_stubs + (uintptr_t)idx * HOOK_STUB_SIZE +
+	       HOOK_STUB_RESUME;
+}
 
 /*
  * Calls fn(a, b, c, d) so that fn sees gadget as its return address, and
@@ -87,14 +103,17 @@ void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
 
 /*
  * HOT, async-signal-safe. Called by the trampoline on entry to hooked
- * function idx whose return address is at *slot. Pushes a shadow frame and
- * replaces *slot with hook_tramp_exit (or, when the shadow stack is full,
- * leaves it and counts the call). Returns the real function's address.
+ * function idx whose return address is at *slot. Pushes a shadow frame,
+ * stores hook_resume_addr(idx) in *slot and returns 1; the stub's call
+ * then stores hook_exit_addr(idx) there. Returns 0 when the call goes
+ * untimed (the shadow stack is full, or could not be mapped: counted),
+ * with *slot left alone.
  */
-void *hook_rt_enter(uint32_t idx, uintptr_t *slot);
+int hook_rt_enter(uint32_t idx, uintptr_t *slot);
 
 /*
- * HOT, async-signal-safe. Called by hook_tramp_exit; slot is where the
+ * HOT, async-signal-safe. Called by hook_tramp_exit when its own common
+ * case does not apply (hook_tramp.S); slot is where the
  * return address was and rax the function's integer result. Pops the
  * matching shadow frame (dropping frames a longjmp skipped), pushes the
  * record, keeps errno, and returns the original return address.

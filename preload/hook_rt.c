@@ -17,13 +17,13 @@
  *  - longjmp (and siglongjmp) skips frames. A skipped frame's slot lies
  *    below the current stack pointer. The exit path drops frames above the
  *    one whose slot matches; the entry path drops frames whose slot is at
- *    or below the new call's slot and no longer holds hook_tramp_exit.
+ *    or below the new call's slot and no longer holds its exit address.
  *    Both are counted in hook_rt_lost().
  *  - A signal handler may call hooked functions in the middle of any of
  *    this. Frames are therefore published in an order that a handler
  *    running between two steps cannot corrupt (see hook_rt_enter).
  *  - A C++ exception or a forced unwind walks the stack through return
- *    addresses. The unwinder knows nothing of hook_tramp_exit, so
+ *    addresses. The unwinder knows nothing of the stubs' exits, so
  *    hook_rt_unwind_begin() puts the real addresses back first and
  *    hook_rt_unwind_end() re-arms the frames that survive (see hook.c for
  *    the wrappers of _Unwind_RaiseException and __cxa_begin_catch).
@@ -42,7 +42,6 @@
 
 #if defined(__x86_64__)
 
-#define HOOK_RT_DEPTH	 256
 #define HOOK_RT_BUILDING ((uintptr_t *)UINTPTR_MAX)
 
 struct hook_frame {
@@ -58,10 +57,22 @@ struct hook_stack {
 	struct hook_frame f[HOOK_RT_DEPTH];
 };
 
-/* hook_tramp.S reads the frames too; these are the offsets it uses. */
-_Static_assert(sizeof(struct hook_frame) == 32, "frame layout");
-_Static_assert(offsetof(struct hook_stack, f) == 8, "stack layout");
-_Static_assert(HOOK_RT_DEPTH == 256, "hook_tramp.S assumes 256 frames");
+/* hook_tramp.S reads and writes the frames too (hook_abi.h). */
+_Static_assert(sizeof(struct hook_frame) == 1u << HOOK_FRAME_LOG2, "abi");
+_Static_assert(offsetof(struct hook_frame, slot) == HOOK_FRAME_SLOT, "abi");
+_Static_assert(offsetof(struct hook_frame, ret) == HOOK_FRAME_RET, "abi");
+_Static_assert(offsetof(struct hook_frame, t0) == HOOK_FRAME_T0, "abi");
+_Static_assert(offsetof(struct hook_frame, idx) == HOOK_FRAME_IDX, "abi");
+_Static_assert(offsetof(struct hook_frame, restored) == HOOK_FRAME_IDX + 4,
+	       "abi: one store clears it with idx");
+_Static_assert(offsetof(struct hook_stack, depth) == HOOK_STACK_DEPTH, "abi");
+_Static_assert(offsetof(struct hook_stack, f) == HOOK_STACK_FRAMES, "abi");
+_Static_assert(sizeof(struct hook_ent) == 12, "abi");
+_Static_assert(offsetof(struct hook_ent, name) == HOOK_ENT_NAME, "abi");
+_Static_assert(offsetof(struct hook_ent, group) == HOOK_ENT_NAME + 4, "abi");
+_Static_assert(offsetof(struct hook_ent, cat) == HOOK_ENT_CAT, "abi");
+_Static_assert(offsetof(struct hook_ent, status) == HOOK_ENT_STATUS, "abi");
+_Static_assert(HOOK_STUB_SIZE == 1u << HOOK_STUB_SIZE_LOG2, "abi");
 
 __thread struct hook_stack *hook_rt_stack
 	__attribute__((tls_model("initial-exec")));
@@ -110,7 +121,16 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
  * thread could observe. */
 #define HOOK_RT_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
-void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
+/* Does frame f's slot still hold what the trampoline put there: the resume
+ * address (before the stub's call) or the exit address (after)? A frame
+ * whose slot holds anything else was left by longjmp. */
+static int frame_armed(const struct hook_frame *f)
+{
+	return *f->slot == hook_exit_addr(f->idx) ||
+	       *f->slot == hook_resume_addr(f->idx);
+}
+
+int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 {
 	struct hook_stack *s = stack;
 
@@ -118,19 +138,18 @@ void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
 		s = stack_attach();
 		if (!s) {
 			__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
-			return hook_real[idx];
+			return 0;
 		}
 	}
 	uint32_t d = s->depth;
 	uint32_t d0 = d;
 
-	/* Frames at or below this call's slot whose slot no longer holds
-	 * hook_tramp_exit were left by longjmp. A frame on another stack
-	 * (sigaltstack) above us still holds it, so it stays. */
+	/* Frames at or below this call's slot whose slot holds neither
+	 * their resume nor their exit address were left by longjmp. A frame
+	 * on another stack (sigaltstack) above us still holds one, so it
+	 * stays. */
 	while (d > 0) {
-		uintptr_t *fs = s->f[d - 1].slot;
-
-		if (fs > slot || *fs == (uintptr_t)hook_tramp_exit) {
+		if (s->f[d - 1].slot > slot || frame_armed(&s->f[d - 1])) {
 			break;
 		}
 		d--;
@@ -142,7 +161,7 @@ void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	}
 	if (__builtin_expect(d >= HOOK_RT_DEPTH, 0)) {
 		__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
-		return hook_real[idx];
+		return 0;
 	}
 
 	/* Publish in three steps. A handler that interrupts before the depth
@@ -158,12 +177,12 @@ void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	f->ret = *slot;
 	f->idx = idx;
 	f->restored = 0;
+	HOOK_RT_FENCE();
+	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();
 	HOOK_RT_FENCE();
 	f->slot = slot;
-	HOOK_RT_FENCE();
-	*slot = (uintptr_t)hook_tramp_exit;
-	return hook_real[idx];
+	return 1;
 }
 
 /* Pushes the record of frame f, ended at t1. HOT. */
@@ -238,7 +257,7 @@ void hook_rt_unwind_begin(void)
 		struct hook_frame *f = &s->f[i];
 
 		if (f->slot != HOOK_RT_BUILDING && !f->restored &&
-		    *f->slot == (uintptr_t)hook_tramp_exit) {
+		    *f->slot == hook_exit_addr(f->idx)) {
 			*f->slot = f->ret;
 			f->restored = 1;
 		}
@@ -276,7 +295,7 @@ void hook_rt_unwind_end(uintptr_t sp)
 
 		if (f->restored && f->slot != HOOK_RT_BUILDING &&
 		    *f->slot == f->ret) {
-			*f->slot = (uintptr_t)hook_tramp_exit;
+			*f->slot = hook_exit_addr(f->idx);
 		}
 		f->restored = 0;
 	}
@@ -299,10 +318,11 @@ void hook_rt_init(void)
 {
 }
 
-void *hook_rt_enter(uint32_t idx, uintptr_t *slot)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 {
+	(void)idx;
 	(void)slot;
-	return hook_real[idx];
+	return 0;
 }
 
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)

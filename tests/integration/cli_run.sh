@@ -52,7 +52,9 @@ echo "ok: every option set its MXPROF_* variable"
 "$MX" run -q -o f.json -- sh -c 'echo "$MXPROF_AUTOSTART" > auto.txt' 2>/dev/null
 expect_eq "autostart by default" 1 "$(cat auto.txt)"
 
-zlib=$(/sbin/ldconfig -p | awk '/libz\.so\.1 / { print $NF; exit }')
+# awk reads to the end: an early exit would kill ldconfig with SIGPIPE,
+# which pipefail turns into a silent failure of the whole test.
+zlib=$(/sbin/ldconfig -p | awk '/libz\.so\.1 / && !n++ { print $NF }')
 LD_PRELOAD=$zlib "$MX" run -q -o g.json -- sh -c 'echo "$LD_PRELOAD" > pre.txt' 2>/dev/null
 expect_eq "LD_PRELOAD appended" "${SANPRE:+$SANPRE }$zlib $(readlink -f "$MXPROF_LIB")" "$(cat pre.txt)"
 

@@ -28,5 +28,5 @@ for p in cuda_mix cuda_mix_shared; do
 		expect_eq "$p: stderr without a GPU" "$(cat "$p.plain.err")" "$(cat "$p.err")"
 	fi
 	tracesummary "$p.json" >"$p.sum"
-	echo "ok: $p: $(cat "$p.out" | head -1)"
+	echo "ok: $p: $(sed -n 1p "$p.out")"
 done

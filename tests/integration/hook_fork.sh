@@ -13,7 +13,7 @@ expect_eq "ht_add" 200 "$(span "$s" 'C API (libhookt.so)/ht_add')"
 expect_eq "ht_call" 1 "$(span "$s" 'C API (libhookt.so)/ht_call')"
 grep -q '^child sum 5150$' "$WORK/fork.mxprof.txt" || fail "child output"
 child=$(ls "$WORK"/fork.*.json | grep -v '/fork\.json$' |
-	grep -v summary | head -1)
+	grep -v summary | sed -n 1p)
 [ -n "$child" ] || fail "no trace from the child"
 tracesummary "$child" >"$WORK/child.summary.json"
 c=$WORK/child.summary.json

@@ -23,8 +23,6 @@
 #include "collector.h"
 #include "hook.h"
 
-#define EXIT ((uintptr_t)hook_tramp_exit)
-
 struct find {
 	const char *soname;
 	void *addr;
@@ -76,14 +74,81 @@ static void setup_fn(void)
 	hook_real[1] = (void *)0x2000;
 }
 
+/* What stub idx does around hook_rt_enter(): a timed call's slot gets the
+ * stub's exit address. Returns hook_rt_enter()'s result. */
+static int enter(uint32_t idx, uintptr_t *slot)
+{
+	int timed = hook_rt_enter(idx, slot);
+
+	if (timed) {
+		*slot = hook_exit_addr(idx);
+	}
+	return timed;
+}
+
+/* The rel32 target of the 5- or 6-byte instruction at code + at. */
+static const unsigned char *rel32_target(const unsigned char *code, int at,
+					 int len)
+{
+	int32_t rel;
+
+	memcpy(&rel, code + at + len - 4, sizeof(rel));
+	return code + at + len + rel;
+}
+
+/* hook_abi.h's offsets are what the assembler made of the stubs. */
+static void test_hook_stubs_match_the_documented_layout(void **state)
+{
+	static const uint32_t idx[] = {0, 1, 777, HOOK_MAX - 1};
+	const unsigned char *record = NULL;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(idx) / sizeof(*idx); k++) {
+		const unsigned char *c =
+			(const unsigned char *)hook_tramp_stubs +
+			(size_t)idx[k] * HOOK_STUB_SIZE;
+
+		assert_int_equal(c[0], 0x83); /* cmpl $0, coll_recording */
+		assert_int_equal(c[1], 0x3d);
+		int32_t disp; /* then an imm8 of 0: relative to byte 7 */
+
+		memcpy(&disp, c + 2, sizeof(disp));
+		assert_int_equal(c[6], 0);
+		assert_ptr_equal(c + 7 + disp, (const void *)&coll_recording);
+		assert_int_equal(c[7], 0x75); /* jne 15 */
+		assert_int_equal(c[8], 15 - HOOK_STUB_JUMP);
+		assert_int_equal(c[HOOK_STUB_JUMP],
+				 0xff); /* jmp *hook_real[i] */
+		assert_int_equal(c[HOOK_STUB_JUMP + 1], 0x25);
+		assert_ptr_equal(rel32_target(c, HOOK_STUB_JUMP, 6),
+				 (const void *)&hook_real[idx[k]]);
+		assert_int_equal(c[15], 0xe8); /* call hook_tramp_record */
+		if (!record) {
+			record = rel32_target(c, 15, 5);
+		}
+		assert_ptr_equal(rel32_target(c, 15, 5), record);
+		assert_int_equal(15 + 5, HOOK_STUB_RESUME);
+		assert_int_equal(c[HOOK_STUB_RESUME], 0xe8); /* call 9 */
+		assert_ptr_equal(rel32_target(c, HOOK_STUB_RESUME, 5),
+				 c + HOOK_STUB_JUMP);
+		assert_int_equal(HOOK_STUB_RESUME + 5, HOOK_STUB_EXIT);
+		assert_int_equal(c[HOOK_STUB_EXIT], 0xe9); /* jmp exit */
+		assert_ptr_equal(rel32_target(c, HOOK_STUB_EXIT, 5),
+				 (const void *)hook_tramp_exit);
+		assert_true(HOOK_STUB_EXIT + 5 <= HOOK_STUB_SIZE);
+		assert_true(hook_exit_addr(idx[k]) ==
+			    (uintptr_t)(c + HOOK_STUB_EXIT));
+	}
+}
+
 static void test_hook_rt_exit_returns_the_saved_address(void **state)
 {
 	uintptr_t slot = 0x1234;
 
 	(void)state;
 	setup_fn();
-	assert_ptr_equal(hook_rt_enter(0, &slot), (void *)0x1000);
-	assert_true(slot == EXIT);
+	assert_int_equal(enter(0, &slot), 1);
+	assert_true(slot == hook_exit_addr(0));
 	assert_true(hook_rt_exit(&slot, 0) == 0x1234);
 }
 
@@ -94,9 +159,9 @@ static void test_hook_rt_nested_calls_return_in_order(void **state)
 
 	(void)state;
 	setup_fn();
-	hook_rt_enter(0, &slots[2]);
-	hook_rt_enter(1, &slots[1]);
-	hook_rt_enter(0, &slots[0]);
+	enter(0, &slots[2]);
+	enter(1, &slots[1]);
+	enter(0, &slots[0]);
 	assert_true(hook_rt_exit(&slots[0], 0) == 0x10);
 	assert_true(hook_rt_exit(&slots[1], 0) == 0x11);
 	assert_true(hook_rt_exit(&slots[2], 0) == 0x12);
@@ -110,9 +175,9 @@ static void test_hook_rt_exit_drops_frames_a_longjmp_skipped(void **state)
 
 	(void)state;
 	setup_fn();
-	hook_rt_enter(0, &slots[2]);
-	hook_rt_enter(0, &slots[1]);
-	hook_rt_enter(0, &slots[0]);
+	enter(0, &slots[2]);
+	enter(0, &slots[1]);
+	enter(0, &slots[0]);
 	/* A longjmp left the two inner calls; the outer one returns. */
 	assert_true(hook_rt_exit(&slots[2], 0) == 0x22);
 	assert_true(hook_rt_lost() == lost + 2);
@@ -125,9 +190,9 @@ static void test_hook_rt_entry_drops_frames_below_a_new_call(void **state)
 
 	(void)state;
 	setup_fn();
-	hook_rt_enter(0, &slots[1]);
+	enter(0, &slots[1]);
 	slots[1] = 0x99; /* longjmp'ed out; the stack was reused since */
-	hook_rt_enter(1, &slots[2]);
+	enter(1, &slots[2]);
 	assert_true(hook_rt_lost() == lost + 1);
 	assert_true(hook_rt_exit(&slots[2], 0) == 0x32);
 }
@@ -141,11 +206,31 @@ static void test_hook_rt_frame_on_another_stack_survives(void **state)
 	setup_fn();
 	/* A call interrupted by a signal whose handler runs on a
 	 * sigaltstack at a higher address: the interrupted frame's slot
-	 * still holds hook_tramp_exit, so it is live. */
-	hook_rt_enter(0, &slots[0]);
-	hook_rt_enter(1, &slots[2]);
+	 * still holds its exit address, so it is live. */
+	enter(0, &slots[0]);
+	enter(1, &slots[2]);
 	assert_true(hook_rt_exit(&slots[2], 0) == 0x42);
 	assert_true(hook_rt_exit(&slots[0], 0) == 0x40);
+	assert_true(hook_rt_lost() == lost);
+}
+
+static void test_hook_rt_frame_not_yet_armed_survives(void **state)
+{
+	uintptr_t slots[3] = {0x70, 0x71, 0x72};
+	uint64_t lost = hook_rt_lost();
+
+	(void)state;
+	setup_fn();
+	/* A signal lands between the entry path and the stub's call, and
+	 * its handler, on a sigaltstack above, calls a hooked function: the
+	 * interrupted frame's slot holds the resume address, and it is
+	 * live. */
+	assert_int_equal(hook_rt_enter(0, &slots[0]), 1);
+	assert_true(slots[0] == hook_resume_addr(0));
+	enter(1, &slots[2]);
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x72);
+	slots[0] = hook_exit_addr(0); /* the stub's call */
+	assert_true(hook_rt_exit(&slots[0], 0) == 0x70);
 	assert_true(hook_rt_lost() == lost);
 }
 
@@ -155,14 +240,14 @@ static void test_hook_rt_unwind_restores_then_rearms_survivors(void **state)
 
 	(void)state;
 	setup_fn();
-	hook_rt_enter(0, &slots[2]);
-	hook_rt_enter(0, &slots[1]);
+	enter(0, &slots[2]);
+	enter(0, &slots[1]);
 	hook_rt_unwind_begin();
 	assert_true(slots[2] == 0x52);
 	assert_true(slots[1] == 0x51);
 	/* Caught between the two frames: the inner one is gone. */
 	hook_rt_unwind_end((uintptr_t)&slots[2]);
-	assert_true(slots[2] == EXIT);
+	assert_true(slots[2] == hook_exit_addr(0));
 	assert_true(hook_rt_exit(&slots[2], 0) == 0x52);
 }
 
@@ -175,7 +260,7 @@ static void test_hook_rt_overflow_calls_through_untimed(void **state)
 	setup_fn();
 	for (int i = 257; i >= 0; i--) {
 		slots[i] = 0x6000 + (uintptr_t)i;
-		assert_ptr_equal(hook_rt_enter(0, &slots[i]), (void *)0x1000);
+		assert_int_equal(enter(0, &slots[i]), i >= 2);
 	}
 	assert_true(hook_rt_overflows() == over + 2);
 	assert_true(slots[1] == 0x6001); /* untouched: not timed */
@@ -206,11 +291,13 @@ int main(void)
 	{ cmocka_unit_test(test_hook_elf_lookup_finds_what_dlsym_finds),
 	  cmocka_unit_test(test_hook_elf_lookup_misses_unknown_names),
 #if defined(__x86_64__)
+	  cmocka_unit_test(test_hook_stubs_match_the_documented_layout),
 	  cmocka_unit_test(test_hook_rt_exit_returns_the_saved_address),
 	  cmocka_unit_test(test_hook_rt_nested_calls_return_in_order),
 	  cmocka_unit_test(test_hook_rt_exit_drops_frames_a_longjmp_skipped),
 	  cmocka_unit_test(test_hook_rt_entry_drops_frames_below_a_new_call),
 	  cmocka_unit_test(test_hook_rt_frame_on_another_stack_survives),
+	  cmocka_unit_test(test_hook_rt_frame_not_yet_armed_survives),
 	  cmocka_unit_test(test_hook_rt_unwind_restores_then_rearms_survivors),
 	  cmocka_unit_test(test_hook_rt_overflow_calls_through_untimed),
 #endif
