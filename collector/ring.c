@@ -22,11 +22,16 @@
  * drain thread empties it and puts it on a free list for the next thread.
  *
  * A signal handler may record while its thread is in the middle of
- * ring_push(). So a push first claims its slot (reserve), then writes it,
- * and only the outermost push publishes head = reserve: the handler's
- * record goes in the next slot, and both become visible together when the
- * interrupted push completes. Signal fences keep the compiler from moving
- * the claim after the write.
+ * ring_push(). So a push counts itself in depth, claims its slot by
+ * advancing reserve in one instruction, writes the slot, and only the
+ * outermost push publishes head = reserve: a handler's record goes in the
+ * next slot, and both become visible together when the interrupted push
+ * completes. Wherever the handler lands, no record is overwritten or
+ * published half-written. A push that claimed a slot without room gives
+ * it back (again in one instruction) unless a handler claimed a later one
+ * since; a handler could only have written that one with room, so there
+ * is room for the earlier slot too. Signal fences keep the compiler from
+ * moving the steps across each other. hook_tramp.S takes the same steps.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -184,12 +189,13 @@ static struct ring *attach(void)
 	return r;
 }
 
-static int wait_for_room(struct ring *r)
+/* Waits until slot h is free, for at most RING_BLOCK_MAX_NS and only
+ * while the drain thread lives. Returns 0 or -ENOSPC. */
+static int wait_for_room(struct ring *r, uint64_t h)
 {
 	uint64_t start = ticks_mono_ns();
 
-	while (r->reserve - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >
-	       r->mask) {
+	while (h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > r->mask) {
 		if (!ring_drain_alive ||
 		    ticks_mono_ns() - start > RING_BLOCK_MAX_NS) {
 			return -ENOSPC;
@@ -197,6 +203,81 @@ static int wait_for_room(struct ring *r)
 		sched_yield();
 	}
 	return 0;
+}
+
+/* Claims the next slot and returns it. One instruction on x86-64 (no lock
+ * prefix: only this thread and its signal handlers write reserve), so a
+ * handler sees the claim either made or not begun. */
+static inline uint64_t claim(struct ring *r)
+{
+#if defined(__x86_64__)
+	uint64_t h = 1;
+
+	__asm__ volatile("xaddq %0, %1" : "+r"(h), "+m"(r->reserve)::"memory");
+	return h;
+#else
+	return __atomic_fetch_add(&r->reserve, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Gives slot h back if it is still the last one claimed. Returns 1 when it
+ * did. */
+static inline int unclaim(struct ring *r, uint64_t h)
+{
+	uint64_t expect = h + 1;
+#if defined(__x86_64__)
+	unsigned char done;
+
+	__asm__ volatile("cmpxchgq %3, %1\n\tsete %0"
+			 : "=q"(done), "+m"(r->reserve), "+a"(expect)
+			 : "r"(h)
+			 : "memory", "cc");
+	return done;
+#else
+	return __atomic_compare_exchange_n(&r->reserve, &expect, h, 0,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Counts one dropped record: one instruction on x86-64, for the same
+ * reason as claim(); the drain thread reads the count. */
+static inline void count_drop(struct ring *r)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("incq %0" : "+m"(r->dropped)::"memory");
+#else
+	__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Ends a push: the outermost one publishes every slot claimed so far. */
+static inline void push_end(struct ring *r)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (--r->depth == 0) {
+		__atomic_store_n(&r->head, r->reserve, __ATOMIC_RELEASE);
+	}
+}
+
+/* Slot h was claimed, and the cached tail says there is no room. Returns
+ * 1 when h may be written after all, or 0 when it was given back. */
+static int room_for(struct ring *r, uint64_t h)
+{
+	r->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (h - r->cached_tail <= r->mask) {
+		return 1;
+	}
+	/* Only the outermost push may wait: a handler must not stall the
+	 * code it interrupted. */
+	if (ring_overflow == COLL_OVERFLOW_BLOCK && r->depth == 1 &&
+	    wait_for_room(r, h) == 0) {
+		return 1;
+	}
+	if (unclaim(r, h)) {
+		return 0;
+	}
+	/* A handler claimed a later slot and, with room, wrote it. */
+	return 1;
 }
 
 /* HOT. See collector.h. */
@@ -214,25 +295,18 @@ int ring_push(const struct coll_rec *rec)
 			return -ENOSPC;
 		}
 	}
-	uint64_t h = r->reserve;
-	if (__builtin_expect(h - r->cached_tail > r->mask, 0)) {
-		r->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (h - r->cached_tail > r->mask &&
-		    (ring_overflow != COLL_OVERFLOW_BLOCK || r->depth ||
-		     wait_for_room(r) < 0)) {
-			__atomic_store_n(&r->dropped, r->dropped + 1,
-					 __ATOMIC_RELAXED);
-			return -ENOSPC;
-		}
-	}
 	r->depth++;
-	r->reserve = h + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t h = claim(r);
+	if (__builtin_expect(h - r->cached_tail > r->mask, 0) &&
+	    !room_for(r, h)) {
+		count_drop(r);
+		push_end(r);
+		return -ENOSPC;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->recs[h & r->mask] = *rec;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (--r->depth == 0) {
-		__atomic_store_n(&r->head, r->reserve, __ATOMIC_RELEASE);
-	}
+	push_end(r);
 	return 0;
 }
 

@@ -21,27 +21,27 @@
  *   25  jmp  hook_tramp_exit        HOOK_STUB_EXIT: where the real function
  *                                   returns to
  */
-#define HOOK_MAX	      16384
+#define HOOK_MAX	    16384
 #define HOOK_STUB_SIZE_LOG2 5
-#define HOOK_STUB_SIZE	      32
-#define HOOK_STUB_JUMP	      9
-#define HOOK_STUB_RESUME      20
-#define HOOK_STUB_EXIT	      25
+#define HOOK_STUB_SIZE	    32
+#define HOOK_STUB_JUMP	    9
+#define HOOK_STUB_RESUME    20
+#define HOOK_STUB_EXIT	    25
 
 /* struct hook_stack (hook_rt.c): a depth, then HOOK_RT_DEPTH frames. */
-#define HOOK_RT_DEPTH	   256
-#define HOOK_STACK_DEPTH   0
-#define HOOK_STACK_FRAMES  8
+#define HOOK_RT_DEPTH	  256
+#define HOOK_STACK_DEPTH  0
+#define HOOK_STACK_FRAMES 8
 /* struct hook_frame: 32 bytes. */
-#define HOOK_FRAME_LOG2	   5
-#define HOOK_FRAME_SLOT	   0
-#define HOOK_FRAME_RET	   8
-#define HOOK_FRAME_T0	   16
-#define HOOK_FRAME_IDX	   24
+#define HOOK_FRAME_LOG2 5
+#define HOOK_FRAME_SLOT 0
+#define HOOK_FRAME_RET	8
+#define HOOK_FRAME_T0	16
+#define HOOK_FRAME_IDX	24
 
 /* struct hook_ent (hook.h): 12 bytes. */
-#define HOOK_ENT_NAME	   0 /* name, then group: one 8-byte word */
-#define HOOK_ENT_CAT	   8
-#define HOOK_ENT_STATUS	   9
+#define HOOK_ENT_NAME	0 /* name, then group: one 8-byte word */
+#define HOOK_ENT_CAT	8
+#define HOOK_ENT_STATUS 9
 
 #endif

@@ -230,12 +230,13 @@ hook_tramp_record:
  * r8-r11 are free.
  *
  * The common case: ticks are TSC cycles, the top shadow frame owns this
- * slot, and the thread's ring exists, is not quiet and has room. It then
- * claims, writes and publishes a slot exactly as ring_push() does (the
- * ring's depth counts pushes in progress, so a signal handler that records
- * in between never publishes our half-written slot), pops the frame, and
- * returns to the caller. Anything else, including a full ring, goes
- * through hook_rt_exit() with the frame still in place.
+ * slot, and the thread's ring exists, is not quiet and has room by its
+ * cached tail. It then claims, writes and publishes a slot with the same
+ * steps as ring_push() (see ring.c: the ring's depth counts pushes in
+ * progress and the claim is one instruction, so a signal handler that
+ * records in between never overwrites or publishes our slot), pops the
+ * frame, and returns to the caller. Anything else, including a ring that
+ * looks full, goes through hook_rt_exit() with the frame still in place.
  */
 	.p2align 4
 	.globl	hook_tramp_exit
@@ -270,13 +271,13 @@ hook_tramp_exit:
 	testq	%rcx, %rcx
 	jz	.Lexit_slow
 	incl	RING_DEPTH(%rcx)
-	movq	RING_RESERVE(%rcx), %rax	/* h */
+	movl	$1, %eax
+	xaddq	%rax, RING_RESERVE(%rcx)	/* h: claimed */
 	movq	%rax, %rdx
 	subq	RING_CACHED_TAIL(%rcx), %rdx
 	cmpq	RING_MASK(%rcx), %rdx
 	ja	.Lexit_full
-	leaq	1(%rax), %rdx
-	movq	%rdx, RING_RESERVE(%rcx)	/* claimed */
+.Lexit_write:
 	andq	RING_MASK(%rcx), %rax
 	shlq	$REC_SIZE_LOG2, %rax
 	leaq	RING_RECS(%rcx,%rax), %rax	/* the record */
@@ -310,12 +311,21 @@ hook_tramp_exit:
 	pushq	%r10
 	ret
 
-.Lexit_full:					/* give the claim back */
-	decl	RING_DEPTH(%rcx)
+.Lexit_full:
+	/* No room by the cached tail: give slot h back, unless a signal
+	 * handler has claimed a later slot since, which it could only have
+	 * written with room, so h has room too. */
+	movq	%rax, %rdx
+	incq	%rax
+	cmpxchgq %rdx, RING_RESERVE(%rcx)
+	je	6f
+	movq	%rdx, %rax
+	jmp	.Lexit_write
+6:	decl	RING_DEPTH(%rcx)		/* given back: end the push */
 	jnz	.Lexit_slow
 	movq	RING_RESERVE(%rcx), %rdx
 	movq	%rdx, RING_HEAD(%rcx)
-	/* fall through */
+	/* fall through: the C path reloads the tail, and drops or blocks */
 
 /* Save area (96 bytes): xmm0 0, xmm1 16, rax 32, rdx 40, st0 48, st1 64,
  * the number of x87 values saved at 80. The x87 stack is empty unless the

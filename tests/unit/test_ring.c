@@ -577,6 +577,60 @@ test_ring_handler_recording_mid_push_loses_and_tears_nothing(void **st)
 	seen_free(&s);
 }
 
+/* The ring has one free slot left: the interrupted push claims it, and the
+ * handler's push finds none, gives its claim back and counts a drop. The
+ * interrupted record still arrives, in its place. */
+static void *push_faulting_into_last_slot(void *arg)
+{
+	struct seen *s = arg;
+
+	for (uint32_t i = 0; i < 1023; i++) {
+		struct coll_rec r = make_rec(0, i);
+
+		assert_int_equal(ring_push(&r), 0);
+	}
+	struct coll_rec *rec = fault_page;
+	*rec = make_rec(0, 1023);
+	mprotect(fault_page, (size_t)page_size, PROT_NONE);
+	assert_int_equal(ring_push(rec), 0); /* faults inside, then completes */
+	ring_collect(seen_emit, s);
+	return NULL;
+}
+
+static void
+test_ring_handler_finding_no_room_mid_push_drops_only_its_own(void **st)
+{
+	struct sigaction sa, old;
+	struct seen s = {0};
+	uint64_t d0;
+
+	(void)st;
+	drain_leftovers();
+	d0 = ring_dropped();
+	page_size = sysconf(_SC_PAGESIZE);
+	fault_page = mmap(NULL, (size_t)page_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(fault_page != MAP_FAILED);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	ring_capacity = 1024;
+	handler_pushes = 0;
+	run_on_thread(push_faulting_into_last_slot, &s);
+	sigaction(SIGSEGV, &old, NULL);
+	munmap(fault_page, (size_t)page_size);
+
+	assert_int_equal(handler_pushes, 0);
+	assert_int_equal(ring_dropped() - d0, 1);
+	assert_int_equal(s.n, 1024);
+	for (uint32_t i = 0; i < s.n; i++) {
+		assert_rec(&s.recs[i], 0, i);
+	}
+	seen_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +646,8 @@ int main(void)
 			test_ring_block_mode_loses_nothing_while_draining),
 		cmocka_unit_test(
 			test_ring_handler_recording_mid_push_loses_and_tears_nothing),
+		cmocka_unit_test(
+			test_ring_handler_finding_no_room_mid_push_drops_only_its_own),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
