@@ -19,8 +19,7 @@
  *    measured values would move every tick converted by extrapolation by
  *    the anchor's jitter, tens of nanoseconds, enough to break nesting.)
  *  - the mapping is continuous and strictly increasing;
- *  - it follows CLOCK_MONOTONIC (and so CUPTI's timestamps, which mxprof
- *    takes from CLOCK_MONOTONIC) to within the jitter of an anchor after
+ *  - it follows CLOCK_MONOTONIC to within the jitter of an anchor after
  *    the first seconds, NTP slewing included, over runs of any length.
  *
  * The first rate is measured over at least 1 ms after clock_init(), on the
@@ -28,7 +27,12 @@
  * every second, and are all kept (24 bytes each: 2 MB a day).
  *
  * Only the thread that drains calls clock_anchor() and clock_to_ns(); the
- * drain lock serialises them.
+ * drain lock serialises them. Any thread may call clock_now_ns(), which
+ * reads the newest segment through a sequence count: sources that take
+ * nanoseconds rather than ticks (CUPTI's timestamps) then share the
+ * mapping, so that their slices nest with ranges recorded in ticks even
+ * in the first seconds, while the mapping may still be microseconds off
+ * CLOCK_MONOTONIC.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +100,30 @@ static struct segment read_pair(void)
 	return best;
 }
 
+/* The newest segment, for clock_now_ns(): seq is odd while it changes,
+ * and 0 before the first segment. The rate travels as its bits. */
+static struct {
+	uint32_t seq;
+	uint64_t tick, ns, rate_bits;
+} pub;
+
+static void publish(struct segment s)
+{
+	uint32_t seq = __atomic_load_n(&pub.seq, __ATOMIC_RELAXED);
+	uint64_t bits;
+
+	memcpy(&bits, &s.rate, sizeof(bits));
+	__atomic_store_n(&pub.seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&pub.tick, s.tick, __ATOMIC_RELAXED);
+	__atomic_store_n(&pub.ns, s.ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&pub.rate_bits, bits, __ATOMIC_RELAXED);
+	__atomic_store_n(&pub.seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 static int append(struct segment s)
 {
+	publish(s);
 	if (nsegs == capsegs) {
 		size_t n = capsegs ? capsegs * 2 : 256;
 		struct segment *ns = realloc(segs, n * sizeof(*ns));
@@ -121,6 +147,7 @@ void clock_init(void)
 
 	ticks_use_tsc = tsc_is_invariant();
 	nsegs = 0;
+	__atomic_store_n(&pub.seq, 0, __ATOMIC_RELEASE);
 	first = ticks_use_tsc ? read_pair()
 			      : (struct segment){ticks_mono_ns(), 0, 1.0};
 	if (!ticks_use_tsc) {
@@ -234,6 +261,43 @@ uint64_t clock_to_ns(uint64_t t)
 		ns = on_segment(segment_for(t), t);
 	}
 	return ns > base_mono_ns ? ns - base_mono_ns : 0;
+}
+
+/*
+ * HOT, async-signal-safe, any thread. Returns now in CLOCK_MONOTONIC
+ * nanoseconds as the mapping converts ticks: a tick read at this moment
+ * and converted later gives the same value, give or take the steering of
+ * an anchor made in between (nanoseconds). Before the first segment, and
+ * when ticks are not TSC cycles, it is CLOCK_MONOTONIC itself.
+ */
+uint64_t clock_now_ns(void)
+{
+	if (!ticks_use_tsc) {
+		return ticks_mono_ns();
+	}
+	for (int tries = 0; tries < 4; tries++) {
+		uint32_t seq = __atomic_load_n(&pub.seq, __ATOMIC_ACQUIRE);
+
+		if (seq == 0) {
+			break;
+		}
+		if (seq & 1) {
+			continue;
+		}
+		struct segment s = {
+			.tick = __atomic_load_n(&pub.tick, __ATOMIC_RELAXED),
+			.ns = __atomic_load_n(&pub.ns, __ATOMIC_RELAXED),
+		};
+		uint64_t bits =
+			__atomic_load_n(&pub.rate_bits, __ATOMIC_RELAXED);
+
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&pub.seq, __ATOMIC_RELAXED) == seq) {
+			memcpy(&s.rate, &bits, sizeof(s.rate));
+			return on_segment(&s, ticks_now());
+		}
+	}
+	return ticks_mono_ns();
 }
 
 /* Returns the UTC time of the trace origin in ns since the epoch. */

@@ -315,6 +315,14 @@ struct coll_gpu_device {
  * dropped and counted).
  */
 /*
+ * HOT, async-signal-safe, any thread. Now, in CLOCK_MONOTONIC nanoseconds
+ * on the mapping that converts ticks (clock.c): the clock for sources that
+ * stamp nanoseconds themselves, such as CUPTI's timestamp callback, so
+ * that their slices nest with those recorded in ticks.
+ */
+uint64_t clock_now_ns(void);
+
+/*
  * Notes that recording started (on != 0) or stopped now. GPU work that
  * started while not recording is left out when it arrives (memory events
  * excepted). Until the first call, all GPU work is kept. Takes a lock; not

@@ -113,7 +113,7 @@ static struct {
 
 void coll_note_recording(int on)
 {
-	uint64_t now = ticks_mono_ns();
+	uint64_t now = clock_now_ns(); /* CUPTI's clock: see activity.c */
 
 	pthread_mutex_lock(&W.lock);
 	W.noted = 1;

@@ -8,8 +8,10 @@
  * (cuptiActivityFlushPeriod) and is forced to flush before every dump.
  *
  * The timestamp callback is registered once per process and returns
- * CLOCK_MONOTONIC nanoseconds, the clock host ticks are converted to, so
- * GPU and host events share one time line without any offset.
+ * clock_now_ns(): CLOCK_MONOTONIC nanoseconds exactly as host ticks are
+ * converted to them, so GPU and host events share one time line, and a
+ * CUDA call recorded by CUPTI nests in the NVTX range or hooked call
+ * around it even while the tick mapping is still settling.
  *
  * API records carry the system thread id (cuptiSetThreadIdType), the same
  * id host records carry. Very chatty API calls that never launch work
@@ -110,7 +112,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d,
 
 static uint64_t CUPTIAPI timestamp(void)
 {
-	return ticks_mono_ns();
+	return clock_now_ns();
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,

@@ -110,6 +110,31 @@ static void test_clock_tracks_clock_monotonic(void **st)
 	}
 }
 
+/* clock_now_ns() between two ticks converts between them: a source that
+ * stamps nanoseconds (CUPTI) orders exactly with ticks, whatever the
+ * mapping's distance from CLOCK_MONOTONIC. Checked right after an anchor
+ * and 300 ms after one. */
+static void check_now_between_ticks(int n)
+{
+	for (int k = 0; k < n; k++) {
+		uint64_t a = ticks_now();
+		uint64_t now = clock_now_ns() - clock_base_mono_ns();
+		uint64_t b = ticks_now();
+
+		assert_true(clock_to_ns(a) <= now);
+		assert_true(now <= clock_to_ns(b));
+	}
+}
+
+static void test_clock_now_ns_orders_with_ticks(void **st)
+{
+	(void)st;
+	clock_anchor();
+	check_now_between_ticks(1000);
+	sleep_ms(300);
+	check_now_between_ticks(1000);
+}
+
 static int setup(void **st)
 {
 	(void)st;
@@ -124,6 +149,7 @@ int main(void)
 			test_clock_same_tick_same_ns_after_later_anchors),
 		cmocka_unit_test(test_clock_is_monotonic_across_segments),
 		cmocka_unit_test(test_clock_tracks_clock_monotonic),
+		cmocka_unit_test(test_clock_now_ns_orders_with_ticks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
