@@ -540,15 +540,12 @@ static void *push_faulting(void *arg)
 	return NULL;
 }
 
-static void
-test_ring_handler_recording_mid_push_loses_and_tears_nothing(void **st)
+/* Runs fn(s) on a thread of a 1024-record ring, with on_segv handling
+ * the faults on fault_page. */
+static void run_with_fault_handler(void *(*fn)(void *), struct seen *s)
 {
 	struct sigaction sa, old;
-	struct seen s = {0};
-	uint32_t next[2] = {0, 0};
 
-	(void)st;
-	drain_leftovers();
 	page_size = sysconf(_SC_PAGESIZE);
 	fault_page = mmap(NULL, (size_t)page_size, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -560,9 +557,20 @@ test_ring_handler_recording_mid_push_loses_and_tears_nothing(void **st)
 	sigaction(SIGSEGV, &sa, &old);
 	ring_capacity = 1024;
 	handler_pushes = 0;
-	run_on_thread(push_faulting, &s);
+	run_on_thread(fn, s);
 	sigaction(SIGSEGV, &old, NULL);
 	munmap(fault_page, (size_t)page_size);
+}
+
+static void
+test_ring_handler_recording_mid_push_loses_and_tears_nothing(void **st)
+{
+	struct seen s = {0};
+	uint32_t next[2] = {0, 0};
+
+	(void)st;
+	drain_leftovers();
+	run_with_fault_handler(push_faulting, &s);
 
 	assert_int_equal(handler_pushes, 50);
 	assert_int_equal(s.n, 100);
@@ -600,27 +608,13 @@ static void *push_faulting_into_last_slot(void *arg)
 static void
 test_ring_handler_finding_no_room_mid_push_drops_only_its_own(void **st)
 {
-	struct sigaction sa, old;
 	struct seen s = {0};
 	uint64_t d0;
 
 	(void)st;
 	drain_leftovers();
 	d0 = ring_dropped();
-	page_size = sysconf(_SC_PAGESIZE);
-	fault_page = mmap(NULL, (size_t)page_size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(fault_page != MAP_FAILED);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, &old);
-	ring_capacity = 1024;
-	handler_pushes = 0;
-	run_on_thread(push_faulting_into_last_slot, &s);
-	sigaction(SIGSEGV, &old, NULL);
-	munmap(fault_page, (size_t)page_size);
+	run_with_fault_handler(push_faulting_into_last_slot, &s);
 
 	assert_int_equal(handler_pushes, 0);
 	assert_int_equal(ring_dropped() - d0, 1);
