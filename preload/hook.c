@@ -607,7 +607,7 @@ static int hook_get(uintptr_t target, const char *name, struct obj *def,
 static void *stub(int idx)
 {
 #if defined(__x86_64__)
-	return hook_tramp_stubs + (size_t)idx * HOOK_STUB_SIZE;
+	return hook_stub((uint32_t)idx);
 #else
 	(void)idx;
 	return NULL; /* hook_init() never turns hooking on here */

@@ -75,20 +75,25 @@ extern char hook_tramp_stubs[];
 /* Where the exits of all stubs go. Code: never call it from C. */
 extern char hook_tramp_exit[];
 
+/* Stub idx: what the GOT entries of hooked function idx point at. x86-64
+ * only (the stubs exist nowhere else). */
+static inline char *hook_stub(uint32_t idx)
+{
+	return hook_tramp_stubs + (size_t)idx * HOOK_STUB_SIZE;
+}
+
 /* The address a timed call of hooked function idx returns to: what its
  * return-address slot holds while the call runs. */
 static inline uintptr_t hook_exit_addr(uint32_t idx)
 {
-	return (uintptr_t)hook_tramp_stubs + (uintptr_t)idx * HOOK_STUB_SIZE +
-	       HOOK_STUB_EXIT;
+	return (uintptr_t)(hook_stub(idx) + HOOK_STUB_EXIT);
 }
 
 /* What the slot holds from the moment the shadow frame names it until the
  * stub's call stores the exit address. */
 static inline uintptr_t hook_resume_addr(uint32_t idx)
 {
-	return (uintptr_t)hook_tramp_stubs + (uintptr_t)idx * HOOK_STUB_SIZE +
-	       HOOK_STUB_RESUME;
+	return (uintptr_t)(hook_stub(idx) + HOOK_STUB_RESUME);
 }
 
 /*
