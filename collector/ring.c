@@ -70,6 +70,7 @@ struct ring {
 };
 
 struct tls_state {
+	struct ring *rec; /* where records go: ring, or NULL when quiet */
 	struct ring *ring;
 	int quiet;
 	int attaching;
@@ -79,8 +80,7 @@ struct tls_state {
 /* Not static: hook_tramp.S pushes its records through it (ring_abi.h). */
 __thread struct tls_state ring_tls __attribute__((tls_model("initial-exec")));
 
-_Static_assert(offsetof(struct tls_state, ring) == RING_TLS_RING, "abi");
-_Static_assert(offsetof(struct tls_state, quiet) == RING_TLS_QUIET, "abi");
+_Static_assert(offsetof(struct tls_state, rec) == RING_TLS_REC, "abi");
 _Static_assert(offsetof(struct ring, head) == RING_HEAD, "abi");
 _Static_assert(offsetof(struct ring, reserve) == RING_RESERVE, "abi");
 _Static_assert(offsetof(struct ring, cached_tail) == RING_CACHED_TAIL, "abi");
@@ -118,6 +118,7 @@ static void on_thread_exit(void *p)
 	struct ring *r = p;
 
 	ring_tls.exited = 1;
+	ring_tls.rec = NULL;
 	ring_tls.ring = NULL;
 	if (r) {
 		__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
@@ -183,6 +184,7 @@ static struct ring *attach(void)
 	if (r) {
 		pthread_setspecific(exit_key, r);
 		ring_tls.ring = r;
+		ring_tls.rec = ring_tls.quiet ? NULL : r;
 	}
 	ring_tls.attaching = 0;
 	errno = saved;
@@ -283,12 +285,12 @@ static int room_for(struct ring *r, uint64_t h)
 /* HOT. See collector.h. */
 int ring_push(const struct coll_rec *rec)
 {
-	struct ring *r = ring_tls.ring;
+	struct ring *r = ring_tls.rec;
 
-	if (__builtin_expect(ring_tls.quiet, 0)) {
-		return 0;
-	}
 	if (__builtin_expect(!r, 0)) {
+		if (ring_tls.quiet) {
+			return 0;
+		}
 		r = attach();
 		if (!r) {
 			__atomic_fetch_add(&dropped_other, 1, __ATOMIC_RELAXED);
@@ -314,7 +316,17 @@ int ring_set_quiet(int quiet)
 {
 	int old = ring_tls.quiet;
 
-	ring_tls.quiet = quiet;
+	/* rec is what hook_tramp.S looks at: it goes first when turning
+	 * quiet, last when turning back. */
+	if (quiet) {
+		ring_tls.rec = NULL;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		ring_tls.quiet = quiet;
+	} else {
+		ring_tls.quiet = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		ring_tls.rec = ring_tls.ring;
+	}
 	return old;
 }
 

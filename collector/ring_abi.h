@@ -12,9 +12,9 @@
 #ifndef MXPROF_RING_ABI_H
 #define MXPROF_RING_ABI_H
 
-/* struct tls_state (ring.c): the thread's ring and its "quiet" switch. */
-#define RING_TLS_RING  0
-#define RING_TLS_QUIET 8
+/* struct tls_state (ring.c): the thread's ring, or NULL while it is quiet
+ * or has none yet. */
+#define RING_TLS_REC 0
 
 /* struct ring (ring.c): the producer's fields and the records. */
 #define RING_HEAD	 0

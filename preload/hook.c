@@ -584,14 +584,18 @@ static int hook_get(uintptr_t target, const char *name, struct obj *def,
 
 	e->name = strtab_intern(name);
 	e->group = def->group;
+	e->kind = COLL_SPAN;
 	e->cat = p->cat;
-	e->status = p->status;
-	for (size_t k = 0;
-	     e->status && k < sizeof(nostatus) / sizeof(*nostatus); k++) {
+	int status = p->status;
+	for (size_t k = 0; status && k < sizeof(nostatus) / sizeof(*nostatus);
+	     k++) {
 		if (fnmatch(nostatus[k], name, 0) == 0) {
-			e->status = 0;
+			status = 0;
 		}
 	}
+	e->flags = status ? COLL_FLAG_STATUS : 0;
+	e->arg = 0;
+	e->on_error = status ? (uint64_t)COLL_FLAG_ERROR << 24 : 0;
 	e->dead = 0;
 	hook_real[idx] = (void *)target;
 	for (h = hash_slot(target); hash[h].key > 1;

@@ -54,14 +54,19 @@ void hook_after_fork_child(void);
 
 #include "hook_abi.h" /* HOOK_MAX, the stub layout */
 
-/* What the exit path needs to know about hooked function i. */
+/* What the exit path needs to know about hooked function i. The first 16
+ * bytes are the second half of each of its records, as the exit path
+ * copies them; hook_abi.h gives the offsets. */
 struct hook_ent {
-	uint32_t name;	/* string id of the symbol          */
-	uint32_t group; /* string id of "C API (libfoo.so)" */
-	uint8_t cat;	/* enum coll_cat                    */
-	uint8_t status; /* non-zero: returns a status int   */
-	uint8_t dead;	/* its library was unloaded         */
-	uint8_t pad;
+	uint32_t name;	   /* string id of the symbol               */
+	uint32_t group;	   /* string id of "C API (libfoo.so)"      */
+	uint16_t kind;	   /* COLL_SPAN                             */
+	uint8_t cat;	   /* enum coll_cat                         */
+	uint8_t flags;	   /* COLL_FLAG_STATUS: returns a status int */
+	uint32_t arg;	   /* 0                                     */
+	uint64_t on_error; /* COLL_FLAG_ERROR << 24 when it does   */
+	uint8_t dead;	   /* its library was unloaded              */
+	uint8_t pad[7];
 };
 
 /* The real address of hooked function i, read by the trampolines. */
@@ -72,8 +77,9 @@ extern struct hook_ent hook_ents[HOOK_MAX];
 /* HOOK_MAX stubs of HOOK_STUB_SIZE bytes, stub i for hooked function i.
  * Code, not data: never call it from C. */
 extern char hook_tramp_stubs[];
-/* Where the exits of all stubs go. Code: never call it from C. */
-extern char hook_tramp_exit[];
+/* The entry and exit paths every stub calls and jumps to. Code: never
+ * call them from C. */
+extern char hook_tramp_enter[], hook_tramp_leave[];
 
 /* Stub idx: what the GOT entries of hooked function idx point at. x86-64
  * only (the stubs exist nowhere else). */
@@ -125,8 +131,10 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot);
  */
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax);
 
-/* This thread's shadow stack, or NULL before its first hooked call
- * (initial-exec TLS; hook_tramp.S reads it). Opaque outside hook_rt.c. */
+/* This thread's shadow stack, or NULL before its first hooked call and
+ * always NULL when ticks are not TSC cycles (initial-exec TLS; hook_tramp.S
+ * reads and moves its top, and takes its general paths on NULL). Opaque
+ * outside hook_rt.c. */
 extern __thread struct hook_stack *hook_rt_stack
 	__attribute__((tls_model("initial-exec")));
 

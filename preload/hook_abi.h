@@ -14,34 +14,44 @@
  *    0  cmpl $0, coll_recording    is the profiler recording?
  *    7  jne  15
  *    9  jmp  *hook_real[i]          HOOK_STUB_JUMP: the real function
- *   15  call hook_tramp_record      pushes the shadow frame
+ *   15  call hook_tramp_enter       HOOK_STUB_ENTER: pushes the shadow
+ *                                   frame
  *   20  call 9                      HOOK_STUB_RESUME: puts the exit address
  *                                   in the return-address slot, and in the
  *                                   CPU's return-stack buffer
- *   25  jmp  hook_tramp_exit        HOOK_STUB_EXIT: where the real function
+ *   25  jmp  hook_tramp_leave       HOOK_STUB_EXIT: where the real function
  *                                   returns to
  */
 #define HOOK_MAX	    16384
 #define HOOK_STUB_SIZE_LOG2 5
 #define HOOK_STUB_SIZE	    32
 #define HOOK_STUB_JUMP	    9
+#define HOOK_STUB_ENTER	    15
 #define HOOK_STUB_RESUME    20
 #define HOOK_STUB_EXIT	    25
 
-/* struct hook_stack (hook_rt.c): a depth, then HOOK_RT_DEPTH frames. */
+/* struct hook_stack (hook_rt.c): the next free frame, the end of the
+ * frames, then a sentinel frame (whose slot is HOOK_RT_BUILDING, above
+ * every real slot) right below HOOK_RT_DEPTH frames. */
 #define HOOK_RT_DEPTH	  256
-#define HOOK_STACK_DEPTH  0
-#define HOOK_STACK_FRAMES 8
-/* struct hook_frame: 32 bytes. */
-#define HOOK_FRAME_LOG2 5
+#define HOOK_STACK_TOP	  0
+#define HOOK_STACK_END	  8
+#define HOOK_STACK_BASE	  32
+#define HOOK_STACK_FRAMES 64
+/* struct hook_frame: 32 bytes. AT is the resume address's offset from
+ * hook_tramp_stubs (32 * i + HOOK_STUB_RESUME); a 4-byte "restored" flag
+ * follows it, so one 8-byte store sets both. */
+#define HOOK_FRAME_SIZE 32
 #define HOOK_FRAME_SLOT 0
 #define HOOK_FRAME_RET	8
 #define HOOK_FRAME_T0	16
-#define HOOK_FRAME_IDX	24
+#define HOOK_FRAME_AT	24
 
-/* struct hook_ent (hook.h): 12 bytes. */
-#define HOOK_ENT_NAME	0 /* name, then group: one 8-byte word */
-#define HOOK_ENT_CAT	8
-#define HOOK_ENT_STATUS 9
+/* struct hook_ent (hook.h): 32 bytes, as many as a stub, so that a frame's
+ * AT - HOOK_STUB_RESUME is also the offset of its entry in hook_ents. */
+#define HOOK_ENT_SIZE	  32
+#define HOOK_ENT_NAME	  0  /* name, then group: a record's bytes 16-23 */
+#define HOOK_ENT_KIND	  8  /* kind, cat, flags, arg: bytes 24-31      */
+#define HOOK_ENT_ON_ERROR 16 /* OR'ed into KIND on a non-zero result    */
 
 #endif

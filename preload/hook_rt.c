@@ -48,35 +48,76 @@ struct hook_frame {
 	uintptr_t *slot;   /* where the return address is          */
 	uintptr_t ret;	   /* the caller's real return address      */
 	uint64_t t0;	   /* entry tick                            */
-	uint32_t idx;	   /* hooked function                       */
+	uint32_t at;	   /* hook_resume_addr(idx) - stubs          */
 	uint32_t restored; /* real address written back for unwinding */
 };
 
+/* The frames in use are f[0] .. top - 1. base sits right below f[0] with
+ * a slot of HOOK_RT_BUILDING, so that "the frame below top" always exists
+ * for the trampolines: it never matches a slot, and it is above every new
+ * call's slot. */
 struct hook_stack {
-	uint32_t depth;
+	struct hook_frame *top; /* the next free frame */
+	struct hook_frame *end; /* &f[HOOK_RT_DEPTH]     */
+	uint64_t pad[2];
+	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
 };
 
 /* hook_tramp.S reads and writes the frames too (hook_abi.h). */
-_Static_assert(sizeof(struct hook_frame) == 1u << HOOK_FRAME_LOG2, "abi");
+_Static_assert(sizeof(struct hook_frame) == HOOK_FRAME_SIZE, "abi");
 _Static_assert(offsetof(struct hook_frame, slot) == HOOK_FRAME_SLOT, "abi");
 _Static_assert(offsetof(struct hook_frame, ret) == HOOK_FRAME_RET, "abi");
 _Static_assert(offsetof(struct hook_frame, t0) == HOOK_FRAME_T0, "abi");
-_Static_assert(offsetof(struct hook_frame, idx) == HOOK_FRAME_IDX, "abi");
-_Static_assert(offsetof(struct hook_frame, restored) == HOOK_FRAME_IDX + 4,
-	       "abi: one store clears it with idx");
-_Static_assert(offsetof(struct hook_stack, depth) == HOOK_STACK_DEPTH, "abi");
+_Static_assert(offsetof(struct hook_frame, at) == HOOK_FRAME_AT, "abi");
+_Static_assert(offsetof(struct hook_frame, restored) == HOOK_FRAME_AT + 4,
+	       "abi: one store clears it with at");
+_Static_assert(offsetof(struct hook_stack, top) == HOOK_STACK_TOP, "abi");
+_Static_assert(offsetof(struct hook_stack, end) == HOOK_STACK_END, "abi");
+_Static_assert(offsetof(struct hook_stack, base) == HOOK_STACK_BASE, "abi");
 _Static_assert(offsetof(struct hook_stack, f) == HOOK_STACK_FRAMES, "abi");
-_Static_assert(sizeof(struct hook_ent) == 12, "abi");
+_Static_assert(HOOK_STACK_BASE + HOOK_FRAME_SIZE == HOOK_STACK_FRAMES, "abi");
+_Static_assert(sizeof(struct hook_ent) == HOOK_ENT_SIZE, "abi");
+_Static_assert(HOOK_ENT_SIZE == HOOK_STUB_SIZE, "abi: AT indexes both");
 _Static_assert(offsetof(struct hook_ent, name) == HOOK_ENT_NAME, "abi");
 _Static_assert(offsetof(struct hook_ent, group) == HOOK_ENT_NAME + 4, "abi");
-_Static_assert(offsetof(struct hook_ent, cat) == HOOK_ENT_CAT, "abi");
-_Static_assert(offsetof(struct hook_ent, status) == HOOK_ENT_STATUS, "abi");
+_Static_assert(offsetof(struct hook_ent, kind) == HOOK_ENT_KIND, "abi");
+_Static_assert(offsetof(struct hook_ent, on_error) == HOOK_ENT_ON_ERROR,
+	       "abi");
+_Static_assert(offsetof(struct hook_ent, name) + 16 ==
+			       offsetof(struct hook_ent, on_error) &&
+		       offsetof(struct coll_rec, name) + 16 ==
+			       sizeof(struct coll_rec),
+	       "abi: an entry's first 16 bytes are a record's last 16");
+_Static_assert(offsetof(struct hook_ent, kind) - offsetof(struct hook_ent,
+							  name) ==
+			       offsetof(struct coll_rec, kind) -
+				       offsetof(struct coll_rec, name) &&
+		       offsetof(struct hook_ent, cat) -
+				       offsetof(struct hook_ent, name) ==
+			       offsetof(struct coll_rec, cat) -
+				       offsetof(struct coll_rec, name) &&
+		       offsetof(struct hook_ent, flags) -
+				       offsetof(struct hook_ent, name) ==
+			       offsetof(struct coll_rec, flags) -
+				       offsetof(struct coll_rec, name) &&
+		       offsetof(struct hook_ent, arg) -
+				       offsetof(struct hook_ent, name) ==
+			       offsetof(struct coll_rec, arg) -
+				       offsetof(struct coll_rec, name),
+	       "abi: the same fields at the same places");
+_Static_assert(offsetof(struct coll_rec, flags) - offsetof(struct coll_rec,
+							   kind) ==
+		       3,
+	       "abi: on_error shifts the error flag by 24 bits");
 _Static_assert(HOOK_STUB_SIZE == 1u << HOOK_STUB_SIZE_LOG2, "abi");
 
+/* hook_tramp.S's view of the thread's stack (NULL unless ticks are TSC
+ * cycles), and the stack itself, which the C paths use. */
 __thread struct hook_stack *hook_rt_stack
 	__attribute__((tls_model("initial-exec")));
-#define stack hook_rt_stack
+static __thread struct hook_stack *stack
+	__attribute__((tls_model("initial-exec")));
 static pthread_key_t stack_key;
 static int stack_key_ok;
 
@@ -87,6 +128,7 @@ static uint64_t lost;
 static void stack_free(void *p)
 {
 	if (p == stack) {
+		hook_rt_stack = NULL;
 		stack = NULL;
 	}
 	munmap(p, sizeof(struct hook_stack));
@@ -110,10 +152,16 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 	if (s == MAP_FAILED) {
 		return NULL;
 	}
+	s->top = s->f;
+	s->end = s->f + HOOK_RT_DEPTH;
+	s->base.slot = HOOK_RT_BUILDING;
 	if (stack_key_ok) {
 		pthread_setspecific(stack_key, s);
 	}
 	stack = s;
+	if (ticks_use_tsc) {
+		hook_rt_stack = s;
+	}
 	return s;
 }
 
@@ -121,13 +169,25 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
  * thread could observe. */
 #define HOOK_RT_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+/* The hooked function of frame f. */
+static inline uint32_t frame_idx(const struct hook_frame *f)
+{
+	return (f->at - HOOK_STUB_RESUME) >> HOOK_STUB_SIZE_LOG2;
+}
+
 /* Does frame f's slot still hold what the trampoline put there: the resume
  * address (before the stub's call) or the exit address (after)? A frame
  * whose slot holds anything else was left by longjmp. */
 static int frame_armed(const struct hook_frame *f)
 {
-	return *f->slot == hook_exit_addr(f->idx) ||
-	       *f->slot == hook_resume_addr(f->idx);
+	return *f->slot == hook_exit_addr(frame_idx(f)) ||
+	       *f->slot == hook_resume_addr(frame_idx(f));
+}
+
+/* How many frames are in use. */
+static inline uint32_t depth(const struct hook_stack *s)
+{
+	return (uint32_t)(s->top - s->f);
 }
 
 int hook_rt_enter(uint32_t idx, uintptr_t *slot)
@@ -141,7 +201,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 			return 0;
 		}
 	}
-	uint32_t d = s->depth;
+	uint32_t d = depth(s);
 	uint32_t d0 = d;
 
 	/* Frames at or below this call's slot whose slot holds neither
@@ -156,7 +216,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	}
 	if (d != d0) {
 		__atomic_fetch_add(&lost, d0 - d, __ATOMIC_RELAXED);
-		s->depth = d;
+		s->top = &s->f[d];
 		HOOK_RT_FENCE();
 	}
 	if (__builtin_expect(d >= HOOK_RT_DEPTH, 0)) {
@@ -164,18 +224,18 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 		return 0;
 	}
 
-	/* Publish in three steps. A handler that interrupts before the depth
-	 * grows reuses f[d] and puts the depth back; one that interrupts
+	/* Publish in three steps. A handler that interrupts before the top
+	 * moves reuses f[d] and puts the top back; one that interrupts
 	 * after sees a slot of "building", which is never dropped. */
 	struct hook_frame *f = &s->f[d];
 
 	f->slot = HOOK_RT_BUILDING;
 	HOOK_RT_FENCE();
-	s->depth = d + 1;
+	s->top = f + 1;
 	HOOK_RT_FENCE();
 	f->slot = HOOK_RT_BUILDING;
 	f->ret = *slot;
-	f->idx = idx;
+	f->at = (uint32_t)(hook_resume_addr(idx) - (uintptr_t)hook_tramp_stubs);
 	f->restored = 0;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
@@ -189,23 +249,20 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 static inline void record(const struct hook_frame *f, uint64_t t1,
 			  uintptr_t rax, int have_rax)
 {
-	const struct hook_ent *e = &hook_ents[f->idx];
+	const struct hook_ent *e = &hook_ents[frame_idx(f)];
 	struct coll_rec r = {
 		.t0 = f->t0,
 		.t1 = t1,
 		.name = e->name,
 		.group = e->group,
-		.kind = COLL_SPAN,
+		.kind = e->kind,
 		.cat = e->cat,
-		.flags = 0,
-		.arg = 0,
+		.flags = e->flags,
+		.arg = e->arg,
 	};
 
-	if (e->status) {
-		r.flags |= COLL_FLAG_STATUS;
-		if (have_rax && (int)rax != 0) {
-			r.flags |= COLL_FLAG_ERROR;
-		}
+	if (have_rax && (int)rax != 0) {
+		r.flags |= (uint8_t)(e->on_error >> 24);
 	}
 	ring_push(&r);
 }
@@ -214,7 +271,7 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	uint64_t t1 = ticks_now();
 	struct hook_stack *s = stack; /* mapped: its frame was pushed */
-	uint32_t d = s->depth;
+	uint32_t d = depth(s);
 	uint32_t k = d;
 
 	/* errno needs no saving here: ring_push() never changes it (its
@@ -240,7 +297,7 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 		__atomic_fetch_add(&lost, d - k, __ATOMIC_RELAXED);
 	}
 	HOOK_RT_FENCE();
-	s->depth = k - 1;
+	s->top = &s->f[k - 1];
 	HOOK_RT_FENCE();
 	record(&f, t1, rax, 1);
 	return f.ret;
@@ -253,11 +310,9 @@ void hook_rt_unwind_begin(void)
 	if (!s) {
 		return;
 	}
-	for (uint32_t i = 0; i < s->depth; i++) {
-		struct hook_frame *f = &s->f[i];
-
+	for (struct hook_frame *f = s->f; f < s->top; f++) {
 		if (f->slot != HOOK_RT_BUILDING && !f->restored &&
-		    *f->slot == hook_exit_addr(f->idx)) {
+		    *f->slot == hook_exit_addr(frame_idx(f))) {
 			*f->slot = f->ret;
 			f->restored = 1;
 		}
@@ -275,8 +330,8 @@ void hook_rt_unwind_end(uintptr_t sp)
 	}
 	/* Frames whose slot is below the catcher's stack pointer were
 	 * unwound: the call ended by an exception, now. */
-	while (s->depth > 0) {
-		struct hook_frame *f = &s->f[s->depth - 1];
+	while (s->top > s->f) {
+		struct hook_frame *f = s->top - 1;
 
 		if ((uintptr_t)f->slot >= sp || f->slot == HOOK_RT_BUILDING) {
 			break;
@@ -284,18 +339,16 @@ void hook_rt_unwind_end(uintptr_t sp)
 		struct hook_frame copy = *f;
 
 		HOOK_RT_FENCE();
-		s->depth--;
+		s->top = f;
 		HOOK_RT_FENCE();
 		if (copy.restored) {
 			record(&copy, t1, 0, 0);
 		}
 	}
-	for (uint32_t i = 0; i < s->depth; i++) {
-		struct hook_frame *f = &s->f[i];
-
+	for (struct hook_frame *f = s->f; f < s->top; f++) {
 		if (f->restored && f->slot != HOOK_RT_BUILDING &&
 		    *f->slot == f->ret) {
-			*f->slot = hook_exit_addr(f->idx);
+			*f->slot = hook_exit_addr(frame_idx(f));
 		}
 		f->restored = 0;
 	}

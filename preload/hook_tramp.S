@@ -6,25 +6,32 @@
  * so the stack and every register are exactly as the caller left them.
  *
  * When it records:
- *  1. The stub calls hook_tramp_record, which finds i from its own return
- *     address, pushes a shadow frame (the slot where the caller's return
- *     address lives, that address, the entry tick, i) and returns with the
- *     slot popped off the stack. Every argument register is kept: rdi rsi
- *     rdx rcx r8 r9, rax (the count of vector registers a varargs call
- *     uses) and xmm0-xmm7. The common case is written here; anything else
- *     goes through hook_rt_enter().
+ *  1. The stub calls hook_tramp_enter, which finds i from
+ *     its own return address, pushes a shadow frame (the slot where the
+ *     caller's return address lives, that address, the entry tick, i) and
+ *     returns with the slot popped off the stack. Every argument register
+ *     is kept: rdi rsi rdx rcx r8 r9 r10, rax (the count of vector
+ *     registers a varargs call uses) and xmm0-xmm7.
  *  2. The stub's `call 9` puts its own next instruction, stub + 25, in the
  *     slot, and jumps to the real function, which runs with the original
  *     arguments and stack. Because a call wrote it, the CPU's return-stack
  *     buffer predicts the real function's `ret`, which otherwise would
  *     mispredict on every call.
  *  3. The real function returns to stub + 25, which jumps to
- *     hook_tramp_exit. That keeps rax, rdx, xmm0 and xmm1 (every integer,
- *     SSE and struct return), the x87 st0/st1 of a long double result, and
- *     errno; pops the frame; pushes one record into the thread's ring; and
- *     returns to the caller with a `ret`, which the return-stack buffer
- *     predicts as well. The common case touches no vector or x87 register
- *     and calls nothing; anything else goes through hook_rt_exit().
+ *     hook_tramp_leave. That keeps rax, rdx, xmm0 and xmm1 (every
+ *     integer, SSE and struct return), the x87 st0/st1 of a long double
+ *     result, and errno; pops the frame; pushes one record into the
+ *     thread's ring; and returns to the caller with a `ret`, which the
+ *     return-stack buffer predicts as well.
+ *
+ * Each of the two does the common case in a few dozen instructions: it
+ * reads the TSC itself, touches no vector or x87 register and calls
+ * nothing. Anything else (a thread's first call, a full or stale shadow
+ * stack, a quiet thread, a full ring) goes to a general path that saves
+ * what it must and calls hook_rt_enter() or hook_rt_exit(), which read
+ * ticks_now(). When ticks are not TSC cycles, hook_rt_stack stays NULL
+ * (hook_rt.c keeps its stacks elsewhere), so every call takes the general
+ * paths.
  *
  * Elsewhere this file is empty, and hook.c says once that hooking is not
  * available.
@@ -52,9 +59,9 @@ hook_tramp_stubs:
 	cmpl	$0, coll_recording(%rip)
 	jne	1f
 0:	jmpq	*(hook_real + 8 * hook_i)(%rip)
-1:	call	hook_tramp_record
+1:	call	hook_tramp_enter
 	call	0b
-	jmp	hook_tramp_exit
+	jmp	hook_tramp_leave
 	.set	hook_i, hook_i + 1
 	.endr
 	.size	hook_tramp_stubs, . - hook_tramp_stubs
@@ -70,86 +77,58 @@ hook_tramp_stubs:
  * not be mapped): it returns to stub + HOOK_STUB_JUMP, which jumps to the
  * real function with the stack untouched.
  *
- * The common case: the thread has a shadow stack with room, its top frame
- * is live (no longjmp to clean up after) and ticks are TSC cycles. Four
- * pushes give the registers it needs (rdtsc writes rax and rdx); the
- * resume address is then at 32(%rsp) and the slot at 40(%rsp). Frames are
- * published in the same order as hook_rt_enter() does, for the same
- * signal-handler reasons: in particular the slot holds the resume address
- * before the frame names it, and the exit address from the stub's call
- * on, so a handler (even one on a sigaltstack above this stack) always
- * sees a live frame's slot hold one of the two.
+ * The TSC path takes the common case: the thread has a shadow stack with
+ * room, and the frame below its top is live because its slot lies above
+ * this call's (the base frame's always does). Two pushes give the
+ * registers rdtsc writes; the resume address is then at 16(%rsp) and the
+ * slot at 24(%rsp). Frames are published in the same order as
+ * hook_rt_enter() does, for the same signal-handler reasons: the top moves
+ * past a frame whose slot says "building" (stored before and after the
+ * move), and the slot holds the resume address before the frame names it,
+ * and the exit address from the stub's call on, so a handler (even one on
+ * a sigaltstack above this stack) always sees a live frame's slot hold one
+ * of the two. Anything else goes to .Lenter_any, which calls
+ * hook_rt_enter().
  */
 	.p2align 4
-	.type	hook_tramp_record, @function
-hook_tramp_record:
+	.globl	hook_tramp_enter
+	.hidden	hook_tramp_enter
+	.type	hook_tramp_enter, @function
+hook_tramp_enter:
 	.cfi_startproc
 	pushq	%rax
 	.cfi_adjust_cfa_offset 8
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
-	pushq	%rcx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rsi
-	.cfi_adjust_cfa_offset 8
 	.cfi_remember_state
-	movq	32(%rsp), %r11			/* i from the resume address */
-	leaq	hook_tramp_stubs+HOOK_STUB_RESUME(%rip), %rax
-	subq	%rax, %r11
-	shrq	$HOOK_STUB_SIZE_LOG2, %r11
-	movq	ticks_use_tsc@GOTPCREL(%rip), %r10
-	cmpl	$0, (%r10)
-	je	.Lslow
-	movq	hook_rt_stack@gottpoff(%rip), %r10
-	movq	%fs:(%r10), %r10		/* s */
-	testq	%r10, %r10
-	jz	.Lslow
-	movl	HOOK_STACK_DEPTH(%r10), %ecx	/* d = s->depth */
-	cmpl	$HOOK_RT_DEPTH, %ecx
-	jae	.Lslow
-	leaq	40(%rsp), %rsi			/* slot */
-	testl	%ecx, %ecx
-	jz	2f
-	/* The top frame f[d - 1] sits at 8 + 32 * (d - 1) = 32 * d - 24. */
-	movl	%ecx, %eax
-	shlq	$HOOK_FRAME_LOG2, %rax
-	movq	(HOOK_STACK_FRAMES - 32 + HOOK_FRAME_SLOT)(%r10,%rax), %rdx
-	cmpq	%rsi, %rdx
-	ja	2f				/* an older frame: live */
-	movl	(HOOK_STACK_FRAMES - 32 + HOOK_FRAME_IDX)(%r10,%rax), %eax
-	shlq	$HOOK_STUB_SIZE_LOG2, %rax
-	leaq	hook_tramp_stubs+HOOK_STUB_EXIT(%rip), %rcx
-	addq	%rcx, %rax			/* its stub's exit address */
-	movl	HOOK_STACK_DEPTH(%r10), %ecx
-	cmpq	%rax, (%rdx)
-	je	2f
-	subq	$(HOOK_STUB_EXIT - HOOK_STUB_RESUME), %rax
-	cmpq	%rax, (%rdx)			/* or its resume address */
-	jne	.Lslow				/* left by longjmp */
-2:
-	movl	%ecx, %eax
-	shlq	$HOOK_FRAME_LOG2, %rax
-	leaq	HOOK_STACK_FRAMES(%r10,%rax), %rax	/* f = &s->f[d] */
+	movq	hook_rt_stack@gottpoff(%rip), %r11
+	movq	%fs:(%r11), %r11		/* s */
+	testq	%r11, %r11
+	jz	.Lenter_other
+	movq	HOOK_STACK_TOP(%r11), %rax	/* f: the next free frame */
+	cmpq	HOOK_STACK_END(%r11), %rax
+	jae	.Lenter_other
+	leaq	24(%rsp), %rdx			/* slot */
+	cmpq	%rdx, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rax)
+	jbe	.Lenter_other			/* maybe left by longjmp */
 	movq	$-1, HOOK_FRAME_SLOT(%rax)	/* f->slot = building */
-	incl	%ecx
-	movl	%ecx, HOOK_STACK_DEPTH(%r10)	/* s->depth = d + 1 */
+	addq	$HOOK_FRAME_SIZE, HOOK_STACK_TOP(%r11)	/* claimed */
 	movq	$-1, HOOK_FRAME_SLOT(%rax)
-	movq	(%rsi), %rcx
-	movq	%rcx, HOOK_FRAME_RET(%rax)	/* f->ret */
-	movq	%r11, HOOK_FRAME_IDX(%rax)	/* f->idx, f->restored = 0 */
-	movq	32(%rsp), %rcx
-	movq	%rcx, (%rsi)			/* *slot = resume address */
+	movq	(%rdx), %r11
+	movq	%r11, HOOK_FRAME_RET(%rax)	/* f->ret */
+	movq	16(%rsp), %r11
+	movq	%r11, (%rdx)			/* *slot = resume address */
 	.cfi_adjust_cfa_offset 8
-	movq	%rax, %rcx
+	leaq	hook_tramp_stubs(%rip), %rdx
+	subq	%rdx, %r11
+	movq	%r11, HOOK_FRAME_AT(%rax)	/* f->at, f->restored = 0 */
+	movq	%rax, %r11
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
-	movq	%rax, HOOK_FRAME_T0(%rcx)	/* f->t0 */
-	movq	%rsi, HOOK_FRAME_SLOT(%rcx)	/* f->slot = slot */
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
+	movq	%rax, HOOK_FRAME_T0(%r11)	/* f->t0 */
+	leaq	24(%rsp), %rdx
+	movq	%rdx, HOOK_FRAME_SLOT(%r11)	/* f->slot = slot: live */
 	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
@@ -158,18 +137,17 @@ hook_tramp_record:
 	.cfi_adjust_cfa_offset -8
 	ret
 
-.Lslow:
+.Lenter_other:
 	.cfi_restore_state
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
 	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
-	/* The C path saves every argument register: 192 bytes keep %rsp
-	 * 16-byte aligned (it is aligned here) and put the slot at 200. */
+
+.Lenter_any:
+	/* Every argument register is saved around the C call: 192 bytes keep
+	 * %rsp 16-byte aligned (it is aligned here) and put the resume
+	 * address at 192, the slot at 200. */
 	subq	$192, %rsp
 	.cfi_adjust_cfa_offset 192
 	movaps	%xmm0, 0(%rsp)
@@ -187,8 +165,12 @@ hook_tramp_record:
 	movq	%r8, 160(%rsp)
 	movq	%r9, 168(%rsp)
 	movq	%rax, 176(%rsp)
+	movq	%r10, 184(%rsp)
 
-	movl	%r11d, %edi
+	movq	192(%rsp), %rdi			/* i from the resume address */
+	leaq	hook_tramp_stubs+HOOK_STUB_RESUME(%rip), %rsi
+	subq	%rsi, %rdi
+	shrq	$HOOK_STUB_SIZE_LOG2, %rdi
 	leaq	200(%rsp), %rsi
 	call	hook_rt_enter
 	movl	%eax, %r11d
@@ -208,6 +190,7 @@ hook_tramp_record:
 	movq	160(%rsp), %r8
 	movq	168(%rsp), %r9
 	movq	176(%rsp), %rax
+	movq	184(%rsp), %r10
 	addq	$192, %rsp
 	.cfi_adjust_cfa_offset -192
 	testl	%r11d, %r11d
@@ -221,7 +204,7 @@ hook_tramp_record:
 3:	subq	$(HOOK_STUB_RESUME - HOOK_STUB_JUMP), (%rsp)
 	ret
 	.cfi_endproc
-	.size	hook_tramp_record, . - hook_tramp_record
+	.size	hook_tramp_enter, . - hook_tramp_enter
 
 /* ---- exit -----------------------------------------------------------------
  * Jumped to by stub + HOOK_STUB_EXIT, where the hooked function returned:
@@ -229,103 +212,92 @@ hook_tramp_record:
  * rax, rdx, xmm0, xmm1, st0 and st1 can hold the result; rcx, rsi, rdi and
  * r8-r11 are free.
  *
- * The common case: ticks are TSC cycles, the top shadow frame owns this
- * slot, and the thread's ring exists, is not quiet and has room by its
+ * The TSC path takes the common case: the frame below the top owns this
+ * slot, and the thread's ring is there (not quiet) and has room by its
  * cached tail. It then claims, writes and publishes a slot with the same
  * steps as ring_push() (see ring.c: the ring's depth counts pushes in
  * progress and the claim is one instruction, so a signal handler that
  * records in between never overwrites or publishes our slot), pops the
  * frame, and returns to the caller. Anything else, including a ring that
- * looks full, goes through hook_rt_exit() with the frame still in place.
+ * looks full, goes to .Lleave_any, which calls hook_rt_exit() with the
+ * frame still in place.
  */
 	.p2align 4
-	.globl	hook_tramp_exit
-	.hidden	hook_tramp_exit
-	.type	hook_tramp_exit, @function
-hook_tramp_exit:
+	.globl	hook_tramp_leave
+	.hidden	hook_tramp_leave
+	.type	hook_tramp_leave, @function
+hook_tramp_leave:
 	movq	%rax, %r8
 	movq	%rdx, %r9
-	movq	ticks_use_tsc@GOTPCREL(%rip), %rcx
-	cmpl	$0, (%rcx)
-	je	.Lexit_slow
 	rdtsc
 	shlq	$32, %rdx
-	orq	%rdx, %rax
-	movq	%rax, %rsi			/* t1 */
+	orq	%rax, %rdx			/* t1 */
 	movq	hook_rt_stack@gottpoff(%rip), %r11
 	movq	%fs:(%r11), %r11		/* s */
 	testq	%r11, %r11
-	jz	.Lexit_slow
-	movl	HOOK_STACK_DEPTH(%r11), %edi
-	testl	%edi, %edi
-	jz	.Lexit_slow
-	shlq	$HOOK_FRAME_LOG2, %rdi
-	leaq	(HOOK_STACK_FRAMES - 32)(%r11,%rdi), %rdi	/* f = top */
+	jz	.Lleave_other
+	movq	HOOK_STACK_TOP(%r11), %rdi	/* f + 1 */
 	leaq	-8(%rsp), %rax
-	cmpq	%rax, HOOK_FRAME_SLOT(%rdi)
-	jne	.Lexit_slow
+	cmpq	%rax, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rdi)
+	jne	.Lleave_other
 	movq	ring_tls@gottpoff(%rip), %rcx
-	cmpl	$0, %fs:RING_TLS_QUIET(%rcx)
-	jne	.Lexit_slow
-	movq	%fs:RING_TLS_RING(%rcx), %rcx	/* r */
+	movq	%fs:RING_TLS_REC(%rcx), %rcx	/* r */
 	testq	%rcx, %rcx
-	jz	.Lexit_slow
+	jz	.Lleave_other
 	incl	RING_DEPTH(%rcx)
 	movl	$1, %eax
 	xaddq	%rax, RING_RESERVE(%rcx)	/* h: claimed */
-	movq	%rax, %rdx
-	subq	RING_CACHED_TAIL(%rcx), %rdx
-	cmpq	RING_MASK(%rcx), %rdx
-	ja	.Lexit_full
-.Lexit_write:
+	movq	%rax, %rsi
+	subq	RING_CACHED_TAIL(%rcx), %rsi
+	cmpq	RING_MASK(%rcx), %rsi
+	ja	.Lleave_full
+.Lleave_write:
 	andq	RING_MASK(%rcx), %rax
 	shlq	$REC_SIZE_LOG2, %rax
 	leaq	RING_RECS(%rcx,%rax), %rax	/* the record */
-	movq	HOOK_FRAME_T0(%rdi), %rdx
+	movq	%rdx, REC_T1(%rax)
+	movq	(HOOK_FRAME_T0 - HOOK_FRAME_SIZE)(%rdi), %rdx
 	movq	%rdx, REC_T0(%rax)
-	movq	%rsi, REC_T1(%rax)
-	movl	HOOK_FRAME_IDX(%rdi), %edx
-	leaq	(%rdx,%rdx,2), %rdx
-	leaq	hook_ents(%rip), %r10
-	leaq	(%r10,%rdx,4), %r10		/* e = &hook_ents[i] */
-	movq	HOOK_ENT_NAME(%r10), %rdx
-	movq	%rdx, REC_NAME(%rax)		/* name, group */
-	movzbl	HOOK_ENT_CAT(%r10), %edx
-	shll	$16, %edx
-	orl	$REC_KIND_SPAN, %edx
-	cmpb	$0, HOOK_ENT_STATUS(%r10)
-	je	4f
-	orl	$(REC_FLAG_STATUS << 24), %edx
+	movl	(HOOK_FRAME_AT - HOOK_FRAME_SIZE)(%rdi), %edx
+	leaq	hook_ents-HOOK_STUB_RESUME(%rip), %rsi
+	addq	%rsi, %rdx			/* e = &hook_ents[i] */
+	movq	HOOK_ENT_NAME(%rdx), %rsi
+	movq	%rsi, REC_NAME(%rax)		/* name, group */
+	movq	HOOK_ENT_KIND(%rdx), %rsi
 	testl	%r8d, %r8d
 	jz	4f
-	orl	$(REC_FLAG_ERROR << 24), %edx
-4:	movq	%rdx, REC_KIND(%rax)		/* kind, cat, flags, arg 0 */
+	orq	HOOK_ENT_ON_ERROR(%rdx), %rsi
+4:	movq	%rsi, REC_KIND(%rax)		/* kind, cat, flags, arg */
 	decl	RING_DEPTH(%rcx)
 	jnz	5f
 	movq	RING_RESERVE(%rcx), %rdx
 	movq	%rdx, RING_HEAD(%rcx)		/* published */
-5:	movq	HOOK_FRAME_RET(%rdi), %r10
-	decl	HOOK_STACK_DEPTH(%r11)		/* the frame is popped */
+5:	movq	(HOOK_FRAME_RET - HOOK_FRAME_SIZE)(%rdi), %rsi
+	subq	$HOOK_FRAME_SIZE, %rdi
+	movq	%rdi, HOOK_STACK_TOP(%r11)	/* the frame is popped */
 	movq	%r8, %rax
 	movq	%r9, %rdx
-	pushq	%r10
+	pushq	%rsi
 	ret
 
-.Lexit_full:
+.Lleave_full:
 	/* No room by the cached tail: give slot h back, unless a signal
 	 * handler has claimed a later slot since, which it could only have
 	 * written with room, so h has room too. */
-	movq	%rax, %rdx
+	movq	%rax, %rsi
 	incq	%rax
-	cmpxchgq %rdx, RING_RESERVE(%rcx)
+	cmpxchgq %rsi, RING_RESERVE(%rcx)
 	je	6f
-	movq	%rdx, %rax
-	jmp	.Lexit_write
+	movq	%rsi, %rax
+	jmp	.Lleave_write
 6:	decl	RING_DEPTH(%rcx)		/* given back: end the push */
-	jnz	.Lexit_slow
-	movq	RING_RESERVE(%rcx), %rdx
-	movq	%rdx, RING_HEAD(%rcx)
-	/* fall through: the C path reloads the tail, and drops or blocks */
+	jnz	.Lleave_other
+	movq	RING_RESERVE(%rcx), %rsi
+	movq	%rsi, RING_HEAD(%rcx)
+	/* The C path reloads the tail, and drops or blocks. */
+.Lleave_other:
+	movq	%r8, %rax
+	movq	%r9, %rdx
 
 /* Save area (96 bytes): xmm0 0, xmm1 16, rax 32, rdx 40, st0 48, st1 64,
  * the number of x87 values saved at 80. The x87 stack is empty unless the
@@ -333,9 +305,7 @@ hook_tramp_exit:
  * (two); TOP in the status word tells which, and only then are they
  * stored, because popping an empty x87 register would leave a NaN behind.
  */
-.Lexit_slow:
-	movq	%r8, %rax
-	movq	%r9, %rdx
+.Lleave_any:
 	subq	$96, %rsp
 	movaps	%xmm0, 0(%rsp)
 	movaps	%xmm1, 16(%rsp)
@@ -375,7 +345,7 @@ hook_tramp_exit:
 	addq	$96, %rsp
 	pushq	%r11
 	ret
-	.size	hook_tramp_exit, . - hook_tramp_exit
+	.size	hook_tramp_leave, . - hook_tramp_leave
 
 /* ---- calling a dl function "from" another object ------------------------
  * void *hook_tramp_call_as(fn, gadget, a, b, c, d): pushes our own resume

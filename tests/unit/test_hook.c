@@ -100,7 +100,6 @@ static const unsigned char *rel32_target(const unsigned char *code, int at,
 static void test_hook_stubs_match_the_documented_layout(void **state)
 {
 	static const uint32_t idx[] = {0, 1, 777, HOOK_MAX - 1};
-	const unsigned char *record = NULL;
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(idx) / sizeof(*idx); k++) {
@@ -115,26 +114,26 @@ static void test_hook_stubs_match_the_documented_layout(void **state)
 		memcpy(&disp, c + 2, sizeof(disp));
 		assert_int_equal(c[6], 0);
 		assert_ptr_equal(c + 7 + disp, (const void *)&coll_recording);
-		assert_int_equal(c[7], 0x75); /* jne 15 */
-		assert_int_equal(c[8], 15 - HOOK_STUB_JUMP);
+		assert_int_equal(c[7], 0x75); /* jne HOOK_STUB_ENTER */
+		assert_int_equal(c[8], HOOK_STUB_ENTER - HOOK_STUB_JUMP);
 		assert_int_equal(c[HOOK_STUB_JUMP],
 				 0xff); /* jmp *hook_real[i] */
 		assert_int_equal(c[HOOK_STUB_JUMP + 1], 0x25);
 		assert_ptr_equal(rel32_target(c, HOOK_STUB_JUMP, 6),
 				 (const void *)&hook_real[idx[k]]);
-		assert_int_equal(c[15], 0xe8); /* call hook_tramp_record */
-		if (!record) {
-			record = rel32_target(c, 15, 5);
-		}
-		assert_ptr_equal(rel32_target(c, 15, 5), record);
-		assert_int_equal(15 + 5, HOOK_STUB_RESUME);
+		/* call hook_tramp_enter */
+		assert_int_equal(c[HOOK_STUB_ENTER], 0xe8);
+		assert_ptr_equal(rel32_target(c, HOOK_STUB_ENTER, 5),
+				 (const void *)hook_tramp_enter);
+		assert_int_equal(HOOK_STUB_ENTER + 5, HOOK_STUB_RESUME);
 		assert_int_equal(c[HOOK_STUB_RESUME], 0xe8); /* call 9 */
 		assert_ptr_equal(rel32_target(c, HOOK_STUB_RESUME, 5),
 				 c + HOOK_STUB_JUMP);
 		assert_int_equal(HOOK_STUB_RESUME + 5, HOOK_STUB_EXIT);
-		assert_int_equal(c[HOOK_STUB_EXIT], 0xe9); /* jmp exit */
+		/* jmp hook_tramp_leave */
+		assert_int_equal(c[HOOK_STUB_EXIT], 0xe9);
 		assert_ptr_equal(rel32_target(c, HOOK_STUB_EXIT, 5),
-				 (const void *)hook_tramp_exit);
+				 (const void *)hook_tramp_leave);
 		assert_true(HOOK_STUB_EXIT + 5 <= HOOK_STUB_SIZE);
 		assert_true(hook_exit_addr(idx[k]) ==
 			    (uintptr_t)(c + HOOK_STUB_EXIT));
