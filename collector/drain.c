@@ -215,12 +215,20 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	}
 }
 
+/* Names a thread seen only through its CUDA API records. */
+static void name_gpu_thread(int tid)
+{
+	if (ensure_journal() == 0) {
+		name_thread(tid, 0);
+	}
+}
+
 /* One pass; drain lock held. */
 static uint64_t pass(void)
 {
 	uint64_t n = ring_collect(emit, NULL);
 
-	gpu_drain(D.agg);
+	gpu_drain(D.agg, name_gpu_thread);
 	if (D.journal_open > 0) {
 		journal_flush(D.j);
 	}

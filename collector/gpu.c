@@ -248,17 +248,24 @@ uint64_t gpu_dropped(void)
 	return __atomic_load_n(&G.dropped, __ATOMIC_RELAXED);
 }
 
+static int is_api(const struct coll_gpu_rec *r);
+
 /*
  * Feeds the memory records that arrived since the last call into a as
- * "Device Storage" counters ("Memory: cuda/N", bytes in use). Drain lock
- * held. This function can't fail (a lost sample is lost).
+ * "Device Storage" counters ("Memory: cuda/N", bytes in use), and calls
+ * on_tid (when not NULL) with the host thread of each CUDA API record, so
+ * that a thread the trace shows only through CUPTI gets named too. Drain
+ * lock held. This function can't fail (a lost sample is lost).
  */
-void gpu_drain(struct agg *a)
+void gpu_drain(struct agg *a, void (*on_tid)(int tid))
 {
 	size_t n = published();
 
 	for (; G.drained < n; G.drained++) {
 		const struct coll_gpu_rec *r = rec_at(G.drained);
+		if (on_tid && is_api(r)) {
+			on_tid((int)r->tid);
+		}
 		if (r->kind != COLL_GPU_MEMORY || r->device >= MAX_DEVICES) {
 			continue;
 		}

@@ -138,7 +138,7 @@ struct gpu_link {
 void gpu_source_tick(uint64_t now_ns);
 void gpu_source_flush(void);
 uint64_t gpu_dropped(void);
-void gpu_drain(struct agg *a);
+void gpu_drain(struct agg *a, void (*on_tid)(int tid));
 int gpu_link_begin(void);
 void gpu_link_claim(int tid, const struct coll_rec *r);
 int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l);

@@ -1,12 +1,16 @@
 """A small CNN training loop for tests/gpu/torch_cnn.sh.
 
 usage: torch_cnn.py none|mxprof|torch [TRACE]
-Runs 20 training steps of a small CNN on random data (fixed seed,
-deterministic cuDNN) and prints {"median_step_ms": x, "steps": 20}. With
-"torch", the steps run under torch.profiler (CPU and CUDA activity) and
-the Chrome trace goes to TRACE.
+Runs STEPS (20, or $TORCH_CNN_STEPS) training steps of a small CNN on
+random data (fixed seed, deterministic cuDNN) and prints
+{"median_step_ms": x, "steps": STEPS}. With "torch", the steps run under
+torch.profiler (CPU and CUDA activity) and the Chrome trace goes to TRACE.
+With "mxprof", the steps run inside an NVTX range "steps", so that
+MXPROF_CAPTURE_NVTX=steps records what torch.profiler sees: the steps,
+not the set-up before them.
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -14,7 +18,7 @@ import time
 import torch
 import torch.nn as nn
 
-STEPS = 20
+STEPS = int(os.environ.get("TORCH_CNN_STEPS", "20"))
 
 
 def model():
@@ -53,6 +57,11 @@ def main():
             for _ in range(STEPS):
                 step()
         prof.export_chrome_trace(sys.argv[2])
+    elif mode == "mxprof":
+        torch.cuda.nvtx.range_push("steps")
+        for _ in range(STEPS):
+            step()
+        torch.cuda.nvtx.range_pop()
     else:
         for _ in range(STEPS):
             step()

@@ -1,5 +1,6 @@
 # On a GPU with PyTorch: a small CNN training loop (torch_cnn.py, 20 steps)
-# three ways: no profiler, mxprof (LD_PRELOAD, CUPTI), torch.profiler.
+# three ways: no profiler, mxprof (LD_PRELOAD, CUPTI, recording inside the
+# NVTX range around the steps), torch.profiler (around the same steps).
 # mxprof's kernel count must equal torch.profiler's and its total kernel
 # time be within 2%; prints the median step time of each way.
 . "$ROOT/tests/integration/lib.sh"
@@ -8,7 +9,7 @@ py=${PYTHON:-python3}
 	{ echo "skip: PyTorch with CUDA not importable"; exit 0; }
 script=$ROOT/tests/gpu/torch_cnn.py
 "$py" "$script" none >none.json
-MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/cnn.json" LD_PRELOAD="$PRELOAD" \
+MXPROF_AUTOSTART=1 MXPROF_CAPTURE_NVTX=steps MXPROF_OUTPUT="$WORK/cnn.json" LD_PRELOAD="$PRELOAD" \
 	"$py" "$script" mxprof >mx.json
 "$py" "$script" torch "$WORK/torch.json" >th.json
 tracesummary cnn.json >cnn.sum

@@ -101,3 +101,14 @@ flushed=$(awk '$1 == "flushed" {print $2}' buffers.txt)
 [ "$full" -ge 2 ] || fail "long run: only $full buffers went back full"
 [ "$flushed" -ge 1 ] || fail "long run: no buffer was flushed by the dump"
 echo "ok: long run: $full buffers went back full, $flushed were flushed"
+
+# A thread seen only through CUPTI (no NVTX, no hook: the main thread here
+# records nothing of its own) still gets its thread_name, so the trace
+# checks and the main thread keeps its name.
+MXPROF_HOOK=none MXPROF_TRACE=cuda,gpu MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/bare.json" \
+	LD_PRELOAD="$PRELOAD" "$prog" "$fakes/libcudart.so.13" $S >bare.txt 2>bare.err ||
+	fail "the run without NVTX failed"
+tracesummary bare.json >bare.sum || fail "the run without NVTX: trace check failed"
+expect_eq "without NVTX: launch calls" $((S * 3)) "$(jget bare.sum 'd["gpu"]["api"]["cuda_runtime/cudaLaunchKernel"]')"
+expect_eq "without NVTX: the main thread's name" "['cuda_fake_train']" \
+	"$(jget bare.json '[e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "thread_name" and e["pid"] == d["mxprof"]["pid"]]')"
