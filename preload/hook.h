@@ -7,10 +7,10 @@
  *
  *   caller --GOT--> stub[i] (hook_tramp.S)
  *        stopped: tail jump to hook_real[i]            (one load, one branch)
- *        running: hook_tramp_record (or hook_rt_enter() when unusual)
+ *        running: hook_tramp_enter (or hook_rt_enter() when unusual)
  *                 pushes a shadow frame; the stub then calls the real
  *                 function so that it returns into the stub, which goes on
- *                 to hook_tramp_exit. That pops the frame, pushes one
+ *                 to hook_tramp_leave. That pops the frame, pushes one
  *                 record (or has hook_rt_exit() do both when unusual) and
  *                 returns to the saved address.
  *
@@ -123,7 +123,7 @@ void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
 int hook_rt_enter(uint32_t idx, uintptr_t *slot);
 
 /*
- * HOT, async-signal-safe. Called by hook_tramp_exit when its own common
+ * HOT, async-signal-safe. Called by hook_tramp_leave when its own common
  * case does not apply (hook_tramp.S); slot is where the
  * return address was and rax the function's integer result. Pops the
  * matching shadow frame (dropping frames a longjmp skipped), pushes the

@@ -3,14 +3,18 @@
  *
  * Each thread owns a fixed array of HOOK_RT_DEPTH frames, mapped on the
  * thread's first hooked call and unmapped by a thread-specific-data
- * destructor when the thread exits. Only the pointer to it lives in
+ * destructor when the thread exits. Only pointers to it live in
  * initial-exec TLS: reaching it is one %fs-relative load, and libmxprof's
  * static TLS stays small enough that it can still be dlopen'ed after
- * start (glibc keeps only a few hundred bytes spare for that). The first
- * call costs one mmap, which is async-signal-safe; later calls take no
- * lock, allocate nothing and make no system call. A frame remembers where the
- * return address lived (slot), the address itself, the entry tick and the
- * function.
+ * start (glibc keeps only a few hundred bytes spare for that). Two
+ * pointers: the C paths' own, and hook_rt_stack, which the trampolines'
+ * fast paths use and which stays NULL unless ticks are TSC cycles (those
+ * paths read the TSC themselves). The first call costs one mmap, which is
+ * async-signal-safe; later calls take no lock, allocate nothing and make
+ * no system call. A frame remembers where the return address lived
+ * (slot), the address itself, the entry tick and the function. The stack
+ * keeps a pointer to the next free frame rather than a count, so that the
+ * trampolines push and pop with one add and one store.
  *
  * Frames are matched by slot, never blindly popped, because control does
  * not always leave a function through its return:
@@ -82,15 +86,14 @@ _Static_assert(HOOK_ENT_SIZE == HOOK_STUB_SIZE, "abi: AT indexes both");
 _Static_assert(offsetof(struct hook_ent, name) == HOOK_ENT_NAME, "abi");
 _Static_assert(offsetof(struct hook_ent, group) == HOOK_ENT_NAME + 4, "abi");
 _Static_assert(offsetof(struct hook_ent, kind) == HOOK_ENT_KIND, "abi");
-_Static_assert(offsetof(struct hook_ent, on_error) == HOOK_ENT_ON_ERROR,
-	       "abi");
+_Static_assert(offsetof(struct hook_ent, on_error) == HOOK_ENT_ON_ERROR, "abi");
 _Static_assert(offsetof(struct hook_ent, name) + 16 ==
 			       offsetof(struct hook_ent, on_error) &&
 		       offsetof(struct coll_rec, name) + 16 ==
 			       sizeof(struct coll_rec),
 	       "abi: an entry's first 16 bytes are a record's last 16");
-_Static_assert(offsetof(struct hook_ent, kind) - offsetof(struct hook_ent,
-							  name) ==
+_Static_assert(offsetof(struct hook_ent, kind) -
+				       offsetof(struct hook_ent, name) ==
 			       offsetof(struct coll_rec, kind) -
 				       offsetof(struct coll_rec, name) &&
 		       offsetof(struct hook_ent, cat) -
@@ -106,8 +109,8 @@ _Static_assert(offsetof(struct hook_ent, kind) - offsetof(struct hook_ent,
 			       offsetof(struct coll_rec, arg) -
 				       offsetof(struct coll_rec, name),
 	       "abi: the same fields at the same places");
-_Static_assert(offsetof(struct coll_rec, flags) - offsetof(struct coll_rec,
-							   kind) ==
+_Static_assert(offsetof(struct coll_rec, flags) -
+			       offsetof(struct coll_rec, kind) ==
 		       3,
 	       "abi: on_error shifts the error flag by 24 bits");
 _Static_assert(HOOK_STUB_SIZE == 1u << HOOK_STUB_SIZE_LOG2, "abi");

@@ -20,8 +20,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+
 #include "collector.h"
 #include "hook.h"
+#include "ticks.h"
 
 struct find {
 	const char *soname;
@@ -270,6 +273,48 @@ static void test_hook_rt_overflow_calls_through_untimed(void **state)
 	}
 }
 
+struct tsc_case {
+	int tsc;	 /* ticks_use_tsc while the thread runs */
+	int visible;	 /* out: hook_rt_stack set after its first call */
+	uintptr_t back;	 /* out: what hook_rt_exit() returned */
+	uintptr_t armed; /* out: the slot while the call ran */
+};
+
+static void *tsc_thread(void *p)
+{
+	struct tsc_case *c = p;
+	uintptr_t slot = 0x7777;
+
+	ticks_use_tsc = c->tsc;
+	enter(1, &slot);
+	c->visible = hook_rt_stack != NULL;
+	c->armed = slot;
+	c->back = hook_rt_exit(&slot, 0);
+	return NULL;
+}
+
+/* The trampolines' fast paths read TSC ticks themselves, so they see a
+ * thread's shadow stack only when ticks are TSC cycles; otherwise every
+ * call takes the general path, which works the same. */
+static void test_hook_rt_trampolines_see_the_stack_only_with_tsc(void **state)
+{
+	int saved = ticks_use_tsc;
+
+	(void)state;
+	setup_fn();
+	for (int tsc = 0; tsc < 2; tsc++) {
+		struct tsc_case c = {tsc, -1, 0, 0};
+		pthread_t t;
+
+		assert_int_equal(pthread_create(&t, NULL, tsc_thread, &c), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		ticks_use_tsc = saved;
+		assert_int_equal(c.visible, tsc);
+		assert_true(c.armed == hook_exit_addr(1));
+		assert_true(c.back == 0x7777);
+	}
+}
+
 #endif
 
 static void test_hook_init_rejects_malformed_specs(void **state)
@@ -292,6 +337,8 @@ int main(void)
 #if defined(__x86_64__)
 	  cmocka_unit_test(test_hook_stubs_match_the_documented_layout),
 	  cmocka_unit_test(test_hook_rt_exit_returns_the_saved_address),
+	  cmocka_unit_test(
+		  test_hook_rt_trampolines_see_the_stack_only_with_tsc),
 	  cmocka_unit_test(test_hook_rt_nested_calls_return_in_order),
 	  cmocka_unit_test(test_hook_rt_exit_drops_frames_a_longjmp_skipped),
 	  cmocka_unit_test(test_hook_rt_entry_drops_frames_below_a_new_call),
