@@ -260,11 +260,16 @@ static int is_api(const struct coll_gpu_rec *r);
 void gpu_drain(struct agg *a, void (*on_tid)(int tid))
 {
 	size_t n = published();
+	int have_tid = 0;
+	uint32_t tid = 0;
 
 	for (; G.drained < n; G.drained++) {
 		const struct coll_gpu_rec *r = rec_at(G.drained);
-		if (on_tid && is_api(r)) {
-			on_tid((int)r->tid);
+		/* Runs of API records come from one thread: report it once. */
+		if (on_tid && is_api(r) && (!have_tid || r->tid != tid)) {
+			have_tid = 1;
+			tid = r->tid;
+			on_tid((int)tid);
 		}
 		if (r->kind != COLL_GPU_MEMORY || r->device >= MAX_DEVICES) {
 			continue;

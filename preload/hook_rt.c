@@ -87,27 +87,19 @@ _Static_assert(offsetof(struct hook_ent, name) == HOOK_ENT_NAME, "abi");
 _Static_assert(offsetof(struct hook_ent, group) == HOOK_ENT_NAME + 4, "abi");
 _Static_assert(offsetof(struct hook_ent, kind) == HOOK_ENT_KIND, "abi");
 _Static_assert(offsetof(struct hook_ent, on_error) == HOOK_ENT_ON_ERROR, "abi");
+/* Field fld sits at the same distance from name in an entry as in a
+ * record. */
+#define HOOK_ENT_AS_REC(fld)                                                   \
+	(offsetof(struct hook_ent, fld) - offsetof(struct hook_ent, name) ==   \
+	 offsetof(struct coll_rec, fld) - offsetof(struct coll_rec, name))
 _Static_assert(offsetof(struct hook_ent, name) + 16 ==
 			       offsetof(struct hook_ent, on_error) &&
 		       offsetof(struct coll_rec, name) + 16 ==
 			       sizeof(struct coll_rec),
 	       "abi: an entry's first 16 bytes are a record's last 16");
-_Static_assert(offsetof(struct hook_ent, kind) -
-				       offsetof(struct hook_ent, name) ==
-			       offsetof(struct coll_rec, kind) -
-				       offsetof(struct coll_rec, name) &&
-		       offsetof(struct hook_ent, cat) -
-				       offsetof(struct hook_ent, name) ==
-			       offsetof(struct coll_rec, cat) -
-				       offsetof(struct coll_rec, name) &&
-		       offsetof(struct hook_ent, flags) -
-				       offsetof(struct hook_ent, name) ==
-			       offsetof(struct coll_rec, flags) -
-				       offsetof(struct coll_rec, name) &&
-		       offsetof(struct hook_ent, arg) -
-				       offsetof(struct hook_ent, name) ==
-			       offsetof(struct coll_rec, arg) -
-				       offsetof(struct coll_rec, name),
+_Static_assert(HOOK_ENT_AS_REC(group) && HOOK_ENT_AS_REC(kind) &&
+		       HOOK_ENT_AS_REC(cat) && HOOK_ENT_AS_REC(flags) &&
+		       HOOK_ENT_AS_REC(arg),
 	       "abi: the same fields at the same places");
 _Static_assert(offsetof(struct coll_rec, flags) -
 			       offsetof(struct coll_rec, kind) ==
@@ -238,7 +230,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	HOOK_RT_FENCE();
 	f->slot = HOOK_RT_BUILDING;
 	f->ret = *slot;
-	f->at = (uint32_t)(hook_resume_addr(idx) - (uintptr_t)hook_tramp_stubs);
+	f->at = idx * HOOK_STUB_SIZE + HOOK_STUB_RESUME; /* see frame_idx() */
 	f->restored = 0;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
