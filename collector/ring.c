@@ -32,6 +32,13 @@
  * since; a handler could only have written that one with room, so there
  * is room for the earlier slot too. Signal fences keep the compiler from
  * moving the steps across each other. hook_tramp.S takes the same steps.
+ *
+ * Only head is shared with the drain thread. What only the producer (and
+ * its signal handlers) touch, reserve, depth, the cached tail and a copy
+ * of the mask, lives in the thread's initial-exec TLS rather than in the
+ * ring: a push then claims its slot with one %fs-relative instruction,
+ * without first loading the ring's address, which shortens the chain of
+ * dependent loads on every push by one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,12 +57,9 @@
 
 struct ring {
 	/* Producer's line. */
-	uint64_t head;	      /* published: slots below are complete   */
-	uint64_t reserve;     /* claimed: slots below are being written */
-	uint64_t cached_tail; /* the producer's copy of tail            */
+	uint64_t head; /* published: slots below are complete */
 	uint64_t dropped;
-	uint32_t depth; /* pushes in progress on this thread (signals) */
-	char pad0[28];
+	char pad0[48];
 	/* Consumer's line. */
 	uint64_t tail;
 	uint64_t snap; /* head seen by the current drain pass */
@@ -70,9 +74,13 @@ struct ring {
 };
 
 struct tls_state {
-	struct ring *rec; /* where records go: ring, or NULL when quiet */
-	struct ring *ring;
+	struct ring *rec;     /* where records go: ring, or NULL when quiet */
+	uint64_t reserve;     /* claimed: slots below are being written      */
+	uint64_t cached_tail; /* the producer's copy of the ring's tail       */
+	uint64_t mask;	      /* the ring's mask                              */
+	uint32_t depth;	      /* pushes in progress on this thread (signals) */
 	int quiet;
+	struct ring *ring;
 	int attaching;
 	int exited;
 };
@@ -81,11 +89,12 @@ struct tls_state {
 __thread struct tls_state ring_tls __attribute__((tls_model("initial-exec")));
 
 _Static_assert(offsetof(struct tls_state, rec) == RING_TLS_REC, "abi");
+_Static_assert(offsetof(struct tls_state, reserve) == RING_TLS_RESERVE, "abi");
+_Static_assert(offsetof(struct tls_state, cached_tail) == RING_TLS_CACHED_TAIL,
+	       "abi");
+_Static_assert(offsetof(struct tls_state, mask) == RING_TLS_MASK, "abi");
+_Static_assert(offsetof(struct tls_state, depth) == RING_TLS_DEPTH, "abi");
 _Static_assert(offsetof(struct ring, head) == RING_HEAD, "abi");
-_Static_assert(offsetof(struct ring, reserve) == RING_RESERVE, "abi");
-_Static_assert(offsetof(struct ring, cached_tail) == RING_CACHED_TAIL, "abi");
-_Static_assert(offsetof(struct ring, depth) == RING_DEPTH, "abi");
-_Static_assert(offsetof(struct ring, mask) == RING_MASK, "abi");
 _Static_assert(offsetof(struct ring, recs) == RING_RECS, "abi");
 _Static_assert(sizeof(struct coll_rec) == 1u << REC_SIZE_LOG2, "abi");
 _Static_assert(offsetof(struct coll_rec, t0) == REC_T0, "abi");
@@ -168,9 +177,8 @@ static struct ring *attach(void)
 	if (free_list && free_list->mask + 1 == ring_capacity) {
 		r = free_list;
 		free_list = r->next;
-		r->head = r->reserve = r->tail = r->snap = 0;
-		r->cached_tail = r->dropped = 0;
-		r->depth = 0;
+		r->head = r->tail = r->snap = 0;
+		r->dropped = 0;
 		r->dead = 0;
 	} else {
 		r = ring_map(ring_capacity);
@@ -183,7 +191,12 @@ static struct ring *attach(void)
 	pthread_mutex_unlock(&registry_lock);
 	if (r) {
 		pthread_setspecific(exit_key, r);
+		ring_tls.reserve = 0;
+		ring_tls.cached_tail = 0;
+		ring_tls.mask = r->mask;
+		ring_tls.depth = 0;
 		ring_tls.ring = r;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		ring_tls.rec = ring_tls.quiet ? NULL : r;
 	}
 	ring_tls.attaching = 0;
@@ -207,36 +220,37 @@ static int wait_for_room(struct ring *r, uint64_t h)
 	return 0;
 }
 
-/* Claims the next slot and returns it. One instruction on x86-64 (no lock
- * prefix: only this thread and its signal handlers write reserve), so a
- * handler sees the claim either made or not begun. */
-static inline uint64_t claim(struct ring *r)
+/* Claims the thread's next slot and returns it. One instruction on x86-64
+ * (no lock prefix: only this thread and its signal handlers write
+ * reserve), so a handler sees the claim either made or not begun. */
+static inline uint64_t claim(void)
 {
 #if defined(__x86_64__)
 	uint64_t h = 1;
 
-	__asm__ volatile("xaddq %0, %1" : "+r"(h), "+m"(r->reserve)::"memory");
+	__asm__ volatile("xaddq %0, %1"
+			 : "+r"(h), "+m"(ring_tls.reserve)::"memory");
 	return h;
 #else
-	return __atomic_fetch_add(&r->reserve, 1, __ATOMIC_RELAXED);
+	return __atomic_fetch_add(&ring_tls.reserve, 1, __ATOMIC_RELAXED);
 #endif
 }
 
 /* Gives slot h back if it is still the last one claimed. Returns 1 when it
  * did. */
-static inline int unclaim(struct ring *r, uint64_t h)
+static inline int unclaim(uint64_t h)
 {
 	uint64_t expect = h + 1;
 #if defined(__x86_64__)
 	unsigned char done;
 
 	__asm__ volatile("cmpxchgq %3, %1\n\tsete %0"
-			 : "=q"(done), "+m"(r->reserve), "+a"(expect)
+			 : "=q"(done), "+m"(ring_tls.reserve), "+a"(expect)
 			 : "r"(h)
 			 : "memory", "cc");
 	return done;
 #else
-	return __atomic_compare_exchange_n(&r->reserve, &expect, h, 0,
+	return __atomic_compare_exchange_n(&ring_tls.reserve, &expect, h, 0,
 					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 #endif
 }
@@ -256,8 +270,8 @@ static inline void count_drop(struct ring *r)
 static inline void push_end(struct ring *r)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (--r->depth == 0) {
-		__atomic_store_n(&r->head, r->reserve, __ATOMIC_RELEASE);
+	if (--ring_tls.depth == 0) {
+		__atomic_store_n(&r->head, ring_tls.reserve, __ATOMIC_RELEASE);
 	}
 }
 
@@ -265,17 +279,17 @@ static inline void push_end(struct ring *r)
  * 1 when h may be written after all, or 0 when it was given back. */
 static int room_for(struct ring *r, uint64_t h)
 {
-	r->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (h - r->cached_tail <= r->mask) {
+	ring_tls.cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (h - ring_tls.cached_tail <= r->mask) {
 		return 1;
 	}
 	/* Only the outermost push may wait: a handler must not stall the
 	 * code it interrupted. */
-	if (ring_overflow == COLL_OVERFLOW_BLOCK && r->depth == 1 &&
+	if (ring_overflow == COLL_OVERFLOW_BLOCK && ring_tls.depth == 1 &&
 	    wait_for_room(r, h) == 0) {
 		return 1;
 	}
-	if (unclaim(r, h)) {
+	if (unclaim(h)) {
 		return 0;
 	}
 	/* A handler claimed a later slot and, with room, wrote it. */
@@ -297,17 +311,17 @@ int ring_push(const struct coll_rec *rec)
 			return -ENOSPC;
 		}
 	}
-	r->depth++;
+	ring_tls.depth++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t h = claim(r);
-	if (__builtin_expect(h - r->cached_tail > r->mask, 0) &&
+	uint64_t h = claim();
+	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.mask, 0) &&
 	    !room_for(r, h)) {
 		count_drop(r);
 		push_end(r);
 		return -ENOSPC;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	r->recs[h & r->mask] = *rec;
+	r->recs[h & ring_tls.mask] = *rec;
 	push_end(r);
 	return 0;
 }
@@ -426,11 +440,14 @@ void ring_after_fork_child(void)
 	struct ring *mine = ring_tls.ring;
 
 	pthread_mutex_init(&registry_lock, NULL);
+	/* A push of this thread cut by fork() never ends: its slots count as
+	 * published, then as drained, like every other ring's. */
+	ring_tls.depth = 0;
+	ring_tls.cached_tail = ring_tls.reserve;
 	for (struct ring *r = live; r;) {
 		struct ring *next = r->next;
-		r->head = r->reserve; /* a push cut by fork() never ends */
-		r->depth = 0;
-		r->tail = r->snap = r->cached_tail = r->head;
+		r->head = r == mine ? ring_tls.reserve : 0;
+		r->tail = r->snap = r->head;
 		r->dropped = 0;
 		if (r != mine) {
 			r->next = free_list;

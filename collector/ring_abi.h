@@ -12,17 +12,17 @@
 #ifndef MXPROF_RING_ABI_H
 #define MXPROF_RING_ABI_H
 
-/* struct tls_state (ring.c): the thread's ring, or NULL while it is quiet
- * or has none yet. */
-#define RING_TLS_REC 0
+/* struct tls_state (ring.c): the thread's ring (NULL while it is quiet or
+ * has none yet), then the producer's side of it. */
+#define RING_TLS_REC	     0
+#define RING_TLS_RESERVE     8
+#define RING_TLS_CACHED_TAIL 16
+#define RING_TLS_MASK	     24
+#define RING_TLS_DEPTH	     32
 
-/* struct ring (ring.c): the producer's fields and the records. */
-#define RING_HEAD	 0
-#define RING_RESERVE	 8
-#define RING_CACHED_TAIL 16
-#define RING_DEPTH	 32
-#define RING_MASK	 128
-#define RING_RECS	 160
+/* struct ring (ring.c): the published head and the records. */
+#define RING_HEAD 0
+#define RING_RECS 160
 
 /* struct coll_rec (collector.h): 32 bytes. */
 #define REC_SIZE_LOG2 5

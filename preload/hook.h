@@ -131,11 +131,18 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot);
  */
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax);
 
-/* This thread's shadow stack, or NULL before its first hooked call and
- * always NULL when ticks are not TSC cycles (initial-exec TLS; hook_tramp.S
- * reads and moves its top, and takes its general paths on NULL). Opaque
- * outside hook_rt.c. */
-extern __thread struct hook_stack *hook_rt_stack
+/* This thread's shadow stack as the trampolines see it, held in TLS
+ * itself so that reaching the top frame is one %fs-relative load (see
+ * hook_abi.h). top is the next free frame, or NULL before the thread's
+ * first hooked call; end is the end of the frames, or NULL when ticks are
+ * not TSC cycles, which sends every call to the general paths. Only
+ * hook_rt.c and hook_tramp.S change them. */
+struct hook_frame;
+struct hook_tls {
+	struct hook_frame *top;
+	struct hook_frame *end;
+};
+extern __thread struct hook_tls hook_rt_tls
 	__attribute__((tls_model("initial-exec")));
 
 /* Prepares the per-thread shadow stacks (a thread-exit destructor).

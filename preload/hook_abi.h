@@ -30,14 +30,14 @@
 #define HOOK_STUB_RESUME    20
 #define HOOK_STUB_EXIT	    25
 
-/* struct hook_stack (hook_rt.c): the next free frame, the end of the
- * frames, then a sentinel frame (whose slot is HOOK_RT_BUILDING, above
- * every real slot) right below HOOK_RT_DEPTH frames. */
-#define HOOK_RT_DEPTH	  256
-#define HOOK_STACK_TOP	  0
-#define HOOK_STACK_END	  8
-#define HOOK_STACK_BASE	  32
-#define HOOK_STACK_FRAMES 64
+/* struct hook_tls (hook.h), a thread's initial-exec TLS: the next free
+ * frame of its shadow stack, and the end of the frames as the trampolines
+ * see it (NULL unless ticks are TSC cycles). Both are NULL before the
+ * thread's first hooked call. Below the first frame sits a sentinel frame
+ * whose slot is HOOK_RT_BUILDING, above every real slot. */
+#define HOOK_RT_DEPTH 256
+#define HOOK_TLS_TOP  0
+#define HOOK_TLS_END  8
 /* struct hook_frame: 32 bytes. AT is the resume address's offset from
  * hook_tramp_stubs (32 * i + HOOK_STUB_RESUME); a 4-byte "restored" flag
  * follows it, so one 8-byte store sets both. */

@@ -3,18 +3,20 @@
  *
  * Each thread owns a fixed array of HOOK_RT_DEPTH frames, mapped on the
  * thread's first hooked call and unmapped by a thread-specific-data
- * destructor when the thread exits. Only pointers to it live in
- * initial-exec TLS: reaching it is one %fs-relative load, and libmxprof's
- * static TLS stays small enough that it can still be dlopen'ed after
- * start (glibc keeps only a few hundred bytes spare for that). Two
- * pointers: the C paths' own, and hook_rt_stack, which the trampolines'
- * fast paths use and which stays NULL unless ticks are TSC cycles (those
- * paths read the TSC themselves). The first call costs one mmap, which is
- * async-signal-safe; later calls take no lock, allocate nothing and make
- * no system call. A frame remembers where the return address lived
- * (slot), the address itself, the entry tick and the function. The stack
- * keeps a pointer to the next free frame rather than a count, so that the
- * trampolines push and pop with one add and one store.
+ * destructor when the thread exits. Only three pointers live in
+ * initial-exec TLS, so that libmxprof's static TLS stays small enough
+ * that it can still be dlopen'ed after start (glibc keeps only a few
+ * hundred bytes spare for that): the stack (for the C paths), and
+ * hook_rt_tls, the next free frame and the end of the frames. Keeping the
+ * top itself in TLS, rather than in the mapping, saves the trampolines a
+ * dependent load on both entry and exit. hook_rt_tls.end stays NULL unless
+ * ticks are TSC cycles, because the trampolines' fast paths read the TSC
+ * themselves. The first call costs one mmap, which is async-signal-safe;
+ * later calls take no lock, allocate nothing and make no system call. A
+ * frame remembers where the return address lived (slot), the address
+ * itself, the entry tick and the function. The top is a pointer to the
+ * next free frame rather than a count, so that the trampolines push and
+ * pop with one add and one store.
  *
  * Frames are matched by slot, never blindly popped, because control does
  * not always leave a function through its return:
@@ -56,14 +58,11 @@ struct hook_frame {
 	uint32_t restored; /* real address written back for unwinding */
 };
 
-/* The frames in use are f[0] .. top - 1. base sits right below f[0] with
- * a slot of HOOK_RT_BUILDING, so that "the frame below top" always exists
- * for the trampolines: it never matches a slot, and it is above every new
- * call's slot. */
+/* The frames in use are f[0] .. hook_rt_tls.top - 1. base sits right
+ * below f[0] with a slot of HOOK_RT_BUILDING, so that "the frame below
+ * top" always exists for the trampolines: it never matches a slot, and it
+ * is above every new call's slot. */
 struct hook_stack {
-	struct hook_frame *top; /* the next free frame */
-	struct hook_frame *end; /* &f[HOOK_RT_DEPTH]     */
-	uint64_t pad[2];
 	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
 };
@@ -76,11 +75,10 @@ _Static_assert(offsetof(struct hook_frame, t0) == HOOK_FRAME_T0, "abi");
 _Static_assert(offsetof(struct hook_frame, at) == HOOK_FRAME_AT, "abi");
 _Static_assert(offsetof(struct hook_frame, restored) == HOOK_FRAME_AT + 4,
 	       "abi: one store clears it with at");
-_Static_assert(offsetof(struct hook_stack, top) == HOOK_STACK_TOP, "abi");
-_Static_assert(offsetof(struct hook_stack, end) == HOOK_STACK_END, "abi");
-_Static_assert(offsetof(struct hook_stack, base) == HOOK_STACK_BASE, "abi");
-_Static_assert(offsetof(struct hook_stack, f) == HOOK_STACK_FRAMES, "abi");
-_Static_assert(HOOK_STACK_BASE + HOOK_FRAME_SIZE == HOOK_STACK_FRAMES, "abi");
+_Static_assert(offsetof(struct hook_tls, top) == HOOK_TLS_TOP, "abi");
+_Static_assert(offsetof(struct hook_tls, end) == HOOK_TLS_END, "abi");
+_Static_assert(offsetof(struct hook_stack, f) == sizeof(struct hook_frame),
+	       "abi: base is the frame below f[0]");
 _Static_assert(sizeof(struct hook_ent) == HOOK_ENT_SIZE, "abi");
 _Static_assert(HOOK_ENT_SIZE == HOOK_STUB_SIZE, "abi: AT indexes both");
 _Static_assert(offsetof(struct hook_ent, name) == HOOK_ENT_NAME, "abi");
@@ -107,10 +105,9 @@ _Static_assert(offsetof(struct coll_rec, flags) -
 	       "abi: on_error shifts the error flag by 24 bits");
 _Static_assert(HOOK_STUB_SIZE == 1u << HOOK_STUB_SIZE_LOG2, "abi");
 
-/* hook_tramp.S's view of the thread's stack (NULL unless ticks are TSC
- * cycles), and the stack itself, which the C paths use. */
-__thread struct hook_stack *hook_rt_stack
-	__attribute__((tls_model("initial-exec")));
+/* The top of the thread's stack and hook_tramp.S's end of it (NULL
+ * unless ticks are TSC cycles), and the stack itself. */
+__thread struct hook_tls hook_rt_tls __attribute__((tls_model("initial-exec")));
 static __thread struct hook_stack *stack
 	__attribute__((tls_model("initial-exec")));
 static pthread_key_t stack_key;
@@ -123,7 +120,8 @@ static uint64_t lost;
 static void stack_free(void *p)
 {
 	if (p == stack) {
-		hook_rt_stack = NULL;
+		hook_rt_tls.top = NULL;
+		hook_rt_tls.end = NULL;
 		stack = NULL;
 	}
 	munmap(p, sizeof(struct hook_stack));
@@ -147,15 +145,14 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 	if (s == MAP_FAILED) {
 		return NULL;
 	}
-	s->top = s->f;
-	s->end = s->f + HOOK_RT_DEPTH;
 	s->base.slot = HOOK_RT_BUILDING;
 	if (stack_key_ok) {
 		pthread_setspecific(stack_key, s);
 	}
 	stack = s;
+	hook_rt_tls.top = s->f;
 	if (ticks_use_tsc) {
-		hook_rt_stack = s;
+		hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
 	}
 	return s;
 }
@@ -182,7 +179,7 @@ static int frame_armed(const struct hook_frame *f)
 /* How many frames are in use. */
 static inline uint32_t depth(const struct hook_stack *s)
 {
-	return (uint32_t)(s->top - s->f);
+	return (uint32_t)(hook_rt_tls.top - s->f);
 }
 
 int hook_rt_enter(uint32_t idx, uintptr_t *slot)
@@ -211,7 +208,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	}
 	if (d != d0) {
 		__atomic_fetch_add(&lost, d0 - d, __ATOMIC_RELAXED);
-		s->top = &s->f[d];
+		hook_rt_tls.top = &s->f[d];
 		HOOK_RT_FENCE();
 	}
 	if (__builtin_expect(d >= HOOK_RT_DEPTH, 0)) {
@@ -226,7 +223,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 
 	f->slot = HOOK_RT_BUILDING;
 	HOOK_RT_FENCE();
-	s->top = f + 1;
+	hook_rt_tls.top = f + 1;
 	HOOK_RT_FENCE();
 	f->slot = HOOK_RT_BUILDING;
 	f->ret = *slot;
@@ -292,7 +289,7 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 		__atomic_fetch_add(&lost, d - k, __ATOMIC_RELAXED);
 	}
 	HOOK_RT_FENCE();
-	s->top = &s->f[k - 1];
+	hook_rt_tls.top = &s->f[k - 1];
 	HOOK_RT_FENCE();
 	record(&f, t1, rax, 1);
 	return f.ret;
@@ -305,7 +302,7 @@ void hook_rt_unwind_begin(void)
 	if (!s) {
 		return;
 	}
-	for (struct hook_frame *f = s->f; f < s->top; f++) {
+	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
 		if (f->slot != HOOK_RT_BUILDING && !f->restored &&
 		    *f->slot == hook_exit_addr(frame_idx(f))) {
 			*f->slot = f->ret;
@@ -325,8 +322,8 @@ void hook_rt_unwind_end(uintptr_t sp)
 	}
 	/* Frames whose slot is below the catcher's stack pointer were
 	 * unwound: the call ended by an exception, now. */
-	while (s->top > s->f) {
-		struct hook_frame *f = s->top - 1;
+	while (hook_rt_tls.top > s->f) {
+		struct hook_frame *f = hook_rt_tls.top - 1;
 
 		if ((uintptr_t)f->slot >= sp || f->slot == HOOK_RT_BUILDING) {
 			break;
@@ -334,13 +331,13 @@ void hook_rt_unwind_end(uintptr_t sp)
 		struct hook_frame copy = *f;
 
 		HOOK_RT_FENCE();
-		s->top = f;
+		hook_rt_tls.top = f;
 		HOOK_RT_FENCE();
 		if (copy.restored) {
 			record(&copy, t1, 0, 0);
 		}
 	}
-	for (struct hook_frame *f = s->f; f < s->top; f++) {
+	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
 		if (f->restored && f->slot != HOOK_RT_BUILDING &&
 		    *f->slot == f->ret) {
 			*f->slot = hook_exit_addr(frame_idx(f));

@@ -29,9 +29,9 @@
  * nothing. Anything else (a thread's first call, a full or stale shadow
  * stack, a quiet thread, a full ring) goes to a general path that saves
  * what it must and calls hook_rt_enter() or hook_rt_exit(), which read
- * ticks_now(). When ticks are not TSC cycles, hook_rt_stack stays NULL
- * (hook_rt.c keeps its stacks elsewhere), so every call takes the general
- * paths.
+ * ticks_now(). When ticks are not TSC cycles, the end of the shadow stack
+ * the trampolines see (hook_rt_tls.end) stays NULL, so every call takes
+ * the general paths.
  *
  * Elsewhere this file is empty, and hook.c says once that hooking is not
  * available.
@@ -78,8 +78,9 @@ hook_tramp_stubs:
  * real function with the stack untouched.
  *
  * The TSC path takes the common case: the thread has a shadow stack with
- * room, and the frame below its top is live because its slot lies above
- * this call's (the base frame's always does). Two pushes give the
+ * room (top < end, which fails while either is NULL), and the frame below
+ * its top is live because its slot lies above this call's (the base
+ * frame's always does). Two pushes give the
  * registers rdtsc writes; the resume address is then at 16(%rsp) and the
  * slot at 24(%rsp). Frames are published in the same order as
  * hook_rt_enter() does, for the same signal-handler reasons: the top moves
@@ -101,18 +102,15 @@ hook_tramp_enter:
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
 	.cfi_remember_state
-	movq	hook_rt_stack@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %r11		/* s */
-	testq	%r11, %r11
-	jz	.Lenter_other
-	movq	HOOK_STACK_TOP(%r11), %rax	/* f: the next free frame */
-	cmpq	HOOK_STACK_END(%r11), %rax
+	movq	hook_rt_tls@gottpoff(%rip), %r11
+	movq	%fs:HOOK_TLS_TOP(%r11), %rax	/* f: the next free frame */
+	cmpq	%fs:HOOK_TLS_END(%r11), %rax
 	jae	.Lenter_other
 	leaq	24(%rsp), %rdx			/* slot */
 	cmpq	%rdx, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rax)
 	jbe	.Lenter_other			/* maybe left by longjmp */
 	movq	$-1, HOOK_FRAME_SLOT(%rax)	/* f->slot = building */
-	addq	$HOOK_FRAME_SIZE, HOOK_STACK_TOP(%r11)	/* claimed */
+	addq	$HOOK_FRAME_SIZE, %fs:HOOK_TLS_TOP(%r11)	/* claimed */
 	movq	$-1, HOOK_FRAME_SLOT(%rax)
 	movq	(%rdx), %r11
 	movq	%r11, HOOK_FRAME_RET(%rax)	/* f->ret */
@@ -212,8 +210,8 @@ hook_tramp_enter:
  * rax, rdx, xmm0, xmm1, st0 and st1 can hold the result; rcx, rsi, rdi and
  * r8-r11 are free.
  *
- * The TSC path takes the common case: the frame below the top owns this
- * slot, and the thread's ring is there (not quiet) and has room by its
+ * The TSC path takes the common case: ticks are TSC cycles (top <= end),
+ * the frame below the top owns this slot, and the thread's ring is there (not quiet) and has room by its
  * cached tail. It then claims, writes and publishes a slot with the same
  * steps as ring_push() (see ring.c: the ring's depth counts pushes in
  * progress and the claim is one instruction, so a signal handler that
@@ -232,27 +230,26 @@ hook_tramp_leave:
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx			/* t1 */
-	movq	hook_rt_stack@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %r11		/* s */
-	testq	%r11, %r11
-	jz	.Lleave_other
-	movq	HOOK_STACK_TOP(%r11), %rdi	/* f + 1 */
+	movq	hook_rt_tls@gottpoff(%rip), %r11
+	movq	%fs:HOOK_TLS_TOP(%r11), %rdi	/* f + 1 */
+	cmpq	%fs:HOOK_TLS_END(%r11), %rdi
+	ja	.Lleave_other			/* not TSC ticks: end is NULL */
 	leaq	-8(%rsp), %rax
 	cmpq	%rax, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rdi)
 	jne	.Lleave_other
-	movq	ring_tls@gottpoff(%rip), %rcx
-	movq	%fs:RING_TLS_REC(%rcx), %rcx	/* r */
+	movq	ring_tls@gottpoff(%rip), %r10
+	movq	%fs:RING_TLS_REC(%r10), %rcx	/* r */
 	testq	%rcx, %rcx
 	jz	.Lleave_other
-	incl	RING_DEPTH(%rcx)
+	incl	%fs:RING_TLS_DEPTH(%r10)
 	movl	$1, %eax
-	xaddq	%rax, RING_RESERVE(%rcx)	/* h: claimed */
+	xaddq	%rax, %fs:RING_TLS_RESERVE(%r10)	/* h: claimed */
 	movq	%rax, %rsi
-	subq	RING_CACHED_TAIL(%rcx), %rsi
-	cmpq	RING_MASK(%rcx), %rsi
+	subq	%fs:RING_TLS_CACHED_TAIL(%r10), %rsi
+	cmpq	%fs:RING_TLS_MASK(%r10), %rsi
 	ja	.Lleave_full
 .Lleave_write:
-	andq	RING_MASK(%rcx), %rax
+	andq	%fs:RING_TLS_MASK(%r10), %rax
 	shlq	$REC_SIZE_LOG2, %rax
 	leaq	RING_RECS(%rcx,%rax), %rax	/* the record */
 	movq	%rdx, REC_T1(%rax)
@@ -268,13 +265,13 @@ hook_tramp_leave:
 	jz	4f
 	orq	HOOK_ENT_ON_ERROR(%rdx), %rsi
 4:	movq	%rsi, REC_KIND(%rax)		/* kind, cat, flags, arg */
-	decl	RING_DEPTH(%rcx)
+	decl	%fs:RING_TLS_DEPTH(%r10)
 	jnz	5f
-	movq	RING_RESERVE(%rcx), %rdx
+	movq	%fs:RING_TLS_RESERVE(%r10), %rdx
 	movq	%rdx, RING_HEAD(%rcx)		/* published */
 5:	movq	(HOOK_FRAME_RET - HOOK_FRAME_SIZE)(%rdi), %rsi
 	subq	$HOOK_FRAME_SIZE, %rdi
-	movq	%rdi, HOOK_STACK_TOP(%r11)	/* the frame is popped */
+	movq	%rdi, %fs:HOOK_TLS_TOP(%r11)	/* the frame is popped */
 	movq	%r8, %rax
 	movq	%r9, %rdx
 	pushq	%rsi
@@ -286,13 +283,13 @@ hook_tramp_leave:
 	 * written with room, so h has room too. */
 	movq	%rax, %rsi
 	incq	%rax
-	cmpxchgq %rsi, RING_RESERVE(%rcx)
+	cmpxchgq %rsi, %fs:RING_TLS_RESERVE(%r10)
 	je	6f
 	movq	%rsi, %rax
 	jmp	.Lleave_write
-6:	decl	RING_DEPTH(%rcx)		/* given back: end the push */
+6:	decl	%fs:RING_TLS_DEPTH(%r10)	/* given back: end the push */
 	jnz	.Lleave_other
-	movq	RING_RESERVE(%rcx), %rsi
+	movq	%fs:RING_TLS_RESERVE(%r10), %rsi
 	movq	%rsi, RING_HEAD(%rcx)
 	/* The C path reloads the tail, and drops or blocks. */
 .Lleave_other:

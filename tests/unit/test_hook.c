@@ -275,7 +275,7 @@ static void test_hook_rt_overflow_calls_through_untimed(void **state)
 
 struct tsc_case {
 	int tsc;	 /* ticks_use_tsc while the thread runs */
-	int visible;	 /* out: hook_rt_stack set after its first call */
+	int visible;	 /* out: hook_rt_tls.end set after its first call */
 	uintptr_t back;	 /* out: what hook_rt_exit() returned */
 	uintptr_t armed; /* out: the slot while the call ran */
 };
@@ -287,7 +287,7 @@ static void *tsc_thread(void *p)
 
 	ticks_use_tsc = c->tsc;
 	enter(1, &slot);
-	c->visible = hook_rt_stack != NULL;
+	c->visible = hook_rt_tls.end != NULL;
 	c->armed = slot;
 	c->back = hook_rt_exit(&slot, 0);
 	return NULL;
