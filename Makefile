@@ -10,7 +10,8 @@
 #
 # Sources are found by folder: every collector/*.c, preload/*.c and
 # preload/*.S goes into the library; every tests/unit/test_*.c is a cmocka
-# suite; every tests/programs/*.c is a program the integration tests run.
+# suite; every tests/programs/*.c, and the example examples/demo.c, is a
+# program the integration tests run.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -60,7 +61,8 @@ PROG_SRC := $(sort $(wildcard tests/programs/*.c))
 ifneq ($(HAVE_CUDA),1)
 PROG_SRC := $(filter-out tests/programs/nvtx_% tests/programs/cuda_%,$(PROG_SRC))
 endif
-PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%)
+PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%) \
+            $(BUILD)/examples/demo
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \

@@ -2,10 +2,11 @@
  * demo - a small "training loop" profiled through mxprof's MXNet-style API.
  *
  * A loader thread fills a queue of batches; two worker threads take them
- * and run forward, backward and optimizer tasks inside an "epoch" frame.
- * Counters track the queue depth and the samples seen; markers note each
- * checkpoint. At the end the program prints mxprof_dumps(), the tables in
- * the layout of MXNet's profiler.dumps().
+ * and run forward, backward and optimizer tasks. The main thread opens an
+ * "epoch" frame and closes it once the workers have trained that epoch's
+ * batches. Counters track the queue depth and the samples seen; markers
+ * note each checkpoint. At the end the program prints mxprof_dumps(), the
+ * tables in the layout of MXNet's profiler.dumps().
  *
  * It calls the API through dlsym (include/mxprof_dl.h), so it also runs
  * without the profiler, doing the same work and printing no tables.
@@ -26,8 +27,9 @@
 static mxprof_domain *train, *data;
 static mxprof_counter *queue_depth, *samples;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int queued, produced;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER; /* a batch queued */
+static pthread_cond_t trained_cond = PTHREAD_COND_INITIALIZER; /* one trained */
+static int queued, produced, trained;
 
 static void spin_us(long us)
 {
@@ -101,6 +103,10 @@ static void *worker(void *arg)
 		spin_us(40);
 		MXPROF(task_stop)(opt);
 		MXPROF(counter_increment)(samples, 32);
+		pthread_mutex_lock(&lock);
+		trained++;
+		pthread_cond_signal(&trained_cond);
+		pthread_mutex_unlock(&lock);
 	}
 	MXPROF(task_destroy)(fwd);
 	MXPROF(task_destroy)(bwd);
@@ -127,15 +133,11 @@ int main(void)
 	}
 	for (int e = 0; e < EPOCHS; e++) {
 		MXPROF(frame_start)(epoch);
-		while (1) {
-			pthread_mutex_lock(&lock);
-			int done = produced >= (e + 1) * BATCHES;
-			pthread_mutex_unlock(&lock);
-			if (done) {
-				break;
-			}
-			spin_us(100);
+		pthread_mutex_lock(&lock);
+		while (trained < (e + 1) * BATCHES) {
+			pthread_cond_wait(&trained_cond, &lock);
 		}
+		pthread_mutex_unlock(&lock);
 		MXPROF(frame_stop)(epoch);
 		MXPROF(marker_mark)(ckpt, "process");
 	}
