@@ -71,8 +71,8 @@ HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \
 SO       := $(BUILD)/libmxprof.so
 AR_LIB   := $(BUILD)/libmxprof.a
 
-.PHONY: all test check unit integration demo asan ubsan tsan format format-check \
-        install clean bench programs deps
+.PHONY: all test check unit integration demo asan ubsan tsan cross format \
+        format-check install clean bench programs deps
 
 all: $(SO) $(AR_LIB) $(TOOL_BIN) libmxprof.so
 
@@ -179,6 +179,14 @@ tsan:
 	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread" SANITIZER=tsan OPT=-O1 \
 	    ONLY=unit test
 
+# The library built for aarch64 with CROSS_CC, where the C API hook engine
+# has no trampolines: it must still build, warning-free. libz is left to
+# the loader of the target system, so the cross compiler is all it needs.
+CROSS_CC ?= aarch64-linux-gnu-gcc
+cross:
+	$(MAKE) BUILD=build-aarch64 CC=$(CROSS_CC) LDLIBS_LIB="-ldl -lpthread" \
+	    build-aarch64/libmxprof.so
+
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || \
              find include collector preload tools tests -name '*.[ch]')
 
@@ -200,4 +208,4 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/mxprof/python/mxprof/
 
 clean:
-	rm -rf build build-asan build-ubsan build-tsan libmxprof.so
+	rm -rf build build-asan build-ubsan build-tsan build-aarch64 libmxprof.so

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the build needs (as root; otherwise
 # prints the apt-get line), then runs the unit and integration tests in the
-# normal build and under ASan, UBSan and TSan, and ends with one line:
-# "N passed, N failed".
+# normal build and under ASan, UBSan and TSan, builds the library for
+# aarch64 (tests/cross.sh), and ends with one line: "N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash tests/deps.sh || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 passed=0 failed=0
-for variant in test asan ubsan tsan; do
+for variant in test asan ubsan tsan cross; do
 	echo "=== make $variant"
 	log=$(mktemp)
-	make -j"$jobs" --no-print-directory "$variant" 2>&1 | tee "$log"
+	if [ "$variant" = cross ]; then
+		bash tests/cross.sh 2>&1 | tee "$log"
+	else
+		make -j"$jobs" --no-print-directory "$variant" 2>&1 | tee "$log"
+	fi
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
 	rm -f "$log"
 	if [ -z "$line" ]; then
