@@ -33,12 +33,15 @@ python3 - "$WORK/d.json" <<'EOF' || fail "epochs do not cover their batches"
 import json
 import sys
 
+def ns(us):  # the trace's microseconds, to whole nanoseconds
+    return round(us * 1000)
+
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-epochs = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
+epochs = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev
                 if e.get("ph") == "X" and e["name"] == "epoch")
-ends = sorted(e["ts"] + e["dur"] for e in ev
+ends = sorted(ns(e["ts"]) + ns(e["dur"]) for e in ev
               if e.get("ph") == "X" and e["name"] == "optimizer")
-marks = sorted(e["ts"] for e in ev
+marks = sorted(ns(e["ts"]) for e in ev
                if e.get("ph") == "i" and e["name"] == "checkpoint")
 assert len(epochs) == 3 and len(ends) == 120 and len(marks) == 3, \
     (len(epochs), len(ends), len(marks))
