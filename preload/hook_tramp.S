@@ -77,19 +77,17 @@ hook_tramp_stubs:
  * not be mapped): it returns to stub + HOOK_STUB_JUMP, which jumps to the
  * real function with the stack untouched.
  *
- * The TSC path takes the common case: the thread has a shadow stack with
- * room (top < end, which fails while either is NULL), and the frame below
- * its top is live because its slot lies above this call's (the base
- * frame's always does). Two pushes give the
- * registers rdtsc writes; the resume address is then at 16(%rsp) and the
- * slot at 24(%rsp). Frames are published in the same order as
- * hook_rt_enter() does, for the same signal-handler reasons: the top moves
- * past a frame whose slot says "building" (stored before and after the
- * move), and the slot holds the resume address before the frame names it,
- * and the exit address from the stub's call on, so a handler (even one on
- * a sigaltstack above this stack) always sees a live frame's slot hold one
- * of the two. Anything else goes to .Lenter_any, which calls
- * hook_rt_enter().
+ * The TSC path takes the common case: the thread has a shadow stack with room
+ * (top < end, which fails while either is NULL), and the frame below its top is
+ * live because its slot lies above this call's (the base frame's always does).
+ * Two pushes give the registers rdtsc writes; the resume address is then at
+ * 16(%rsp) and the slot at 24(%rsp). Frames are published in the same order as
+ * hook_rt_enter() does, for the same signal-handler reasons: the top moves past
+ * a frame whose slot says "building" (stored before and after the move), and
+ * the slot holds the resume address before the frame names it, and the exit
+ * address from the stub's call on, so a handler (even one on a sigaltstack
+ * above this stack) always sees a live frame's slot hold one of the two.
+ * Anything else goes to .Lenter_any, which calls hook_rt_enter().
  */
 	.p2align 4
 	.globl	hook_tramp_enter
@@ -210,15 +208,15 @@ hook_tramp_enter:
  * rax, rdx, xmm0, xmm1, st0 and st1 can hold the result; rcx, rsi, rdi and
  * r8-r11 are free.
  *
- * The TSC path takes the common case: ticks are TSC cycles (top <= end),
- * the frame below the top owns this slot, and the thread's ring is there (not quiet) and has room by its
- * cached tail. It then claims, writes and publishes a slot with the same
- * steps as ring_push() (see ring.c: the ring's depth counts pushes in
- * progress and the claim is one instruction, so a signal handler that
- * records in between never overwrites or publishes our slot), pops the
- * frame, and returns to the caller. Anything else, including a ring that
- * looks full, goes to .Lleave_any, which calls hook_rt_exit() with the
- * frame still in place.
+ * The TSC path takes the common case: ticks are TSC cycles (top <= end), the
+ * frame below the top owns this slot, and the thread's ring is there (not
+ * quiet) and has room by its cached tail. It then claims, writes and publishes
+ * a slot with the same steps as ring_push() (see ring.c: the ring's depth
+ * counts pushes in progress and the claim is one instruction, so a signal
+ * handler that records in between never overwrites or publishes our slot), pops
+ * the frame, and returns to the caller. Anything else, including a ring that
+ * looks full, goes to .Lleave_any, which calls hook_rt_exit() with the frame
+ * still in place.
  */
 	.p2align 4
 	.globl	hook_tramp_leave
