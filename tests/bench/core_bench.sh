@@ -1,8 +1,8 @@
 # The core hot path and the drain (see core_bench.c).
 # usage: tests/bench/core_bench.sh [BUILD]
 set -eu
-ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=$(cd "${BUILD:-${1:-$ROOT/build}}" && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 mkdir -p "$BUILD/bench"
 cc -O2 -std=gnu11 -I"$ROOT/include" -o "$BUILD/bench/core_bench" \
 	"$ROOT/tests/bench/core_bench.c" -ldl

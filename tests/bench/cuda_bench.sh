@@ -4,8 +4,8 @@
 # and the ratio; the median of 5 runs each. Needs a GPU and nvcc; skips
 # with one line otherwise.
 set -eu
-ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=$(cd "${BUILD:-${1:-$ROOT/build}}" && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if ! nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
 	echo "cuda_bench: skipped: no GPU (nvidia-smi or /dev/nvidia0 missing)"

@@ -17,7 +17,7 @@
 # Figures, not a test: nothing fails on a slow machine.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 LIB=${MXPROF_LIB:-$BUILD/libmxprof.so}
 # Rounds of N calls (fewer than a default ring holds: 65536 records), with
 # a pause after each so the drain thread empties the ring: the best round

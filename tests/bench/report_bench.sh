@@ -9,7 +9,7 @@
 # maximum resident set size. A figure, not a test: nothing fails on speed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 SIZE=${2:-512M}
 MX=$BUILD/mxprof
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-bench.XXXXXX")
