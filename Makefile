@@ -179,13 +179,9 @@ tsan:
 	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread" SANITIZER=tsan OPT=-O1 \
 	    ONLY=unit test
 
-# The library built for aarch64 with CROSS_CC, where the C API hook engine
-# has no trampolines: it must still build, warning-free. libz is left to
-# the loader of the target system, so the cross compiler is all it needs.
-CROSS_CC ?= aarch64-linux-gnu-gcc
+# The library built for aarch64 and checked (tests/cross.sh).
 cross:
-	$(MAKE) BUILD=build-aarch64 CC=$(CROSS_CC) LDLIBS_LIB="-ldl -lpthread" \
-	    build-aarch64/libmxprof.so
+	@tests/cross.sh
 
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || \
              find include collector preload tools tests -name '*.[ch]')

@@ -2,7 +2,7 @@
 # The whole test suite: installs what the build needs (as root; otherwise
 # prints the apt-get line), then runs the unit and integration tests in the
 # normal build and under ASan, UBSan and TSan, builds the library for
-# aarch64 (tests/cross.sh), and ends with one line: "N passed, N failed".
+# aarch64 (make cross), and ends with one line: "N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -12,11 +12,7 @@ passed=0 failed=0
 for variant in test asan ubsan tsan cross; do
 	echo "=== make $variant"
 	log=$(mktemp)
-	if [ "$variant" = cross ]; then
-		bash tests/cross.sh 2>&1 | tee "$log"
-	else
-		make -j"$jobs" --no-print-directory "$variant" 2>&1 | tee "$log"
-	fi
+	make -j"$jobs" --no-print-directory "$variant" 2>&1 | tee "$log"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
 	rm -f "$log"
 	if [ -z "$line" ]; then
