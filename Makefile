@@ -181,7 +181,7 @@ tsan:
 
 # The library built for aarch64 and checked (tests/cross.sh).
 cross:
-	@tests/cross.sh
+	+@tests/cross.sh
 
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || \
              find include collector preload tools tests -name '*.[ch]')
