@@ -6,6 +6,10 @@
 #   none       without any profiler (the baseline)
 #   floor      no profiler, but two rdtsc and a 32-byte store around each
 #              call, inline: the least any TSC-timing tool can add
+#   stub       no profiler, but each call goes through a bare trampoline
+#              that swaps the return address and writes the same record,
+#              with no check of any kind: the least a tool that hooks the
+#              call at run time can add (hook_bench.c says what it does)
 #   stopped    with libmxprof loaded and hooking, but not recording
 #   recording  with libmxprof recording every call
 #   uftrace    uftrace record (PLT hooking of library calls), if installed
@@ -36,10 +40,11 @@ ns() { "$@" 2>/dev/null | sed -n 's/^ns\/call \([0-9.]*\).*/\1/p' | tail -1; }
 HOOK='libhookb.so:hb_*'
 
 min() { [ "$1" = - ] && echo "$2" || awk -v a="$1" -v b="$2" 'BEGIN { print (b < a ? b : a) }'; }
-none=- floor=- stopped=- rec=- uft=- ltr=-
+none=- floor=- stub=- stopped=- rec=- uft=- ltr=-
 for _ in $(seq "$RUNS"); do
 	none=$(min "$none" "$(ns ./hook_bench "$N" "$R" "$PAUSE")")
 	floor=$(min "$floor" "$(ns ./hook_bench "$N" "$R" "$PAUSE" floor)")
+	stub=$(min "$stub" "$(ns ./hook_bench "$N" "$R" "$PAUSE" stub)")
 	stopped=$(min "$stopped" "$(ns env MXPROF_HOOK="$HOOK" \
 		MXPROF_OUTPUT="$W/s.json" LD_PRELOAD="$LIB" \
 		./hook_bench "$N" "$R" "$PAUSE")")
@@ -65,6 +70,7 @@ ratio() { # ratio OTHER_ADDED MXPROF_ADDED
 printf '%-11s %10s %12s\n' run ns/call "added ns"
 printf '%-11s %10s %12s\n' none "$none" 0
 printf '%-11s %10s %12s\n' floor "$floor" "$(added "$floor")"
+printf '%-11s %10s %12s\n' stub "$stub" "$(added "$stub")"
 printf '%-11s %10s %12s\n' stopped "$stopped" "$(added "$stopped")"
 printf '%-11s %10s %12s\n' recording "$rec" "$(added "$rec")"
 printf '%-11s %10s %12s\n' uftrace "$uft" "$(added "$uft")"
@@ -73,7 +79,9 @@ a=$(added "$rec")
 echo "uftrace adds $(ratio "$(added "$uft")" "$a") mxprof's recording cost;" \
 	"ltrace $(ratio "$(added "$ltr")" "$a");" \
 	"mxprof adds $(awk -v a="$a" -v f="$(added "$floor")" \
-		'BEGIN { printf "%.2f", a - f }') ns over the floor"
+		'BEGIN { printf "%.2f", a - f }') ns over the floor," \
+	"$(awk -v a="$a" -v f="$(added "$stub")" \
+		'BEGIN { printf "%.2f", a - f }') ns over the bare stub"
 if [ -f "$W/r.json" ]; then
 	python3 "$ROOT/tests/tools/tracecheck.py" "$W/r.json" |
 		python3 -c 'import json,sys; d=json.load(sys.stdin); print("recorded slices:", d["spans"].get("C API (libhookb.so)/hb_inc", 0), "dropped:", d["dropped"])'
