@@ -13,11 +13,20 @@
  * Where a call really goes: a GOT entry that the dynamic linker already
  * resolved holds the target (for an ifunc, the implementation it chose).
  * A lazy PLT entry still points into its own object's PLT; its target is
- * found with dlsym, first in the global scope, then in the scope of the
- * object that refers to it (an RTLD_LOCAL library's dependencies). The
- * defining object is the one whose executable segment holds the target;
- * its soname (or file name) is matched against LIBGLOB and names the
- * table section "C API (libfoo.so.1)".
+ * found with dlsym, or dlvsym for the version the reference asks for,
+ * called as from the referring object, so that glibc searches that
+ * object's scope as its own lazy binding would (global scope first, or
+ * its own dependencies first under RTLD_DEEPBIND, within its dlmopen
+ * namespace). The defining object is the one whose executable segment
+ * holds the target; its soname (or file name) is matched against LIBGLOB
+ * and names the table section "C API (libfoo.so.1)". Only functions are
+ * hooked: a data symbol can share the executable segment (objects linked
+ * without separate code), and a stub in its place would be read as data.
+ *
+ * Unloading: the list of objects comes from dl_iterate_phdr, under the
+ * dynamic linker's lock, but an object is patched after that lock is
+ * released, so each new object is pinned with dlopen(RTLD_NOLOAD) while
+ * its tables are read and its GOT is written.
  *
  * Function-pointer identity: a GLOB_DAT entry also serves `&function`, and
  * code compares such addresses (OpenSSL's CRYPTO_malloc checks whether its
@@ -59,10 +68,6 @@
  *    a hooked frame there ends in std::terminate.
  *  - A dlopen'ed library's constructors run before it is patched, so
  *    their calls are not timed.
- *  - A lazy PLT entry whose symbol only an RTLD_LOCAL library defines is
- *    resolved by searching loaded objects in load order; an ifunc there is
- *    left unhooked. Objects in other dlmopen namespaces resolve through
- *    the base namespace first.
  *  - At most HOOK_MAX distinct functions are hooked; one line at exit
  *    says when more matched.
  */
@@ -143,6 +148,7 @@ struct obj {
 	uintptr_t rlo, rhi; /* PT_GNU_RELRO, page-aligned     */
 	char name[256];	    /* soname, or the file's basename */
 	char file[256];	    /* the file's basename            */
+	char *path;	    /* the dynamic linker's name for it, or NULL */
 	uint32_t group;	    /* "C API (name)", interned lazily */
 	uint8_t skip;	    /* libmxprof or the dynamic linker */
 	uint8_t seen;
@@ -489,6 +495,11 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	o = &H.objs[H.nobjs++];
 	memset(o, 0, sizeof(*o));
+	/* For pin(); the program itself and the vDSO have no name, and are
+	 * never unloaded. */
+	if (info->dlpi_name && *info->dlpi_name) {
+		o->path = strdup(info->dlpi_name);
+	}
 	o->base = info->dlpi_addr;
 	o->dyn = dyn;
 	o->phdr = info->dlpi_phdr;
@@ -639,31 +650,68 @@ static void retire(const struct obj *o)
 }
 
 /*
- * Resolves the target of a lazy PLT entry for name. The global scope comes
- * first, as for the dynamic linker; a symbol only an RTLD_LOCAL library
- * defines is then looked up in each object's own table, in load order
- * (an ifunc there is left alone: its resolver is not run from here).
+ * Resolves the target of the lazy PLT entry of o for symbol si of d, as
+ * the dynamic linker will: dlsym (dlvsym when the reference asks for a
+ * version) with RTLD_DEFAULT, called as from o, searches o's own scope.
+ * That is the global scope then o's dependencies for most objects, o's
+ * dependencies first for an RTLD_DEEPBIND one, and o's namespace for a
+ * dlmopen'ed one. An ifunc resolves to the implementation it picks.
  */
-static uintptr_t resolve_lazy(const char *name)
+static uintptr_t resolve_lazy(const struct obj *o, const struct hook_dyn *d,
+			      uint32_t si, const char *name)
 {
-	void *p = call_real(R_DLSYM, (const void *)resolve_lazy,
-			    (uintptr_t)RTLD_DEFAULT, (uintptr_t)name, 0, 0);
+	const char *ver = hook_elf_version(d, si);
+	const void *from = (const void *)o->xlo;
 
-	for (int i = 0; !p && i < H.nobjs; i++) {
-		struct obj *o = &H.objs[i];
-		struct hook_dyn d;
-		int type = 0;
+	if (ver) {
+		return (uintptr_t)call_real(R_DLVSYM, from,
+					    (uintptr_t)RTLD_DEFAULT,
+					    (uintptr_t)name, (uintptr_t)ver, 0);
+	}
+	return (uintptr_t)call_real(R_DLSYM, from, (uintptr_t)RTLD_DEFAULT,
+				    (uintptr_t)name, 0, 0);
+}
 
-		if (o->skip ||
-		    hook_elf_dyn(o->base, o->phdr, o->phnum, &d) != 0) {
-			continue;
-		}
-		p = hook_elf_lookup(o->base, &d, name, &type);
-		if (type != STT_FUNC) {
-			p = NULL;
+/*
+ * Is name, defined in def at p, a function? Only functions are hooked: a
+ * stub in place of data would be read as the data. The symbol table of
+ * def says, else the dynamic linker's nearest symbol to p.
+ */
+static int is_function(const struct obj *def, const char *name, uintptr_t p)
+{
+	struct hook_dyn d;
+	int type = 0;
+
+	if (hook_elf_dyn(def->base, def->phdr, def->phnum, &d) == 0 &&
+	    (uintptr_t)hook_elf_lookup(def->base, &d, name, &type) != p) {
+		type = 0; /* another version, or an ifunc's implementation */
+	}
+	if (type == 0) {
+		Dl_info info;
+		const ElfW(Sym) *sym = NULL;
+
+		if (dladdr1((void *)p, &info, (void **)&sym, RTLD_DL_SYMENT) &&
+		    sym && (uintptr_t)info.dli_saddr == p) {
+			type = ELF64_ST_TYPE(sym->st_info);
+		} else {
+			type = STT_FUNC; /* no symbol starts there: code */
 		}
 	}
-	return (uintptr_t)p;
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/* Marks every pattern that hooks name, defined in def, as matched (the
+ * one that created the hook is marked by hook_get). */
+static void mark_matched(const char *name, const struct obj *def)
+{
+	for (int i = 0; i < H.npats; i++) {
+		struct pat *p = &H.pats[i];
+
+		if (!p->matched && fnmatch(p->sym, name, 0) == 0 &&
+		    lib_matches(p, def)) {
+			p->matched = 1;
+		}
+	}
 }
 
 /* Writes v into the GOT entry at slot of o, opening RELRO once. */
@@ -720,7 +768,7 @@ static void patch_rels(struct obj *o, const struct hook_dyn *d,
 		uintptr_t v = *slot;
 
 		if (type == R_X86_64_JUMP_SLOT && v >= o->xlo && v < o->xhi) {
-			v = resolve_lazy(name);
+			v = resolve_lazy(o, d, si, name);
 		}
 		if (!v) {
 			continue;
@@ -751,10 +799,19 @@ static void patch_rels(struct obj *o, const struct hook_dyn *d,
 		if (!p) {
 			continue;
 		}
+		int st = ELF64_ST_TYPE(sym->st_info);
+
+		if (type == R_X86_64_GLOB_DAT &&
+		    (st == STT_OBJECT || st == STT_TLS || st == STT_COMMON ||
+		     (st != STT_FUNC && st != STT_GNU_IFUNC &&
+		      !is_function(def, name, v)))) {
+			continue;
+		}
 		int idx = hook_get(v, name, def, p);
 
 		if (idx >= 0) {
 			got_write(o, slot, (uintptr_t)stub(idx), opened);
+			mark_matched(name, def);
 		}
 	}
 }
@@ -774,6 +831,67 @@ static void patch_obj(struct obj *o)
 	}
 }
 
+/* Is the object with this base and dynamic section still loaded? */
+struct still {
+	ElfW(Addr) base;
+	const void *dyn;
+	int found;
+};
+
+static int still_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct still *st = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC &&
+		    info->dlpi_addr == st->base &&
+		    (const void *)(info->dlpi_addr +
+				   info->dlpi_phdr[i].p_vaddr) == st->dyn) {
+			st->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Keeps o loaded while it is patched: the snapshot of objects was taken
+ * under the dynamic linker's lock, which is released by now, and another
+ * thread's dlclose could unmap o while its tables are read and its GOT is
+ * written. dlopen(RTLD_NOLOAD) of the name the dynamic linker knows it by
+ * takes a reference, checked to be this very load. Returns 0 with *pin
+ * the handle to dlclose after the patch (NULL when o is never unloaded,
+ * or lives in another dlmopen namespace, where RTLD_NOLOAD does not find
+ * it), or -1 when o is gone.
+ */
+static int pin_obj(const struct obj *o, void **pin)
+{
+	void *(*open_fn)(const char *, int) =
+		(void *(*)(const char *, int))real_dl(R_DLOPEN);
+	int (*close_fn)(void *) = (int (*)(void *))real_dl(R_DLCLOSE);
+	struct link_map *lm = NULL;
+	void *h;
+
+	*pin = NULL;
+	if (!o->path || !open_fn || !close_fn) {
+		return 0;
+	}
+	h = open_fn(o->path, RTLD_LAZY | RTLD_NOLOAD);
+	if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm &&
+	    lm->l_addr == o->base && (const void *)lm->l_ld == o->dyn) {
+		*pin = h;
+		return 0;
+	}
+	if (h) {
+		close_fn(h);
+	}
+	struct still st = {o->base, o->dyn, 0};
+
+	dl_iterate_phdr(still_cb, &st);
+	return st.found ? 0 : -1;
+}
+
 /* One pass: forget unloaded objects, learn and patch new ones. Called with
  * the lock held. */
 static void scan_locked(void)
@@ -787,6 +905,7 @@ static void scan_locked(void)
 	for (int i = 0; i < H.nobjs;) {
 		if (!H.objs[i].seen) {
 			retire(&H.objs[i]);
+			free(H.objs[i].path);
 			H.objs[i] = H.objs[--H.nobjs];
 			continue;
 		}
@@ -803,9 +922,22 @@ static void scan_locked(void)
 		}
 	}
 	for (int i = 0; i < H.nobjs; i++) {
-		if (H.objs[i].seen == 2) {
-			H.objs[i].seen = 1;
-			patch_obj(&H.objs[i]);
+		struct obj *o = &H.objs[i];
+		void *pin = NULL;
+
+		if (o->seen != 2) {
+			continue;
+		}
+		o->seen = 1;
+		if (o->skip || pin_obj(o, &pin) != 0) {
+			continue;
+		}
+		patch_obj(o);
+		if (pin) {
+			int (*close_fn)(void *) =
+				(int (*)(void *))real_dl(R_DLCLOSE);
+
+			close_fn(pin);
 		}
 	}
 }
@@ -859,11 +991,12 @@ static void *wrap_pointer(void *p, const char *name)
 				pt = &H.pats[i];
 			}
 		}
-		if (pt) {
+		if (pt && is_function(def, name, (uintptr_t)p)) {
 			int idx = hook_get((uintptr_t)p, name, def, pt);
 
 			if (idx >= 0) {
 				r = stub(idx);
+				mark_matched(name, def);
 			}
 		}
 	}

@@ -181,6 +181,8 @@ struct hook_dyn {
 	const uint32_t *gnuhash;
 	const uint32_t *sysvhash;
 	const uint16_t *versym;
+	const ElfW(Verneed) * verneed; /* DT_VERNEED */
+	size_t verneednum;
 	const char *soname; /* NULL when absent */
 };
 
@@ -201,5 +203,12 @@ int hook_elf_dyn(ElfW(Addr) base, const ElfW(Phdr) * phdr, int phnum,
  */
 void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
 		      const char *name, int *type);
+
+/*
+ * Returns the version (such as "GLIBC_2.2.5") that symbol si of d, an
+ * undefined reference, asks for, or NULL when it asks for none. Not hot;
+ * does not allocate.
+ */
+const char *hook_elf_version(const struct hook_dyn *d, uint32_t si);
 
 #endif /* MXPROF_HOOK_H */

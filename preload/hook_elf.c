@@ -70,6 +70,12 @@ int hook_elf_dyn(ElfW(Addr) base, const ElfW(Phdr) * phdr, int phnum,
 		case DT_VERSYM:
 			d->versym = dyn_ptr(base, dyn->d_un.d_ptr);
 			break;
+		case DT_VERNEED:
+			d->verneed = dyn_ptr(base, dyn->d_un.d_ptr);
+			break;
+		case DT_VERNEEDNUM:
+			d->verneednum = dyn->d_un.d_val;
+			break;
 		case DT_SONAME:
 			soname = dyn->d_un.d_val;
 			have_soname = 1;
@@ -85,6 +91,32 @@ int hook_elf_dyn(ElfW(Addr) base, const ElfW(Phdr) * phdr, int phnum,
 		d->soname = d->strtab + soname;
 	}
 	return 0;
+}
+
+const char *hook_elf_version(const struct hook_dyn *d, uint32_t si)
+{
+	/* Indexes 0 and 1 are "local" and "global": no version asked. */
+	uint16_t want = d->versym ? d->versym[si] & 0x7fff : 0;
+	const char *vn = (const char *)d->verneed;
+
+	if (want < 2 || !vn) {
+		return NULL;
+	}
+	for (size_t i = 0; i < d->verneednum; i++) {
+		const ElfW(Verneed) *need = (const ElfW(Verneed) *)vn;
+		const char *ax = vn + need->vn_aux;
+
+		for (unsigned k = 0; k < need->vn_cnt; k++) {
+			const ElfW(Vernaux) *aux = (const ElfW(Vernaux) *)ax;
+
+			if (aux->vna_other == want) {
+				return d->strtab + aux->vna_name;
+			}
+			ax += aux->vna_next;
+		}
+		vn += need->vn_next;
+	}
+	return NULL;
 }
 
 /* See hook_elf_lookup(); also stores the symbol's type in *type. */
