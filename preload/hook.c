@@ -662,14 +662,25 @@ static uintptr_t resolve_lazy(const struct obj *o, const struct hook_dyn *d,
 {
 	const char *ver = hook_elf_version(d, si);
 	const void *from = (const void *)o->xlo;
+	uintptr_t any = (uintptr_t)call_real(
+		R_DLSYM, from, (uintptr_t)RTLD_DEFAULT, (uintptr_t)name, 0, 0);
 
-	if (ver) {
-		return (uintptr_t)call_real(R_DLVSYM, from,
-					    (uintptr_t)RTLD_DEFAULT,
-					    (uintptr_t)name, (uintptr_t)ver, 0);
+	if (!ver) {
+		return any;
 	}
-	return (uintptr_t)call_real(R_DLSYM, from, (uintptr_t)RTLD_DEFAULT,
-				    (uintptr_t)name, 0, 0);
+	/* The dynamic linker binds a versioned reference to the first
+	 * definition in scope of that version or of none (an interposer's).
+	 * dlsym finds the first default definition: when it has no version,
+	 * that is the one; otherwise dlvsym finds the version asked for. */
+	struct obj *def = any ? obj_at(any) : NULL;
+	struct hook_dyn dd;
+
+	if (def && hook_elf_dyn(def->base, def->phdr, def->phnum, &dd) == 0 &&
+	    hook_elf_unversioned(def->base, &dd, name)) {
+		return any;
+	}
+	return (uintptr_t)call_real(R_DLVSYM, from, (uintptr_t)RTLD_DEFAULT,
+				    (uintptr_t)name, (uintptr_t)ver, 0);
 }
 
 /*
@@ -782,6 +793,14 @@ static void patch_rels(struct obj *o, const struct hook_dyn *d,
 			void *w = wrapper_of(ii);
 
 			if (v == (uintptr_t)w || !def || def->skip) {
+				continue;
+			}
+			/* An entry bound to another interposer of the dl
+			 * functions (a preloaded shim, a sanitizer's runtime)
+			 * stays: the interposer reaches glibc's function
+			 * through dlsym(RTLD_NEXT), which returns the wrapper.
+			 */
+			if (ii <= R_DLCLOSE && v != (uintptr_t)real_dl(ii)) {
 				continue;
 			}
 			if (!real[ii]) {

@@ -205,6 +205,13 @@ void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
 		      const char *name, int *type);
 
 /*
+ * Returns non-zero when the object at base defines name without a version
+ * (the way an interposer usually does). Not hot; does not allocate.
+ */
+int hook_elf_unversioned(ElfW(Addr) base, const struct hook_dyn *d,
+			 const char *name);
+
+/*
  * Returns the version (such as "GLIBC_2.2.5") that symbol si of d, an
  * undefined reference, asks for, or NULL when it asks for none. Not hot;
  * does not allocate.

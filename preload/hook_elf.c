@@ -119,9 +119,10 @@ const char *hook_elf_version(const struct hook_dyn *d, uint32_t si)
 	return NULL;
 }
 
-/* See hook_elf_lookup(); also stores the symbol's type in *type. */
+/* See hook_elf_lookup(); also stores the symbol's type in *type and its
+ * index in *idx. */
 static void *lookup(ElfW(Addr) base, const struct hook_dyn *d, const char *name,
-		    int *type);
+		    int *type, uint32_t *idx);
 
 /* Returns non-zero when symbol i of d is a default-version definition of
  * name. */
@@ -142,15 +143,29 @@ void *hook_elf_lookup(ElfW(Addr) base, const struct hook_dyn *d,
 		      const char *name, int *type)
 {
 	int t = 0;
-	void *p = lookup(base, d, name, &t);
+	uint32_t i = 0;
+	void *p = lookup(base, d, name, &t, &i);
 
 	if (type) {
 		*type = t;
 	}
 	return p;
 }
+
+int hook_elf_unversioned(ElfW(Addr) base, const struct hook_dyn *d,
+			 const char *name)
+{
+	int t = 0;
+	uint32_t i = 0;
+
+	if (!lookup(base, d, name, &t, &i)) {
+		return 0;
+	}
+	return !d->versym || (d->versym[i] & 0x7fff) <= 1;
+}
+
 static void *lookup(ElfW(Addr) base, const struct hook_dyn *d, const char *name,
-		    int *type)
+		    int *type, uint32_t *idx)
 {
 	if (d->gnuhash) {
 		const uint32_t *g = d->gnuhash;
@@ -176,6 +191,7 @@ static void *lookup(ElfW(Addr) base, const struct hook_dyn *d, const char *name,
 
 			if ((h | 1) == (h2 | 1) && sym_is(d, i, name)) {
 				*type = ELF64_ST_TYPE(d->symtab[i].st_info);
+				*idx = i;
 				return (void *)(base + d->symtab[i].st_value);
 			}
 			if (h2 & 1) {
@@ -204,6 +220,7 @@ static void *lookup(ElfW(Addr) base, const struct hook_dyn *d, const char *name,
 		for (uint32_t i = bucket[h % nbucket]; i != 0; i = chain[i]) {
 			if (sym_is(d, i, name)) {
 				*type = ELF64_ST_TYPE(d->symtab[i].st_info);
+				*idx = i;
 				return (void *)(base + d->symtab[i].st_value);
 			}
 		}

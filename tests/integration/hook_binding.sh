@@ -6,7 +6,9 @@
 #  - data symbols whose names match the pattern are not hooked, neither
 #    through dlsym nor through the GLOB_DAT entries of a -fno-plt library,
 #    even when they share the executable segment with code;
-#  - a function matched by two patterns leaves neither reported unmatched.
+#  - a function matched by two patterns leaves neither reported unmatched;
+#  - a preloaded dlopen interposer stays in the chain, and what it loads is
+#    still hooked.
 . "$ROOT/tests/integration/lib.sh"
 B=$ROOT/tests/programs/hooklibs/bind
 cd "$WORK"
@@ -18,6 +20,7 @@ cc -O2 -shared -fPIC -Wl,-z,lazy -o libbinde.so "$B/binde.c" \
 cc -O2 -shared -fPIC -Wl,-z,noseparate-code -o libbinddat.so "$B/binddat.c"
 cc -O2 -shared -fPIC -fno-plt -o libbindu.so "$B/bindu.c" \
 	-L. -lbinddat -Wl,-rpath,"$WORK"
+cc -O2 -shared -fPIC -o libbindshim.so "$B/bindshim.c" -ldl
 cc -O2 -Wl,-z,lazy -o bind_main "$B/bind_main.c" -L. -lbindv -lbindg \
 	-Wl,-rpath,"$WORK" -ldl
 
@@ -36,3 +39,14 @@ tracesummary b.json >b.summary.json
 spans=$(jget b.summary.json '" ".join("%s=%d" % kv for kv in sorted(d["spans"].items()) if "C API" in kv[0])')
 expect_eq "C API spans" "C API (libbindd.so)/bg_val=4 C API (libbinddat.so)/bd_fn=10 C API (libbinde.so)/be_call=4 C API (libbindg.so)/bg_val=2 C API (libbindu.so)/bu_read=5 C API (libbindv.so)/bv_get=3" "$spans"
 expect_eq "dropped" 0 "$(jget b.summary.json 'd["dropped"]')"
+
+# The same under a dlopen interposer, preloaded after mxprof.
+LD_PRELOAD="$WORK/libbindshim.so" ./bind_main "$WORK" >shim.plain.txt
+expect_eq "shim lines" 2 "$(grep -c '^shim: dlopen(libbind[eu].so)$' shim.plain.txt)"
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/s.json" MXPROF_HOOK='libbind*.so:b*' \
+	LD_PRELOAD="$PRELOAD $WORK/libbindshim.so" \
+	./bind_main "$WORK" >shim.mxprof.txt
+diff shim.plain.txt shim.mxprof.txt || fail "output differs under mxprof and the shim"
+tracesummary s.json >s.summary.json
+expect_eq "C API spans under the shim" "$spans" \
+	"$(jget s.summary.json '" ".join("%s=%d" % kv for kv in sorted(d["spans"].items()) if "C API" in kv[0])')"
