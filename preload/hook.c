@@ -161,6 +161,8 @@ static struct {
 	struct obj *objs;
 	int nobjs, cap;
 	uint32_t nhooks;
+	uint32_t dead[HOOK_MAX]; /* retired hook indexes, oldest first */
+	uint32_t ndead;
 	int full; /* a match found every stub taken */
 	char exe[256];
 } H;
@@ -569,6 +571,38 @@ static int hook_find(uintptr_t target)
 	return -1;
 }
 
+/*
+ * Picks the stub for a new hook of function name_id of group: the retired
+ * stub of the same function when its library was unloaded and is loaded
+ * again (so that a program that reloads a library never runs out), else a
+ * fresh one, else the oldest retired one. -1 when none is left. A retired
+ * stub is reached only through pointers into an unloaded library.
+ */
+static int reuse(uint32_t name_id, uint32_t group)
+{
+	uint32_t k = 0;
+
+	while (k < H.ndead && (hook_ents[H.dead[k]].name != name_id ||
+			       hook_ents[H.dead[k]].group != group)) {
+		k++;
+	}
+	if (k == H.ndead) {
+		if (H.nhooks < HOOK_MAX) {
+			return (int)H.nhooks++;
+		}
+		if (H.ndead == 0) {
+			return -1;
+		}
+		k = 0;
+	}
+	uint32_t idx = H.dead[k];
+
+	memmove(&H.dead[k], &H.dead[k + 1],
+		(H.ndead - k - 1) * sizeof(*H.dead));
+	H.ndead--;
+	return (int)idx;
+}
+
 /* Returns the hook index for target (function name, defined in def,
  * matched by p), creating it; -1 when every stub is taken. */
 static int hook_get(uintptr_t target, const char *name, struct obj *def,
@@ -580,20 +614,22 @@ static int hook_get(uintptr_t target, const char *name, struct obj *def,
 	if (idx >= 0) {
 		return idx;
 	}
-	if (H.nhooks >= HOOK_MAX) {
-		H.full = 1;
-		return -1;
-	}
 	if (!def->group) {
 		char g[300];
 
 		snprintf(g, sizeof(g), "C API (%s)", def->name);
 		def->group = strtab_intern(g);
 	}
-	idx = (int)H.nhooks++;
+	uint32_t name_id = strtab_intern(name);
+
+	idx = reuse(name_id, def->group);
+	if (idx < 0) {
+		H.full = 1;
+		return -1;
+	}
 	struct hook_ent *e = &hook_ents[idx];
 
-	e->name = strtab_intern(name);
+	e->name = name_id;
 	e->group = def->group;
 	e->kind = COLL_SPAN;
 	e->cat = p->cat;
@@ -637,6 +673,7 @@ static void retire(const struct obj *o)
 
 		if (!hook_ents[i].dead && t >= o->xlo && t < o->xhi) {
 			hook_ents[i].dead = 1;
+			H.dead[H.ndead++] = i;
 			for (uint32_t h = hash_slot(t), n = 0;
 			     n < HASH_SIZE && hash[h].key != 0;
 			     n++, h = (h + 1) & (HASH_SIZE - 1)) {

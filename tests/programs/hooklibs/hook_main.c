@@ -16,6 +16,8 @@
  *                          (heap memory, away from the thread's stack)
  *   hook_main dlopen N     dlopen libhookt2.so, N x ht2_mul through a
  *                          dlsym pointer, dlclose, and once more
+ *   hook_main reload N     N x: dlopen libhookt2.so, one ht2_mul through
+ *                          a dlsym pointer, dlclose
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -223,6 +225,22 @@ int main(int argc, char **argv)
 			dlclose(h);
 		}
 		printf("dlopen %ld\n", s);
+	} else if (strcmp(mode, "reload") == 0) {
+		const char *lib = argc > 3 ? argv[3] : "./libhookt2.so";
+
+		for (long i = 0; i < n; i++) {
+			void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+			int (*mul)(int, int);
+
+			if (!h) {
+				printf("dlopen: %s\n", dlerror());
+				return 1;
+			}
+			*(void **)&mul = dlsym(h, "ht2_mul");
+			s += mul((int)i, 2);
+			dlclose(h);
+		}
+		printf("reload %ld\n", s);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode);
 		return 2;
