@@ -42,7 +42,8 @@ int main(int argc, char **argv)
 	if (!e) {
 		return 1;
 	}
-	int (*be_call)(void) = (int (*)(void))need(dlsym(e, "be_call"), "be_call");
+	int (*be_call)(void) =
+		(int (*)(void))need(dlsym(e, "be_call"), "be_call");
 	for (int i = 0; i < 4; i++) {
 		printf("be_call = %d\n", be_call());
 	}
@@ -55,13 +56,15 @@ int main(int argc, char **argv)
 	const char *name = need(dlsym(u, "bd_name"), "bd_name");
 	const int *table = need(dlsym(u, "bd_table"), "bd_table");
 	int (*bd_fn)(int) = (int (*)(int))need(dlsym(u, "bd_fn"), "bd_fn");
-	int (*bu_read)(void) = (int (*)(void))need(dlsym(u, "bu_read"), "bu_read");
+	int (*bu_read)(void) =
+		(int (*)(void))need(dlsym(u, "bu_read"), "bu_read");
 	if (!name || !table || !bd_fn || !bu_read) {
 		return 1;
 	}
 	printf("bd_name = %s, bd_table[2] = %d\n", name, table[2]);
 	for (int i = 0; i < 5; i++) {
-		printf("bd_fn(%d) = %d, bu_read = %d\n", i, bd_fn(i), bu_read());
+		printf("bd_fn(%d) = %d, bu_read = %d\n", i, bd_fn(i),
+		       bu_read());
 	}
 	return 0;
 }
