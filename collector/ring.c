@@ -83,6 +83,7 @@ struct tls_state {
 	struct ring *ring;
 	int attaching;
 	int exited;
+	int exit_rounds; /* calls of on_thread_exit so far */
 };
 
 /* Not static: hook_tramp.S pushes its records through it (ring_abi.h). */
@@ -122,10 +123,21 @@ unsigned ring_capacity = 65536;
 int ring_overflow = COLL_OVERFLOW_DROP;
 volatile int ring_drain_alive;
 
+/*
+ * The exit key's destructor. The program's own thread-specific data
+ * destructors may run after it in the same round and still record (a
+ * hooked call in a destructor), so it keeps its value set, which makes
+ * glibc run another round, until the last of PTHREAD_DESTRUCTOR_ITERATIONS
+ * rounds, and only then lets the ring go.
+ */
 static void on_thread_exit(void *p)
 {
 	struct ring *r = p;
 
+	if (r && ++ring_tls.exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS &&
+	    pthread_setspecific(exit_key, r) == 0) {
+		return;
+	}
 	ring_tls.exited = 1;
 	ring_tls.rec = NULL;
 	ring_tls.ring = NULL;

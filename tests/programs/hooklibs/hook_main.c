@@ -16,6 +16,9 @@
  *                          (heap memory, away from the thread's stack)
  *   hook_main dlopen N     dlopen libhookt2.so, N x ht2_mul through a
  *                          dlsym pointer, dlclose, and once more
+ *   hook_main tsd T        T threads one after another, each with one
+ *                          ht_add in its body and one in the destructor
+ *                          of its thread-specific data
  *   hook_main reload N     N x: dlopen libhookt2.so, one ht2_mul through
  *                          a dlsym pointer, dlclose
  */
@@ -69,6 +72,19 @@ static void *thread_main(void *arg)
 		s += ht_add((int)i, 1);
 	}
 	return (void *)s;
+}
+
+static pthread_key_t tsd_key;
+static long tsd_sum;
+static void tsd_dtor(void *p)
+{
+	__atomic_fetch_add(&tsd_sum, ht_add((int)(long)p, 1), __ATOMIC_RELAXED);
+}
+
+static void *tsd_main(void *arg)
+{
+	pthread_setspecific(tsd_key, arg);
+	return (void *)(long)ht_add((int)(long)arg, 1);
 }
 
 static int fork_n;
@@ -175,6 +191,17 @@ int main(int argc, char **argv)
 			s += (long)r;
 		}
 		printf("threads %ld\n", s);
+	} else if (strcmp(mode, "tsd") == 0) {
+		pthread_key_create(&tsd_key, tsd_dtor);
+		for (long i = 0; i < n; i++) {
+			pthread_t t;
+			void *r;
+
+			pthread_create(&t, NULL, tsd_main, (void *)(i + 1));
+			pthread_join(t, &r);
+			s += (long)r;
+		}
+		printf("tsd %ld %ld\n", s, tsd_sum);
 	} else if (strcmp(mode, "fork") == 0) {
 		fork_n = (int)n;
 		for (long i = 0; i < n; i++) {
