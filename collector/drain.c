@@ -90,6 +90,26 @@ static void read_comm(int tid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
+/*
+ * Can the trace go to path? Committing a file renames it over path, so a
+ * path that ends in '/' or names a folder, a device (MXPROF_OUTPUT=
+ * /dev/null, as root) or a pipe is refused: NULL when usable, else why.
+ */
+static const char *output_unusable(const char *path)
+{
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n == 0 || path[n - 1] == '/') {
+		return "it names a folder";
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		return S_ISDIR(st.st_mode) ? "it is a folder"
+					   : "it is not a regular file";
+	}
+	return NULL;
+}
+
 static int ensure_journal(void)
 {
 	if (D.journal_open) {
@@ -98,20 +118,25 @@ static int ensure_journal(void)
 	snprintf(D.journal_path, sizeof(D.journal_path), "%s.journal",
 		 D.cfg.output);
 	D.j->max_bytes = D.cfg.max_trace_bytes;
-	int rc = journal_open(D.j, D.journal_path, (int)getpid());
+	const char *why = output_unusable(D.cfg.output);
+	int rc = why ? -EINVAL
+		     : journal_open(D.j, D.journal_path, (int)getpid());
 	if (rc < 0 && rc != -ENOMEM) {
-		/* The output folder is not writable: keep everything, in the
-		 * temporary folder, and say where once. */
+		/* The output folder is not writable, or the path is not one
+		 * a file may replace: keep everything, in the temporary
+		 * folder, and say where once. */
 		const char *tmp = getenv("TMPDIR");
 		const char *base = strrchr(D.cfg.output, '/');
 		char fallback[sizeof(D.cfg.output)];
+		base = base ? base + 1 : D.cfg.output;
 		snprintf(fallback, sizeof(fallback), "%s/mxprof-%d-%s",
 			 tmp && *tmp ? tmp : "/tmp", (int)getpid(),
-			 base ? base + 1 : D.cfg.output);
+			 *base && !why ? base : "profile.json");
 		fprintf(stderr,
-			"mxprof: cannot write beside %s: %s; writing "
+			"mxprof: cannot write %s %s: %s; writing "
 			"%s instead\n",
-			D.cfg.output, strerror(-rc), fallback);
+			why ? "to" : "beside", D.cfg.output,
+			why ? why : strerror(-rc), fallback);
 		snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", fallback);
 		coll_stats_path_for(D.cfg.output, D.stats_path,
 				    sizeof(D.stats_path));

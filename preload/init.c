@@ -70,16 +70,25 @@ static int only_thread(void)
 }
 
 /* Expands the output pattern for this process into out. */
+/* The working folder when the library was loaded: a relative output path
+ * means a file there, even after the program changes folder. */
+static char launch_cwd[PATH_MAX];
+
 static void resolve_output(char *out, size_t len, int descendant)
 {
 	const struct settings *s = &preload_settings;
+	char rel[PATH_MAX];
 	int rc = settings_expand_output(s->output, (int)getpid(),
-					settings_rank(env), descendant, out,
-					len);
+					settings_rank(env), descendant, rel,
+					sizeof(rel));
 
 	if (rc < 0) {
 		settings_expand_output("profile.json", (int)getpid(), 0,
-				       descendant, out, len);
+				       descendant, rel, sizeof(rel));
+	}
+	if (rel[0] == '/' || !launch_cwd[0] ||
+	    snprintf(out, len, "%s/%s", launch_cwd, rel) >= (int)len) {
+		snprintf(out, len, "%s", rel);
 	}
 }
 
@@ -146,6 +155,9 @@ static void load(void)
 
 	coll_init();
 	settings_parse(s, env);
+	if (!getcwd(launch_cwd, sizeof(launch_cwd))) {
+		launch_cwd[0] = 0; /* gone or too long: relative it stays */
+	}
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	const char *root = getenv("MXPROF_ROOT_PID");
 	int early = only_thread();
