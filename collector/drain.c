@@ -21,15 +21,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -55,7 +55,7 @@ static struct {
 	int thread_running;
 	int stop;     /* atomic */
 	int dump_req; /* atomic */
-	int efd;
+	int wake;     /* atomic: the drain thread's futex, 1 when woken */
 	uint64_t dumps_done;
 	uint64_t last_dump_ns;
 	int last_trace_err;
@@ -64,7 +64,32 @@ static struct {
 	size_t ntids, cap_tids;
 	char stats_path[4200];
 	char journal_path[4200];
-} D = {.lock = PTHREAD_MUTEX_INITIALIZER, .efd = -1};
+} D = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/*
+ * Waking the drain thread. A futex, not a file descriptor: programs close
+ * every descriptor they did not open (daemons, closefrom) and reuse the
+ * numbers, and a descriptor of ours would then be the program's file or
+ * pipe. futex(2) is async-signal-safe, so the dump signal's handler wakes
+ * the thread with it.
+ */
+static void drain_wake(void)
+{
+	__atomic_store_n(&D.wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &D.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Waits up to ms milliseconds, or not at all when woken since the last
+ * wait. */
+static void drain_wait(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	if (__atomic_exchange_n(&D.wake, 0, __ATOMIC_ACQ_REL) || ms <= 0) {
+		return;
+	}
+	syscall(SYS_futex, &D.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
 
 static void read_comm(int tid, char *buf, size_t len)
 {
@@ -427,13 +452,7 @@ static void *drain_main(void *arg)
 	uint64_t last_tick = 0;
 	uint64_t period_ns = (uint64_t)D.cfg.drain_period_ms * 1000000u;
 	while (!__atomic_load_n(&D.stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd p = {.fd = D.efd, .events = POLLIN};
-		if (poll(&p, 1, wait_ms) > 0) {
-			uint64_t v;
-			if (read(D.efd, &v, sizeof(v)) < 0) {
-				/* Nothing to do: the counter was empty. */
-			}
-		}
+		drain_wait(wait_ms);
 		if (__atomic_load_n(&D.stop, __ATOMIC_ACQUIRE)) {
 			break;
 		}
@@ -474,12 +493,6 @@ static int start_thread(void)
 {
 	sigset_t all, old;
 
-	if (D.efd < 0) {
-		D.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (D.efd < 0) {
-			return -errno;
-		}
-	}
 	D.stop = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -593,13 +606,10 @@ int coll_dump(void)
 
 void coll_dump_async(void)
 {
-	uint64_t one = 1;
 	int saved = errno;
 
 	__atomic_store_n(&D.dump_req, 1, __ATOMIC_RELEASE);
-	if (D.efd >= 0 && write(D.efd, &one, sizeof(one)) < 0) {
-		/* The counter is full: a wake-up is already pending. */
-	}
+	drain_wake();
 	errno = saved;
 }
 
@@ -711,10 +721,7 @@ void coll_after_fork_child(const char *output)
 	if (D.agg) {
 		agg_reset(D.agg);
 	}
-	if (D.efd >= 0) {
-		close(D.efd);
-		D.efd = -1;
-	}
+	D.wake = 0;
 	snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", output);
 	setup(&D.cfg);
 	D.thread_running = 0;

@@ -6,6 +6,7 @@
 #define MXPROF_COLLECTOR_INTERNAL_H
 
 #include <stdio.h>
+#include <sys/types.h>
 #include <zlib.h>
 
 #include "collector.h"
@@ -74,6 +75,8 @@ struct journal_header {
 };
 struct journal {
 	int fd;
+	dev_t dev; /* the file fd was opened on: a program may close fd */
+	ino_t ino; /* and open something else under the same number   */
 	int err;
 	int truncated;	    /* timeline cap reached */
 	uint32_t str_done;  /* ids below this are written */

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,10 +26,63 @@
 
 #define EVENT_JSON_BYTES 150 /* estimated trace bytes per record */
 
+/* Journal descriptors start here, above the numbers programs use. */
+#define JOURNAL_FD_MIN 512
+
+/* Moves fd to JOURNAL_FD_MIN or above, when there is room. */
+static int fd_high(int fd)
+{
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, JOURNAL_FD_MIN);
+
+	if (hi < 0) {
+		return fd;
+	}
+	close(fd);
+	return hi;
+}
+
+/*
+ * Is j->fd still the journal? A program that closes the descriptors it
+ * did not open (daemons, closefrom) may have closed it, and the number may
+ * now be one of the program's own files. Then the journal is opened again
+ * (appending), and the old number is left to the program. Returns 0, or
+ * a negative errno when the journal cannot be reached.
+ */
+static int journal_fd_check(struct journal *j)
+{
+	struct stat st;
+
+	if (fstat(j->fd, &st) == 0 && st.st_dev == j->dev &&
+	    st.st_ino == j->ino) {
+		return 0;
+	}
+	int fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0) {
+		return -errno;
+	}
+	if (fstat(fd, &st) != 0 || st.st_dev != j->dev || st.st_ino != j->ino) {
+		close(fd);
+		return -ESTALE; /* removed or replaced meanwhile */
+	}
+	j->fd = fd_high(fd);
+	return 0;
+}
+
 static void raw_write(struct journal *j, const void *p, size_t n)
 {
 	const char *s = p;
 
+	if (j->err == 0 && n > 0) {
+		j->err = journal_fd_check(j);
+		if (j->err) {
+			fprintf(stderr,
+				"mxprof: cannot write %s: %s; the timeline "
+				"stops here, the tables go on\n",
+				j->path, strerror(-j->err));
+			return;
+		}
+	}
 	while (n > 0 && j->err == 0) {
 		ssize_t w = write(j->fd, s, n);
 		if (w < 0) {
@@ -114,6 +168,17 @@ int journal_open(struct journal *j, const char *path, int pid)
 		j->err = -errno;
 		return j->err;
 	}
+	j->fd = fd_high(j->fd);
+	struct stat st;
+
+	if (fstat(j->fd, &st) != 0) {
+		j->err = -errno;
+		close(j->fd);
+		j->fd = -1;
+		return j->err;
+	}
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, "MXPJRNL1", 8);
 	h.version = 1;
