@@ -383,10 +383,14 @@ static int do_dump(void)
 	gpu_source_flush(); /* GPU activity still buffered by its source */
 	pass();
 	uint64_t dropped = ring_dropped();
+	int cut = 0;
 	if (ensure_journal() == 0) {
 		ring_foreach_tid(refresh_thread, NULL);
 		journal_stats(D.j, dropped);
-		rc_trace = journal_flush(D.j);
+		/* A journal that could not be written to the end (a full
+		 * disk) still holds the timeline up to there: the trace is
+		 * written from it, marked as cut. */
+		cut = journal_flush(D.j) != 0;
 	} else {
 		rc_trace = -EIO;
 	}
@@ -399,7 +403,7 @@ static int do_dump(void)
 					.host = host,
 					.base_utc_ns = clock_base_utc_ns(),
 					.dropped = dropped,
-					.truncated = D.j->truncated,
+					.truncated = D.j->truncated || cut,
 					.clock = clock_source()};
 		rc_trace = chrome_write_from_journal(D.journal_path,
 						     D.cfg.output, &m);
