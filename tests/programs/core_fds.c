@@ -32,8 +32,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mxprof_dl_load();
-	mxprof_task *t = MXPROF(task_create)(MXPROF(domain_create)("fds"),
-					     "work");
+	mxprof_task *t =
+		MXPROF(task_create)(MXPROF(domain_create)("fds"), "work");
 	for (int i = 0; i < 100; i++) {
 		MXPROF(task_start)(t);
 		MXPROF(task_stop)(t);
