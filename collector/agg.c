@@ -3,7 +3,8 @@
  * per section and name, as MXNet's AggregateStats keeps them.
  *
  * Spans and frames aggregate durations; counters aggregate the values they
- * were set to; markers are counted. Rows live in an open-addressing hash
+ * were set to; markers are counted. A total saturates at the int64_t limits
+ * instead of wrapping. Rows live in an open-addressing hash
  * table keyed by (group, name, class). The collector updates one set from
  * the drain thread under the drain lock; the mxprof command builds its own
  * from a trace file.
@@ -98,6 +99,16 @@ void agg_reset(struct agg *a)
 	a->used = 0;
 }
 
+int64_t agg_sat_add(int64_t x, int64_t y)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(x, y, &r)) {
+		return y > 0 ? INT64_MAX : INT64_MIN;
+	}
+	return r;
+}
+
 int agg_add(struct agg *a, const struct agg_sample *s)
 {
 	int cls = class_of(s->kind);
@@ -115,7 +126,7 @@ int agg_add(struct agg *a, const struct agg_sample *s)
 		a->used++;
 	}
 	r->count++;
-	r->total += v;
+	r->total = agg_sat_add(r->total, v);
 	if (v < r->min) {
 		r->min = v;
 	}

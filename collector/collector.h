@@ -220,8 +220,19 @@ void agg_destroy(struct agg *a);
 /* Forgets every row. This function can't fail. */
 void agg_reset(struct agg *a);
 
-/* Adds one sample. Returns 0 or -ENOMEM (the sample is then lost). */
+/* Adds one sample. Returns 0 or -ENOMEM (the sample is then lost). Totals
+ * saturate at INT64_MAX and INT64_MIN. */
 int agg_add(struct agg *a, const struct agg_sample *s);
+
+/* Returns the length of the valid UTF-8 sequence at s[0..n) (1 for an
+ * ASCII byte), or 0 when s does not start with one (a stray or invalid
+ * byte, an overlong form, a surrogate, past U+10FFFF, or cut at n). This
+ * function can't fail; it is safe anywhere. */
+size_t out_utf8_len(const unsigned char *s, size_t n);
+
+/* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
+ * This function can't fail; it is safe anywhere. */
+int64_t agg_sat_add(int64_t x, int64_t y);
 
 enum table_format { TABLE_TEXT = 0, TABLE_JSON = 1, TABLE_CSV = 2 };
 enum table_sort {

@@ -152,20 +152,74 @@ void out_us(struct out *o, uint64_t ns)
 	out_write(o, frac, 3);
 }
 
+size_t out_utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80) {
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n) {
+		return 0;
+	}
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80) {
+			return 0;
+		}
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past Unicode. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+	    (len == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
+	    cp > 0x10ffff) {
+		return 0;
+	}
+	return len;
+}
+
 /*
  * Escapes s for a JSON string body into dst (without quotes). Returns the
- * length written; output is cut at cap - 1 bytes and always terminated.
+ * length written; output is cut at cap - 1 bytes, never inside an escape
+ * or a UTF-8 sequence, and always terminated. Bytes that are not UTF-8
+ * become \ufffd, so that the output is valid JSON whatever s holds: at
+ * most six bytes per byte of s.
  */
 size_t fmt_json_escape(char *dst, size_t cap, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
 	size_t n = 0;
 
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*p) {
+		unsigned char c = *p;
 		char e[7];
-		size_t k = 0;
-		if (c == '"' || c == '\\') {
+		size_t k = 0, used = 1;
+		if (c >= 0x80) {
+			/* A NUL ends a sequence early, so 4 reads no further
+			 * than the terminator. */
+			used = out_utf8_len(p, 4);
+			if (used) {
+				memcpy(e, p, used);
+				k = used;
+			} else {
+				memcpy(e, "\\ufffd", 6);
+				k = 6;
+				used = 1;
+			}
+		} else if (c == '"' || c == '\\') {
 			e[k++] = '\\';
 			e[k++] = (char)c;
 		} else if (c < 0x20) {
@@ -183,6 +237,7 @@ size_t fmt_json_escape(char *dst, size_t cap, const char *s)
 		}
 		memcpy(dst + n, e, k);
 		n += k;
+		p += used;
 	}
 	if (cap) {
 		dst[n] = 0;
@@ -198,8 +253,17 @@ void out_json_str(struct out *o, const char *s)
 
 	out_write(o, "\"", 1);
 	while (len > 0) {
-		/* Escape in slices; a slice never ends inside an escape. */
+		/* Escape in slices; a slice never ends inside an escape, nor
+		 * inside a UTF-8 sequence (of at most four bytes). */
 		size_t take = len < 160 ? len : 160;
+		for (int k = 0; k < 3 && take < len && take > 1 &&
+				(s[take] & 0xc0) == 0x80;
+		     k++) {
+			take--;
+		}
+		if (take < len && (s[take] & 0xc0) == 0x80) {
+			take = 160; /* not UTF-8: the bytes become U+FFFD */
+		}
 		char slice[161];
 		memcpy(slice, s, take);
 		slice[take] = 0;

@@ -64,12 +64,20 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
 	}
 }
 
+/* Appends s as a quoted JSON string, whole: an escape takes at most six
+ * bytes per byte of s. */
 static void sb_json_str(struct sbuf *b, const char *s)
 {
-	char buf[2048];
+	size_t cap = strlen(s) * 6 + 1;
+	char *buf = malloc(cap);
 
-	fmt_json_escape(buf, sizeof(buf), s);
+	if (!buf) {
+		b->err = 1;
+		return;
+	}
+	fmt_json_escape(buf, cap, s);
 	sb_printf(b, "\"%s\"", buf);
+	free(buf);
 }
 
 static void sb_csv_str(struct sbuf *b, const char *s)
@@ -195,7 +203,7 @@ static size_t make_sections(struct agg_row *rows, size_t n,
 			s->first = i;
 		}
 		s->count++;
-		s->total += r->total;
+		s->total = agg_sat_add(s->total, r->total);
 		s->status |= r->status;
 	}
 	for (size_t i = 0; i < ns; i++) {

@@ -4,6 +4,7 @@
  * The subcommands live under tools/cli/ (cli/cli.h is their map) and are
  * compiled here as one unit, so that the build needs one rule per tool.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,12 +68,14 @@ int main(int argc, char **argv)
 				}
 			}
 		}
+		errno = 0;
 		printf("%s%s", main_usage, main_help);
-		return CLI_OK;
+		return util_stdout_done("the help");
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		errno = 0;
 		printf("mxprof %s\n", MXPROF_VERSION);
-		return CLI_OK;
+		return util_stdout_done("the version");
 	}
 	for (i = 0; i < sizeof(main_cmds) / sizeof(*main_cmds); i++) {
 		if (strcmp(argv[1], main_cmds[i].name) == 0) {

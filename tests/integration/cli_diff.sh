@@ -61,3 +61,40 @@ set +e
 "$MX" diff a.json missing.json 2>/dev/null; rc=$?
 set -e
 expect_eq "missing file: exit" 1 "$rc"
+
+# Output that cannot be written: one line with the reason, exit 1.
+for fmt in table csv json; do
+	set +e
+	"$MX" diff --format $fmt a.json b.json > /dev/full 2> err.txt; rc=$?
+	set -e
+	expect_eq "$fmt to a full disk: exit" 1 "$rc"
+	expect_eq "$fmt to a full disk: message" \
+		"mxprof diff: writing the comparison: No space left on device" "$(cat err.txt)"
+done
+set +e
+"$MX" diff --help > /dev/full 2> err.txt; rc=$?
+set -e
+expect_eq "help to a full disk: exit" 1 "$rc"
+expect_eq "help to a full disk: message" \
+	"mxprof diff: writing the help: No space left on device" "$(cat err.txt)"
+
+# JSON output is UTF-8: a long name is cut between characters, and bytes
+# that are not UTF-8 become U+FFFD.
+python3 -c '
+import json
+ev = [{"ph": "X", "name": "\u00e9" * 600, "dur": 1.5, "args": {"group": "g"}}]
+open("utf.json", "w", encoding="utf-8").write(json.dumps({"traceEvents": ev}, ensure_ascii=False))'
+"$MX" diff --format json utf.json utf.json > u.json
+expect_eq "long UTF-8 name: characters kept" 511 \
+	"$(python3 -c 'import json; print(len(json.load(open("u.json", encoding="utf-8"))["rows"][0]["name"]))')"
+printf '{"traceEvents":[{"ph":"X","name":"a\377\303b\342\202","dur":1,"args":{"group":"g\355\240\200"}}]}' > bad8.json
+"$MX" diff --format json bad8.json bad8.json > u.json
+expect_eq "bytes that are not UTF-8" '["g\ufffd\ufffd\ufffd", "a\ufffd\ufffdb\ufffd\ufffd"]' \
+	"$(python3 -c 'import json; r = json.load(open("u.json", encoding="utf-8"))["rows"][0]; print(json.dumps([r["section"], r["name"]]))')"
+
+# Totals stop at the int64 limit (about 9.2e12 ms) instead of wrapping.
+printf '{"traceEvents":[{"ph":"X","name":"a","dur":9000000000000000},{"ph":"X","name":"a","dur":9000000000000000}]}' > huge.json
+printf '{"traceEvents":[{"ph":"X","name":"a","dur":1}]}' > tiny.json
+"$MX" diff --format csv tiny.json huge.json > h.csv
+expect_eq "saturated total" ",a,1,2,0.0010,9223372036854.7754,9223372036854.7754,9223372036854776.000" \
+	"$(sed -n 2p h.csv)"

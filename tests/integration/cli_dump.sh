@@ -24,6 +24,12 @@ echo "ok: still running after the dump"
 "$MX" dump "$pid" > out2.txt
 expect_eq "second dump path" "$WORK/live.json" "$(cat out2.txt)"
 
+# A path that cannot be printed is a failure, with its reason.
+set +e; "$MX" dump "$pid" > /dev/full 2> full.txt; rc=$?; set -e
+expect_eq "dump to a full disk: exit" 1 "$rc"
+expect_eq "dump to a full disk: message" \
+	"mxprof dump: writing the trace's path: No space left on device" "$(cat full.txt)"
+
 touch "$WORK/go"
 wait "$pid"
 expect_eq "steps at exit" 20 "$("$MX" report live.json | awk '$1 == "step" { print $2 }')"
@@ -41,6 +47,10 @@ kill "$plain"
 expect_eq "not a pid: exit" 2 "$(st "$MX" dump abc)"
 expect_eq "no pid: exit" 2 "$(st "$MX" dump)"
 "$MX" dump --help | grep -q -- '--timeout' || fail "help"
+set +e; "$MX" dump --help > /dev/full 2> err.txt; rc=$?; set -e
+expect_eq "help to a full disk: exit" 1 "$rc"
+expect_eq "help to a full disk: message" \
+	"mxprof dump: writing the help: No space left on device" "$(cat err.txt)"
 echo "ok: errors"
 
 # The dump signal sent to `mxprof run` reaches the program, which dumps and

@@ -84,3 +84,68 @@ expect_eq "rank 1 in the process name" "cli_tasks (pid $pb) rank 1 on $host" \
 	"$(jget sum3.json "d['process_names']['$pb']")"
 expect_eq "ranks in the merge summary" "[0, 1]" \
 	"$(jget ranks.json '[m["rank"] for m in d["mxprof"]["merged"]]')"
+
+# Inputs are read twice: a pipe or a FIFO is refused with one line, before
+# any output exists, and never waited on.
+set +e
+"$MX" merge -o p.json <(cat a.json) 2> err.txt; rc=$?
+set -e
+expect_eq "pipe input: exit" 1 "$rc"
+expect_eq "pipe input: message" 1 "$(grep -c '^mxprof merge: /dev/fd/[0-9]*: not a regular file (merge reads each input twice; save it to a file first)$' err.txt)"
+expect_eq "pipe input: stderr lines" 1 "$(wc -l < err.txt)"
+mkfifo fifo
+set +e
+timeout 20 "$MX" merge -o f.json a.json fifo 2> err.txt; rc=$?
+set -e
+expect_eq "FIFO input: exit" 1 "$rc"
+expect_eq "FIFO input: message" \
+	"mxprof merge: fifo: not a regular file (merge reads each input twice; save it to a file first)" \
+	"$(cat err.txt)"
+expect_eq "no output or temporary file" "" "$(ls p.json* f.json* 2>/dev/null || true)"
+
+# Output that cannot be written: one line with the reason, exit 1.
+set +e
+"$MX" merge -o full.json a.json > /dev/full 2> err.txt; rc=$?
+set -e
+expect_eq "summary to a full disk: exit" 1 "$rc"
+expect_eq "summary to a full disk: message" \
+	"mxprof merge: writing the summary: No space left on device" "$(cat err.txt)"
+set +e
+"$MX" merge --help > /dev/full 2> err.txt; rc=$?
+set -e
+expect_eq "help to a full disk: exit" 1 "$rc"
+expect_eq "help to a full disk: message" \
+	"mxprof merge: writing the help: No space left on device" "$(cat err.txt)"
+
+# Names that are not UTF-8 become U+FFFD in the merged trace too.
+printf '{"baseTimeNanoseconds":1,"traceEvents":[{"ph":"X","name":"a\377\303b","pid":1,"tid":1,"ts":1,"dur":1}]}' > bad8.json
+"$MX" merge -o m8.json bad8.json > /dev/null
+expect_eq "merged name that is not UTF-8" "a\\ufffd\\ufffdb" \
+	"$(python3 -c 'import json; print(json.dumps(json.load(open("m8.json"))["traceEvents"][0]["name"])[1:-1])')"
+
+# Many processes and threads: every pid of the second copy is renumbered
+# past the largest pid, and every thread gets a name (300000 threads and
+# 100000 pids: a second with hashed lookups).
+python3 - <<'PY'
+with open("wide.json", "w") as f:
+    f.write('{"baseTimeNanoseconds":1,"traceEvents":[\n')
+    f.write(",\n".join('{"ph":"X","name":"a","pid":%d,"tid":%d,"ts":%d,"dur":1}'
+                       % (i % 100000, i, i) for i in range(300000)))
+    f.write("]}")
+PY
+"$MX" merge -o wide2.json wide.json wide.json > out.txt
+expect_eq "wide merge: summary" "wide2.json: 1400000 events from 2 traces" "$(cat out.txt)"
+python3 - <<'PY'
+import json
+d = json.load(open("wide2.json"))
+ev = d["traceEvents"]
+x = [e for e in ev if e["ph"] == "X"]
+pids = sorted(set(e["pid"] for e in x))
+assert pids == list(range(200000)), (pids[:3], pids[-3:], len(pids))
+tn = set((e["pid"], e["tid"]) for e in ev if e["name"] == "thread_name")
+assert tn == set((e["pid"], e["tid"]) for e in x) and len(tn) == 600000, len(tn)
+m = d["mxprof"]["merged"][1]["pids"]
+assert all(int(k) + 100000 == v for k, v in m.items()) and len(m) == 100000
+print("ok: 200000 pids and 600000 named threads after the merge")
+PY
+rm -f wide.json wide2.json

@@ -263,6 +263,34 @@ static void test_agg_rows_of_empty_set_is_empty(void **st)
 	agg_destroy(NULL);
 }
 
+static void test_agg_totals_saturate_instead_of_wrapping(void **st)
+{
+	struct agg *a = agg_create();
+	size_t n = 0;
+
+	(void)st;
+	add(a, 1, 1, COLL_COUNTER, 0, INT64_MAX);
+	add(a, 1, 1, COLL_COUNTER, 0, INT64_MAX);
+	add(a, 1, 2, COLL_COUNTER, 0, INT64_MIN);
+	add(a, 1, 2, COLL_COUNTER, 0, -1);
+	add(a, 1, 3, COLL_SPAN, 0, INT64_MAX - 5);
+	add(a, 1, 3, COLL_SPAN, 0, 10);
+	add(a, 1, 3, COLL_SPAN, 0, -20); /* back below the limit */
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 3);
+	assert_row(find(rows, n, 1, 1, AGG_COUNTER), 2, INT64_MAX, INT64_MAX,
+		   INT64_MAX);
+	assert_row(find(rows, n, 1, 2, AGG_COUNTER), 2, INT64_MIN, INT64_MIN,
+		   -1);
+	assert_row(find(rows, n, 1, 3, AGG_TIME), 3, INT64_MAX - 20, -20,
+		   INT64_MAX - 5);
+	free(rows);
+	agg_destroy(a);
+	assert_int_equal(agg_sat_add(INT64_MIN, INT64_MIN), INT64_MIN);
+	assert_int_equal(agg_sat_add(INT64_MAX, INT64_MIN), -1);
+	assert_int_equal(agg_sat_add(-7, 3), -4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_agg_reset_forgets_every_row),
 		cmocka_unit_test(test_agg_grows_to_10000_rows),
 		cmocka_unit_test(test_agg_rows_of_empty_set_is_empty),
+		cmocka_unit_test(test_agg_totals_saturate_instead_of_wrapping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

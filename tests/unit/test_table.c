@@ -516,6 +516,84 @@ static void test_table_json_escapes_names(void **st)
 	agg_destroy(a);
 }
 
+/* Returns 1 when s[0..n) is valid UTF-8. */
+static int is_utf8(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t l = out_utf8_len((const unsigned char *)s + i, n - i);
+		if (!l) {
+			return 0;
+		}
+		i += l;
+	}
+	return 1;
+}
+
+static void test_table_json_replaces_bytes_that_are_not_utf8(void **st)
+{
+	struct agg *a = agg_create();
+	struct table_opts o = {.format = TABLE_JSON};
+	char name[1100], err[256];
+	size_t k = 0;
+
+	(void)st;
+	/* Stray and cut sequences, a surrogate, an overlong '/'. */
+	add(a, "g\xed\xa0\x80",
+	    "a\xff\xc3"
+	    "b\xe2\x82",
+	    COLL_SPAN, 0, 1000);
+	add(a, "g\xed\xa0\x80", "\xc0\xaf\xc3\xa9", COLL_SPAN, 0, 1000);
+	/* A long name needing more than 2048 bytes of escapes. */
+	while (k < 1000) {
+		name[k++] = '\x80';
+	}
+	name[k] = 0;
+	add(a, "long", name, COLL_SPAN, 0, 1000);
+	char *t = table_format(a, &o);
+	assert_non_null(t);
+	assert_true(is_utf8(t, strlen(t)));
+	assert_non_null(strstr(t, "\"g\\ufffd\\ufffd\\ufffd\": {"));
+	assert_non_null(strstr(t, "\"a\\ufffd\\ufffdb\\ufffd\\ufffd\": {"));
+	assert_non_null(strstr(t, "\"\\ufffd\\ufffd\xc3\xa9\": {"));
+	yajl_val root = yajl_tree_parse(t, err, sizeof(err));
+	if (!root) {
+		fail_msg("json does not parse: %s\n%s", err, t);
+	}
+	/* yajl gives the name back as 1000 U+FFFD (3 bytes each). */
+	yajl_val sec = yajl_tree_get(
+		root, (const char *[]){"Time", "long", NULL}, yajl_t_object);
+	assert_non_null(sec);
+	assert_int_equal(sec->u.object.len, 1);
+	assert_int_equal(strlen(sec->u.object.keys[0]), 3000);
+	yajl_tree_free(root);
+	free(t);
+	agg_destroy(a);
+}
+
+static void test_table_json_escape_never_cuts_a_sequence(void **st)
+{
+	char dst[8];
+
+	(void)st;
+	/* "ab" + e-acute fits in 5 bytes with the terminator; a cap of 4
+	 * leaves the whole sequence out instead of half of it. */
+	assert_int_equal(fmt_json_escape(dst, 5, "ab\xc3\xa9"), 4);
+	assert_string_equal(dst, "ab\xc3\xa9");
+	assert_int_equal(fmt_json_escape(dst, 4, "ab\xc3\xa9"), 2);
+	assert_string_equal(dst, "ab");
+	assert_int_equal(fmt_json_escape(dst, 8, "\xf0\x9f\x98\x80!"), 5);
+	assert_string_equal(dst, "\xf0\x9f\x98\x80!");
+	/* Past U+10FFFF, and a sequence cut by the terminator. */
+	assert_int_equal(fmt_json_escape(dst, 8, "\xf4\x90"), 6);
+	assert_string_equal(dst, "\\ufffd");
+	assert_int_equal(
+		out_utf8_len((const unsigned char *)"\xf4\x90\x80\x80", 4), 0);
+	assert_int_equal(
+		out_utf8_len((const unsigned char *)"\xf4\x8f\xbf\xbf", 4), 4);
+	assert_int_equal(out_utf8_len((const unsigned char *)"\xe2\x82\xac", 2),
+			 0);
+}
+
 static void test_table_csv_has_header_and_one_line_per_row(void **st)
 {
 	struct agg *a = golden_agg();
@@ -621,6 +699,9 @@ int main(void)
 		cmocka_unit_test(test_table_category_selects_sections),
 		cmocka_unit_test(test_table_json_parses_back_to_exact_values),
 		cmocka_unit_test(test_table_json_escapes_names),
+		cmocka_unit_test(
+			test_table_json_replaces_bytes_that_are_not_utf8),
+		cmocka_unit_test(test_table_json_escape_never_cuts_a_sequence),
 		cmocka_unit_test(
 			test_table_csv_has_header_and_one_line_per_row),
 		cmocka_unit_test(

@@ -37,6 +37,14 @@ void util_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Names the running subcommand for util_err(). s must stay valid. */
 void util_set_cmd(const char *s);
 
+/*
+ * Flushes stdout and checks it for a write error, earlier ones included.
+ * Returns CLI_OK, or prints "writing WHAT: REASON" through util_err() and
+ * returns CLI_FAIL. Callers set errno to 0 before they start writing, so
+ * that the reason of an earlier failed write is still known here.
+ */
+int util_stdout_done(const char *what);
+
 /* Parses a decimal count in [min, max] from s. Returns 0 or -EINVAL. */
 int util_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out);
@@ -44,13 +52,16 @@ int util_parse_uint(const char *s, unsigned long long min,
 /*
  * Parses a JSON number of microseconds (as the trace writes ts and dur,
  * "12.345") into nanoseconds, rounding to the nearest. Returns 0, or
- * -EINVAL when the text is not a number. This function is on the report's
+ * -EINVAL when the text is not a number or the value does not fit in
+ * int64_t nanoseconds (*ns is then left as it was). This function is on
+ * the report's
  * fast path: it avoids strtod for the common forms.
  */
 int util_us_to_ns(const char *s, size_t len, int64_t *ns);
 
 /* Parses a JSON integer (or a number with a fraction, truncated toward
- * zero). Returns 0 or -EINVAL. */
+ * zero). Returns 0, or -ERANGE when it does not fit in int64_t, or -EINVAL
+ * when it is not a number; *out is then left as it was. */
 int util_parse_i64(const char *s, size_t len, int64_t *out);
 
 /* Writes the tables path that belongs to the trace path trace ("X.json" or
@@ -61,7 +72,7 @@ int util_stats_path(const char *trace, char *buf, size_t len);
 /* ---- trace_read.c ------------------------------------------------------ */
 
 /* Field sizes of one event; longer strings are cut (and stay distinct only
- * up to this length). */
+ * up to this length), never inside a UTF-8 sequence. */
 #define TRACE_NAME_MAX	1024
 #define TRACE_SHORT_MAX 256
 
@@ -81,6 +92,9 @@ struct trace_event {
 	int64_t ts_ns, dur_ns;
 	int64_t value; /* args.value */
 	int64_t error; /* args.error */
+	/* dur (in ns) or args.value was a number out of int64_t range; it
+	 * then counts as absent (has_dur, has_value 0). */
+	int dur_out_of_range, value_out_of_range;
 };
 
 /* What the file says about itself, outside traceEvents. Fields keep their

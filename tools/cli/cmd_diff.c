@@ -134,17 +134,29 @@ static int df_event(const struct trace_event *ev, void *opaque)
 	}
 	r->count[m->side]++;
 	if (ev->ph == 'X') {
-		r->total_ns[m->side] += ev->dur_ns;
+		r->total_ns[m->side] =
+			agg_sat_add(r->total_ns[m->side], ev->dur_ns);
 	}
 	return 0;
+}
+
+/* Returns B - A of r's total time, saturated like the totals. */
+static int64_t df_delta(const struct df_row *r)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(r->total_ns[1], r->total_ns[0], &d)) {
+		return r->total_ns[1] > 0 ? INT64_MAX : INT64_MIN;
+	}
+	return d;
 }
 
 static int df_cmp(const void *pa, const void *pb)
 {
 	const struct df_row *a = *(struct df_row *const *)pa;
 	const struct df_row *b = *(struct df_row *const *)pb;
-	int64_t da = a->total_ns[1] - a->total_ns[0];
-	int64_t db = b->total_ns[1] - b->total_ns[0];
+	int64_t da = df_delta(a);
+	int64_t db = df_delta(b);
 	int c;
 
 	if (da != db) {
@@ -187,18 +199,25 @@ static void df_csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Writes s as a JSON string; bytes that are not UTF-8 become U+FFFD. */
 static void df_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t l;
 
-		if (ch == '"' || ch == '\\') {
-			fprintf(f, "\\%c", ch);
-		} else if (ch < 0x20) {
-			fprintf(f, "\\u%04x", ch);
+	fputc('"', f);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p < 0x20) {
+			fprintf(f, "\\u%04x", *p++);
+		} else if ((l = out_utf8_len(p, 4)) != 0) {
+			/* A NUL ends a sequence early: 4 stays in s. */
+			fwrite(p, 1, l, f);
+			p += l;
 		} else {
-			fputc(ch, f);
+			fputs("\\ufffd", f);
+			p++;
 		}
 	}
 	fputc('"', f);
@@ -224,8 +243,7 @@ static void df_print(struct df_row **rows, size_t n, int fmt, const char *a,
 			       (unsigned long long)rows[i]->count[1],
 			       df_ms(rows[i]->total_ns[0]),
 			       df_ms(rows[i]->total_ns[1]),
-			       df_ms(rows[i]->total_ns[1] -
-				     rows[i]->total_ns[0]),
+			       df_ms(df_delta(rows[i])),
 			       df_ratio(rows[i], rb, sizeof(rb), ""));
 		}
 		return;
@@ -249,8 +267,7 @@ static void df_print(struct df_row **rows, size_t n, int fmt, const char *a,
 			       (unsigned long long)rows[i]->count[1],
 			       df_ms(rows[i]->total_ns[0]),
 			       df_ms(rows[i]->total_ns[1]),
-			       df_ms(rows[i]->total_ns[1] -
-				     rows[i]->total_ns[0]),
+			       df_ms(df_delta(rows[i])),
 			       df_ratio(rows[i], rb, sizeof(rb), "null"));
 		}
 		puts("\n]}");
@@ -281,8 +298,7 @@ static void df_print(struct df_row **rows, size_t n, int fmt, const char *a,
 		       (int)wn, (int)wn, r->name, (int)ws, (int)ws, r->section,
 		       (unsigned long long)r->count[0],
 		       (unsigned long long)r->count[1], df_ms(r->total_ns[0]),
-		       df_ms(r->total_ns[1]),
-		       df_ms(r->total_ns[1] - r->total_ns[0]),
+		       df_ms(r->total_ns[1]), df_ms(df_delta(r)),
 		       df_ratio(r, rb, sizeof(rb), "-"));
 	}
 }
@@ -304,7 +320,8 @@ static const char df_help[] =
 	"  -c, --category NAME   only the section NAME\n"
 	"  -h, --help            this text\n"
 	"\n"
-	"exit status: 0 printed, 1 a trace could not be read, 2 bad usage.\n";
+	"exit status: 0 printed, 1 a trace could not be read or the output\n"
+	"could not be written, 2 bad usage.\n";
 
 int cmd_diff(int argc, char **argv)
 {
@@ -352,8 +369,9 @@ int cmd_diff(int argc, char **argv)
 			category = optarg;
 			break;
 		case 'h':
+			errno = 0;
 			printf("%s%s", df_usage, df_help);
-			return CLI_OK;
+			return util_stdout_done("the help");
 		default:
 			goto usage;
 		}
@@ -389,8 +407,9 @@ int cmd_diff(int argc, char **argv)
 	if (top && n > top) {
 		n = (size_t)top;
 	}
+	errno = 0;
 	df_print(rows, n, fmt, argv[optind], argv[optind + 1]);
-	ret = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	ret = util_stdout_done("the comparison");
 out:
 	free(rows);
 	for (i = 0; i < m.cap; i++) {

@@ -129,8 +129,9 @@ int cmd_dump(int argc, char **argv)
 			}
 			break;
 		case 'h':
+			errno = 0;
 			printf("%s%s", dp_usage, dp_help);
-			return CLI_OK;
+			return util_stdout_done("the help");
 		default:
 			goto usage;
 		}
@@ -197,8 +198,9 @@ int cmd_dump(int argc, char **argv)
 				util_err("process %d exited; its final trace "
 					 "is below",
 					 (int)pid);
+				errno = 0;
 				printf("%s\n", st.output);
-				return CLI_OK;
+				return util_stdout_done("the trace's path");
 			}
 			util_err("process %d exited before the dump completed",
 				 (int)pid);
@@ -212,8 +214,9 @@ int cmd_dump(int argc, char **argv)
 		}
 		nanosleep(&ts, NULL);
 	}
+	errno = 0;
 	printf("%s\n", now.output[0] ? now.output : st.output);
-	return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	return util_stdout_done("the trace's path");
 usage:
 	fputs(dp_usage, stderr);
 	return CLI_USAGE;

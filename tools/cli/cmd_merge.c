@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
@@ -46,13 +47,27 @@ struct mg_tid {
 	int named;
 };
 
+/* An open-addressing map from a pair of integers to a position in an
+ * array, so that a trace with many pids and threads costs linear time. */
+struct mg_ent {
+	int64_t a, b;
+	size_t pos; /* the position + 1; 0 marks an empty slot */
+};
+
+struct mg_map {
+	struct mg_ent *e;
+	size_t cap, len;
+};
+
 struct mg_file {
 	const char *path;
 	struct trace_meta meta;
 	struct mg_pid *pids;
 	size_t npids, cap;
+	struct mg_map pid_map; /* (from, 0) -> pids[] */
 	struct mg_tid *tids;
 	size_t ntids, tcap;
+	struct mg_map tid_map; /* (pid, tid) -> tids[] */
 	int64_t shift_ns;
 	enum trace_status st;
 };
@@ -93,45 +108,6 @@ static void mg_puts(struct mg_buf *b, const char *s)
 	mg_put(b, s, strlen(s));
 }
 
-/* Returns the length of the valid UTF-8 sequence at s[0..n), or 0. */
-static size_t mg_utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80) {
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n) {
-		return 0;
-	}
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			return 0;
-		}
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past Unicode. */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-	    (len == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
-	    cp > 0x10ffff) {
-		return 0;
-	}
-	return len;
-}
-
 /* Writes s as a JSON string. Bytes that are not UTF-8 (a damaged input)
  * become U+FFFD, so that the output always parses. */
 static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
@@ -145,7 +121,7 @@ static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
 		char esc[6] = {'\\', 'u', '0', '0', 0, 0};
 
 		if (c >= 0x80) {
-			l = mg_utf8_len(s + i, n - i);
+			l = out_utf8_len(s + i, n - i);
 			if (l) {
 				i += l;
 				continue;
@@ -176,6 +152,66 @@ static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
 
 /* ---- pass 1 ------------------------------------------------------------ */
 
+static size_t mg_slot(int64_t a, int64_t b, size_t cap)
+{
+	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ (h >> 29) ^ (uint64_t)b) * 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+/* Returns the slot of (a, b) in m: its entry, or the empty slot where it
+ * belongs. m->cap is a power of two and m is never full. */
+static struct mg_ent *mg_map_slot(const struct mg_map *m, int64_t a, int64_t b)
+{
+	size_t i = mg_slot(a, b, m->cap);
+
+	while (m->e[i].pos && (m->e[i].a != a || m->e[i].b != b)) {
+		i = (i + 1) & (m->cap - 1);
+	}
+	return &m->e[i];
+}
+
+/* Returns the position stored for (a, b), or -1 when there is none. */
+static ssize_t mg_map_find(const struct mg_map *m, int64_t a, int64_t b)
+{
+	const struct mg_ent *e;
+
+	if (!m->cap) {
+		return -1;
+	}
+	e = mg_map_slot(m, a, b);
+	return e->pos ? (ssize_t)(e->pos - 1) : -1;
+}
+
+/* Stores pos for (a, b), which m does not hold. Returns 0 or -ENOMEM
+ * (printed). */
+static int mg_map_add(struct mg_map *m, int64_t a, int64_t b, size_t pos)
+{
+	if ((m->len + 1) * 2 > m->cap) {
+		struct mg_map n = {.cap = m->cap ? m->cap * 2 : 64};
+		size_t i;
+
+		n.e = calloc(n.cap, sizeof(*n.e));
+		if (!n.e) {
+			util_err("out of memory");
+			return -ENOMEM;
+		}
+		for (i = 0; i < m->cap; i++) {
+			if (m->e[i].pos) {
+				*mg_map_slot(&n, m->e[i].a, m->e[i].b) =
+					m->e[i];
+			}
+		}
+		n.len = m->len;
+		free(m->e);
+		*m = n;
+	}
+	*mg_map_slot(m, a, b) = (struct mg_ent){a, b, pos + 1};
+	m->len++;
+	return 0;
+}
+
 static int mg_grow(void **p, size_t *cap, size_t n, size_t size)
 {
 	size_t nc;
@@ -199,6 +235,7 @@ static int mg_collect(const struct trace_event *ev, void *opaque)
 {
 	struct mg_file *f = opaque;
 	int pname, tname;
+	ssize_t found;
 	size_t i;
 
 	if (!ev->has_pid) {
@@ -206,11 +243,12 @@ static int mg_collect(const struct trace_event *ev, void *opaque)
 	}
 	pname = ev->ph == 'M' && strcmp(ev->name, "process_name") == 0;
 	tname = ev->ph == 'M' && strcmp(ev->name, "thread_name") == 0;
-	for (i = 0; i < f->npids && f->pids[i].from != ev->pid; i++) {
-	}
+	found = mg_map_find(&f->pid_map, ev->pid, 0);
+	i = found < 0 ? f->npids : (size_t)found;
 	if (i == f->npids) {
 		if (mg_grow((void **)&f->pids, &f->cap, f->npids,
-			    sizeof(*f->pids)) < 0) {
+			    sizeof(*f->pids)) < 0 ||
+		    mg_map_add(&f->pid_map, ev->pid, 0, i) < 0) {
 			return -ENOMEM;
 		}
 		f->pids[i].from = f->pids[i].to = ev->pid;
@@ -221,14 +259,12 @@ static int mg_collect(const struct trace_event *ev, void *opaque)
 	if (ev->ph == 'M' && !tname) {
 		return 0;
 	}
-	for (i = 0; i < f->ntids; i++) {
-		if (f->tids[i].pid == ev->pid && f->tids[i].tid == ev->tid) {
-			break;
-		}
-	}
+	found = mg_map_find(&f->tid_map, ev->pid, ev->tid);
+	i = found < 0 ? f->ntids : (size_t)found;
 	if (i == f->ntids) {
 		if (mg_grow((void **)&f->tids, &f->tcap, f->ntids,
-			    sizeof(*f->tids)) < 0) {
+			    sizeof(*f->tids)) < 0 ||
+		    mg_map_add(&f->tid_map, ev->pid, ev->tid, i) < 0) {
 			return -ENOMEM;
 		}
 		f->tids[i].pid = ev->pid;
@@ -247,7 +283,8 @@ static void mg_add_names(struct mg_file *f, struct mg_buf *out,
 {
 	const char *base = strrchr(f->path, '/');
 	char tmp[TRACE_SHORT_MAX * 2 + 256];
-	size_t i, j;
+	ssize_t j;
+	size_t i;
 
 	base = base ? base + 1 : f->path;
 	for (i = 0; i < f->npids; i++) {
@@ -286,10 +323,9 @@ static void mg_add_names(struct mg_file *f, struct mg_buf *out,
 		if (f->tids[i].named) {
 			continue;
 		}
-		for (j = 0; j < f->npids; j++) {
-			if (f->pids[j].from == f->tids[i].pid) {
-				pid = f->pids[j].to;
-			}
+		j = mg_map_find(&f->pid_map, pid, 0);
+		if (j >= 0) {
+			pid = f->pids[j].to;
 		}
 		if ((*events)++) {
 			mg_puts(out, ",\n");
@@ -303,25 +339,14 @@ static void mg_add_names(struct mg_file *f, struct mg_buf *out,
 	}
 }
 
-static int mg_pid_used(struct mg_file *files, size_t nf, int64_t pid)
+/* Gives every pid that an earlier file uses a fresh number. Returns 0 or
+ * -ENOMEM (printed). */
+static int mg_assign_pids(struct mg_file *files, size_t nf)
 {
-	size_t i, j;
-
-	for (i = 0; i < nf; i++) {
-		for (j = 0; j < files[i].npids; j++) {
-			if (files[i].pids[j].to == pid) {
-				return 1;
-			}
-		}
-	}
-	return 0;
-}
-
-/* Gives every pid that an earlier file uses a fresh number. */
-static void mg_assign_pids(struct mg_file *files, size_t nf)
-{
+	struct mg_map used = {0}; /* (to, 0) of the files before i */
 	int64_t next = 0;
 	size_t i, j;
+	int ret = 0;
 
 	for (i = 0; i < nf; i++) {
 		for (j = 0; j < files[i].npids; j++) {
@@ -330,13 +355,22 @@ static void mg_assign_pids(struct mg_file *files, size_t nf)
 			}
 		}
 	}
-	for (i = 1; i < nf; i++) {
+	for (i = 0; i < nf && ret == 0; i++) {
 		for (j = 0; j < files[i].npids; j++) {
-			if (mg_pid_used(files, i, files[i].pids[j].from)) {
+			if (i > 0 &&
+			    mg_map_find(&used, files[i].pids[j].from, 0) >= 0) {
 				files[i].pids[j].to = next++;
 			}
 		}
+		for (j = 0; j < files[i].npids && ret == 0; j++) {
+			if (mg_map_find(&used, files[i].pids[j].to, 0) < 0) {
+				ret = mg_map_add(&used, files[i].pids[j].to, 0,
+						 j);
+			}
+		}
 	}
+	free(used.e);
+	return ret;
 }
 
 /* ---- pass 2 ------------------------------------------------------------ */
@@ -425,13 +459,10 @@ static int mg_number(void *ctx, const char *s, size_t n)
 	}
 	mg_sep(c);
 	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
-		size_t i;
+		ssize_t i = mg_map_find(&c->f->pid_map, v, 0);
 
-		for (i = 0; i < c->f->npids; i++) {
-			if (c->f->pids[i].from == v) {
-				v = c->f->pids[i].to;
-				break;
-			}
+		if (i >= 0) {
+			v = c->f->pids[i].to;
 		}
 		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
 		mg_puts(&c->ev, tmp);
@@ -622,21 +653,40 @@ static const yajl_callbacks mg_callbacks = {
 struct mg_out {
 	FILE *fp;
 	gzFile gz;
-	int failed;
+	int err; /* the errno of the first failed write, 0 if none */
 };
+
+/* Records the reason of a failed write or close of o, unless an earlier
+ * failure already gave one. For zlib, errno holds it when the failure was
+ * the file's (Z_ERRNO). */
+static void mg_out_fail(struct mg_out *o, int gz_status)
+{
+	int err = errno ? errno : EIO;
+
+	if (o->gz && gz_status != Z_ERRNO) {
+		err = gz_status == Z_MEM_ERROR ? ENOMEM : EIO;
+	}
+	if (!o->err) {
+		o->err = err;
+	}
+}
 
 static void mg_out_write(struct mg_out *o, struct mg_buf *b)
 {
-	if (o->failed || b->len == 0) {
+	int zerr = Z_OK;
+
+	if (o->err || b->len == 0) {
 		b->len = 0;
 		return;
 	}
+	errno = 0;
 	if (o->gz) {
 		if (gzwrite(o->gz, b->p, (unsigned)b->len) != (int)b->len) {
-			o->failed = 1;
+			gzerror(o->gz, &zerr);
+			mg_out_fail(o, zerr);
 		}
 	} else if (fwrite(b->p, 1, b->len, o->fp) != b->len) {
-		o->failed = 1;
+		mg_out_fail(o, Z_ERRNO);
 	}
 	b->len = 0;
 }
@@ -718,7 +768,8 @@ static const char mg_help[] =
 	"their pids unless two files use the same one; then the later file's\n"
 	"pid is renumbered. Each process name gains its rank and host. A\n"
 	"truncated input contributes the events before its end, with a\n"
-	"warning. OUT ending in .gz is compressed.\n"
+	"warning. OUT ending in .gz is compressed. Each input is read twice,\n"
+	"so it must be a regular file, not a pipe.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output OUT   the merged trace (required)\n"
@@ -801,8 +852,9 @@ int cmd_merge(int argc, char **argv)
 			outpath = optarg;
 			break;
 		case 'h':
+			errno = 0;
 			printf("%s%s", mg_usage, mg_help);
-			return CLI_OK;
+			return util_stdout_done("the help");
 		default:
 			fputs(mg_usage, stderr);
 			return CLI_USAGE;
@@ -821,7 +873,18 @@ int cmd_merge(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	for (i = 0; i < nf; i++) {
+		struct stat sb;
+
 		files[i].path = argv[optind + (int)i];
+		/* Each input is read twice; a pipe would be empty the second
+		 * time, and a FIFO would wait for another writer. */
+		if (stat(files[i].path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
+		    !S_ISDIR(sb.st_mode)) {
+			util_err("%s: not a regular file (merge reads each "
+				 "input twice; save it to a file first)",
+				 files[i].path);
+			goto out;
+		}
 		files[i].st = trace_read_file(files[i].path, mg_collect,
 					      &files[i], &files[i].meta, &at);
 		if (files[i].st == TRACE_BAD) {
@@ -846,7 +909,9 @@ int cmd_merge(int argc, char **argv)
 			files[i].shift_ns = files[i].meta.base_ns - base;
 		}
 	}
-	mg_assign_pids(files, nf);
+	if (mg_assign_pids(files, nf) < 0) {
+		goto out;
+	}
 
 	len = strlen(outpath);
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", outpath, (int)getpid()) >=
@@ -885,24 +950,32 @@ int cmd_merge(int argc, char **argv)
 		goto out_unlink;
 	}
 	mg_out_write(&o, &out);
+	errno = 0;
 	if (o.gz) {
-		o.failed |= gzclose(o.gz) != Z_OK;
+		int zs = gzclose(o.gz);
+
+		if (zs != Z_OK) {
+			mg_out_fail(&o, zs);
+		}
 		o.gz = NULL;
 	} else {
-		o.failed |= fclose(o.fp) != 0;
+		if (fclose(o.fp) != 0) {
+			mg_out_fail(&o, Z_ERRNO);
+		}
 		o.fp = NULL;
 	}
-	if (o.failed) {
-		util_err("%s: write failed", tmp);
+	if (o.err) {
+		util_err("writing %s: %s", tmp, strerror(o.err));
 		goto out_unlink;
 	}
 	if (rename(tmp, outpath) < 0) {
 		util_err("%s: %s", outpath, strerror(errno));
 		goto out_unlink;
 	}
+	errno = 0;
 	printf("%s: %llu events from %zu traces\n", outpath,
 	       (unsigned long long)events, nf);
-	ret = CLI_OK;
+	ret = util_stdout_done("the summary");
 	goto out;
 out_unlink:
 	if (o.gz) {
@@ -916,6 +989,8 @@ out:
 	for (i = 0; files && i < nf; i++) {
 		free(files[i].pids);
 		free(files[i].tids);
+		free(files[i].pid_map.e);
+		free(files[i].tid_map.e);
 	}
 	free(files);
 	free(out.p);

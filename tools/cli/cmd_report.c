@@ -32,6 +32,7 @@ struct rp_cache_ent {
 };
 
 struct rp_ctx {
+	const char *path;
 	struct agg *agg;
 	struct rp_cache_ent *cache;
 	int failed;
@@ -106,8 +107,30 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 	default:
 		return 0;
 	}
+	/* A number cut to what fits would give wrong tables silently. */
+	if ((ev->ph == 'X' && ev->dur_out_of_range) ||
+	    (ev->ph == 'C' && ev->value_out_of_range)) {
+		util_err("%s: the %s of '%s' does not fit in 64 bits", c->path,
+			 ev->ph == 'C' ? "value" : "dur", ev->name);
+		c->failed = 1;
+		return -ERANGE;
+	}
+	/* strtab_intern() gives 0 for a name when its table is full, or
+	 * when memory runs out (errno ENOMEM) first. */
+	errno = 0;
 	s.group = rp_intern(c, group);
 	s.name = rp_intern(c, ev->name);
+	if ((!s.group && *group) || (!s.name && ev->name[0])) {
+		if (errno == ENOMEM) {
+			util_err("%s: out of memory for the names", c->path);
+		} else {
+			util_err("%s: too many distinct names (the limit is "
+				 "%u)",
+				 c->path, strtab_count() - 1);
+		}
+		c->failed = 1;
+		return -ENOSPC;
+	}
 	if (agg_add(c->agg, &s) < 0) {
 		util_err("out of memory while aggregating");
 		c->failed = 1;
@@ -119,7 +142,7 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 enum trace_status report_aggregate(const char *path, struct agg *a,
 				   uint64_t *dropped)
 {
-	struct rp_ctx c = {.agg = a};
+	struct rp_ctx c = {.path = path, .agg = a};
 	struct trace_meta meta;
 	uint64_t at;
 	enum trace_status st;
@@ -171,7 +194,8 @@ static const char rp_help[] =
 	"  -h, --help            this text\n"
 	"\n"
 	"exit status: 0 tables printed (maybe with a warning), 1 a file is\n"
-	"missing, empty, corrupt or not a trace, 2 bad usage.\n";
+	"missing, empty, corrupt or not a trace, or the tables could not be\n"
+	"written, 2 bad usage.\n";
 
 int cmd_report(int argc, char **argv)
 {
@@ -214,8 +238,9 @@ int cmd_report(int argc, char **argv)
 			o.category = optarg;
 			break;
 		case 'h':
+			errno = 0;
 			printf("%s%s", rp_usage, rp_help);
-			return CLI_OK;
+			return util_stdout_done("the help");
 		default:
 			goto usage;
 		}
@@ -245,8 +270,9 @@ int cmd_report(int argc, char **argv)
 		util_err("out of memory while formatting the tables");
 		goto out;
 	}
+	errno = 0;
 	fputs(text, stdout);
-	ret = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	ret = util_stdout_done("the tables");
 out:
 	free(text);
 	agg_destroy(a);

@@ -558,8 +558,9 @@ int cmd_run(int argc, char **argv)
 			quiet = 1;
 			break;
 		case 'h':
+			errno = 0;
 			printf("%s%s", run_usage, run_help);
-			return CLI_OK;
+			return util_stdout_done("the help");
 		default:
 			goto usage;
 		}

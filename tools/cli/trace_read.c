@@ -35,6 +35,11 @@
 
 #define RD_CHUNK (256 * 1024)
 #define RD_DEPTH 8
+/* The longest run of input without a complete token. yajl keeps a token
+ * that spans chunks in one buffer and lexes it again from its start with
+ * every chunk, so a long token costs time quadratic in its length; no
+ * trace has a string or number near this long. */
+#define RD_TOKEN_MAX (1024 * 1024)
 
 enum rd_role { RD_ROOT, RD_EVENTS, RD_EVENT, RD_ARGS, RD_MXPROF, RD_DIST };
 
@@ -73,8 +78,9 @@ struct rd {
 	unsigned long skip; /* nesting levels inside an ignored value */
 	enum rd_key key;    /* the last key of the innermost map */
 	int seen_root, seen_events, root_closed;
-	int not_trace; /* the top level is not an object */
-	int cb_failed; /* the event callback asked to stop */
+	int not_trace;	     /* the top level is not an object */
+	int cb_failed;	     /* the event callback asked to stop */
+	unsigned long calls; /* callbacks so far: tokens the parser completed */
 };
 
 static enum rd_key rd_classify(const unsigned char *k, size_t n)
@@ -151,10 +157,26 @@ static enum rd_key rd_classify(const unsigned char *k, size_t n)
 #undef RD_IS
 }
 
+/* Copies s[0..n) into dst as a string, cut to fit cap. A cut never ends
+ * inside a UTF-8 sequence: the sequence it would split is left out. */
 static void rd_copy(char *dst, size_t cap, const unsigned char *s, size_t n)
 {
 	if (n >= cap) {
-		n = cap - 1;
+		size_t cut = cap - 1;
+
+		/* When s[cut], the first byte left out, continues a sequence,
+		 * the sequence's lead byte is at most three bytes back. */
+		n = cut;
+		for (size_t k = 1;
+		     k <= 3 && k <= cut && (s[cut] & 0xc0) == 0x80; k++) {
+			if ((s[cut - k] & 0xc0) == 0xc0) {
+				n = cut - k;
+				break;
+			}
+			if ((s[cut - k] & 0xc0) != 0x80) {
+				break;
+			}
+		}
 	}
 	memcpy(dst, s, n);
 	dst[n] = 0;
@@ -168,6 +190,7 @@ static int rd_top(const struct rd *r)
 /* A scalar at the top level means the file is not a trace. */
 static int rd_scalar_ok(struct rd *r)
 {
+	r->calls++;
 	if (r->skip) {
 		return 0;
 	}
@@ -235,6 +258,7 @@ static int rd_number(void *ctx, const char *s, size_t n)
 			break;
 		case K_DUR:
 			ev->has_dur = util_us_to_ns(s, n, &ev->dur_ns) == 0;
+			ev->dur_out_of_range = !ev->has_dur;
 			break;
 		case K_PID:
 			ev->has_pid = util_parse_i64(s, n, &ev->pid) == 0;
@@ -249,6 +273,7 @@ static int rd_number(void *ctx, const char *s, size_t n)
 	case RD_ARGS:
 		if (r->key == K_VALUE) {
 			ev->has_value = util_parse_i64(s, n, &ev->value) == 0;
+			ev->value_out_of_range = !ev->has_value;
 		} else if (r->key == K_FRAME) {
 			ev->has_frame = 1;
 		} else if (r->key == K_ERROR) {
@@ -342,6 +367,7 @@ static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct rd *r = ctx;
 
+	r->calls++;
 	if (!r->skip) {
 		r->key = rd_classify(k, n);
 	}
@@ -358,6 +384,7 @@ static void rd_event_reset(struct trace_event *ev)
 	ev->has_frame = ev->has_value = ev->has_error = ev->has_pid = 0;
 	ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = 0;
 	ev->value = ev->error = 0;
+	ev->dur_out_of_range = ev->value_out_of_range = 0;
 }
 
 static int rd_push(struct rd *r, enum rd_role role)
@@ -375,6 +402,7 @@ static int rd_start_map(void *ctx)
 {
 	struct rd *r = ctx;
 
+	r->calls++;
 	if (r->skip) {
 		r->skip++;
 		return 1;
@@ -414,6 +442,7 @@ static int rd_start_array(void *ctx)
 {
 	struct rd *r = ctx;
 
+	r->calls++;
 	if (r->skip) {
 		r->skip++;
 		return 1;
@@ -435,6 +464,7 @@ static int rd_end(void *ctx)
 	struct rd *r = ctx;
 	int role;
 
+	r->calls++;
 	if (r->skip) {
 		r->skip--;
 		return 1;
@@ -577,7 +607,8 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 	unsigned char *buf = NULL, magic[2];
 	yajl_handle h = NULL;
 	enum trace_status ret = TRACE_BAD;
-	uint64_t total = 0;
+	uint64_t total = 0, quiet = 0;
+	unsigned long calls = 0;
 	yajl_status st = yajl_status_ok;
 	struct stat sb;
 	ssize_t n;
@@ -596,11 +627,17 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 		goto out;
 	}
 	n = pread(in.fd, magic, 2, 0);
+	if (n < 0 && errno != ESPIPE) {
+		util_err("%s: %s", path, strerror(errno));
+		goto out;
+	}
 	if (n == 0) {
 		util_err("%s: empty file, not a trace", path);
 		goto out;
 	}
-	if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+	/* A pipe cannot be peeked at without consuming it; zlib reads it
+	 * either way, passing data that is not gzip through unchanged. */
+	if (n < 0 || (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b)) {
 		int fd2 = dup(in.fd);
 
 		in.gz = fd2 >= 0 ? gzdopen(fd2, "rb") : NULL;
@@ -662,6 +699,17 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 		total += (uint64_t)n;
 		if (r->root_closed) {
 			break;
+		}
+		/* Whole chunks without a complete token: the token (or
+		 * blank run) is longer than quiet. */
+		quiet = r->calls == calls ? quiet + (uint64_t)n : 0;
+		calls = r->calls;
+		if (quiet > RD_TOKEN_MAX) {
+			util_err("%s: a string or number longer than %d MiB "
+				 "before byte %llu; not an mxprof trace",
+				 path, RD_TOKEN_MAX >> 20,
+				 (unsigned long long)total);
+			goto out;
 		}
 	}
 	if (in.failed) {

@@ -30,6 +30,19 @@ void util_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int util_stdout_done(const char *what)
+{
+	int err = errno;
+
+	if (fflush(stdout) != 0) {
+		err = errno;
+	} else if (!ferror(stdout)) {
+		return CLI_OK;
+	}
+	util_err("writing %s: %s", what, strerror(err ? err : EIO));
+	return CLI_FAIL;
+}
+
 int util_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out)
 {
@@ -60,7 +73,9 @@ int util_us_to_ns(const char *s, size_t len, int64_t *ns)
 		p++;
 	}
 	while (p < end && *p >= '0' && *p <= '9') {
-		if (whole > INT64_MAX / 10000) {
+		/* Keeps whole * 10000 + 9999 (the tenths below) in
+		 * range; larger values take strtod's path. */
+		if (whole >= INT64_MAX / 100000) {
 			goto slow;
 		}
 		whole = whole * 10 + (*p++ - '0');
@@ -125,6 +140,8 @@ int util_parse_i64(const char *s, size_t len, int64_t *out)
 {
 	char buf[64];
 	char *e;
+	long long v;
+	double d;
 
 	if (len == 0 || len >= sizeof(buf)) {
 		return -EINVAL;
@@ -132,18 +149,26 @@ int util_parse_i64(const char *s, size_t len, int64_t *out)
 	memcpy(buf, s, len);
 	buf[len] = 0;
 	errno = 0;
-	*out = strtoll(buf, &e, 10);
-	if (errno) {
+	v = strtoll(buf, &e, 10);
+	if (e == buf) {
 		return -EINVAL;
 	}
-	if (*e) {
-		double d = strtod(buf, &e);
-
-		if (*e || d != d || d > 9.2e18 || d < -9.2e18) {
-			return -EINVAL;
+	if (*e == 0) {
+		if (errno) {
+			return -ERANGE;
 		}
-		*out = (int64_t)d;
+		*out = v;
+		return 0;
 	}
+	/* A fraction or an exponent: through a double, truncated. */
+	d = strtod(buf, &e);
+	if (*e || d != d) {
+		return -EINVAL;
+	}
+	if (d >= 9.2e18 || d <= -9.2e18) {
+		return -ERANGE;
+	}
+	*out = (int64_t)d;
 	return 0;
 }
 
