@@ -127,14 +127,15 @@ volatile int ring_drain_alive;
  * The exit key's destructor. The program's own thread-specific data
  * destructors may run after it in the same round and still record (a
  * hooked call in a destructor), so it keeps its value set, which makes
- * glibc run another round, until the last of PTHREAD_DESTRUCTOR_ITERATIONS
- * rounds, and only then lets the ring go.
+ * glibc run another round, and lets the ring go in the last round but
+ * one: runtimes that tear down their own thread state in the last round
+ * (the sanitizers' do) must not have gone before it.
  */
 static void on_thread_exit(void *p)
 {
 	struct ring *r = p;
 
-	if (r && ++ring_tls.exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS &&
+	if (r && ++ring_tls.exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 &&
 	    pthread_setspecific(exit_key, r) == 0) {
 		return;
 	}
