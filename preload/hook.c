@@ -74,6 +74,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -833,11 +834,16 @@ static void patch_rels(struct obj *o, const struct hook_dyn *d,
 				continue;
 			}
 			/* An entry bound to another interposer of the dl
-			 * functions (a preloaded shim, a sanitizer's runtime)
-			 * stays: the interposer reaches glibc's function
-			 * through dlsym(RTLD_NEXT), which returns the wrapper.
-			 */
-			if (ii <= R_DLCLOSE && v != (uintptr_t)real_dl(ii)) {
+			 * functions (a preloaded shim) stays: the interposer
+			 * reaches glibc's function through dlsym(RTLD_NEXT),
+			 * which returns the wrapper, and what it loads is
+			 * patched then or at the next dl call (loads_changed).
+			 * The sanitizers' runtimes are the exception: their
+			 * dlopen calls glibc's from their own code, which
+			 * loses the caller's RUNPATH, and the wrapper keeps
+			 * it. */
+			if (ii <= R_DLCLOSE && v != (uintptr_t)real_dl(ii) &&
+			    fnmatch("lib*san.so*", def->name, 0) != 0) {
 				continue;
 			}
 			if (!real[ii]) {
@@ -948,6 +954,31 @@ static int pin_obj(const struct obj *o, void **pin)
 	return st.found ? 0 : -1;
 }
 
+/* The dynamic linker's count of loads and unloads at the last scan. */
+static unsigned long long loads_seen;
+
+static int loads_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *n = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+			    sizeof(info->dlpi_subs)) {
+		*n = info->dlpi_adds + info->dlpi_subs;
+	}
+	return 1;
+}
+
+/* Has an object been loaded or unloaded since the last scan, maybe by a
+ * path that does not pass through the wrappers (another interposer's
+ * dlopen)? One callback of dl_iterate_phdr: cheap. */
+static int loads_changed(void)
+{
+	unsigned long long n = 0;
+
+	dl_iterate_phdr(loads_cb, &n);
+	return n != loads_seen;
+}
+
 /* One pass: forget unloaded objects, learn and patch new ones. Called with
  * the lock held. */
 static void scan_locked(void)
@@ -957,6 +988,7 @@ static void scan_locked(void)
 	for (int i = 0; i < H.nobjs; i++) {
 		H.objs[i].seen = 0;
 	}
+	dl_iterate_phdr(loads_cb, &loads_seen);
 	dl_iterate_phdr(collect_cb, &c);
 	for (int i = 0; i < H.nobjs;) {
 		if (!H.objs[i].seen) {
@@ -1032,12 +1064,11 @@ static void *wrap_pointer(void *p, const char *name)
 	if (pthread_mutex_trylock(&lock) != 0) {
 		return p;
 	}
+	if (loads_changed()) {
+		scan_locked();
+	}
 	struct obj *def = obj_at((uintptr_t)p);
 
-	if (!def) {
-		scan_locked();
-		def = obj_at((uintptr_t)p);
-	}
 	if (def && !def->skip && !never_hooked(name)) {
 		struct pat *pt = NULL;
 

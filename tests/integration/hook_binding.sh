@@ -40,7 +40,14 @@ spans=$(jget b.summary.json '" ".join("%s=%d" % kv for kv in sorted(d["spans"].i
 expect_eq "C API spans" "C API (libbindd.so)/bg_val=4 C API (libbinddat.so)/bd_fn=10 C API (libbinde.so)/be_call=4 C API (libbindg.so)/bg_val=2 C API (libbindu.so)/bu_read=5 C API (libbindv.so)/bv_get=3" "$spans"
 expect_eq "dropped" 0 "$(jget b.summary.json 'd["dropped"]')"
 
-# The same under a dlopen interposer, preloaded after mxprof.
+# The same under a dlopen interposer, preloaded after mxprof. Not in the
+# sanitizer builds: there the sanitizer's runtime comes first in
+# LD_PRELOAD with a dlopen of its own, which mxprof takes over on purpose
+# (README), so a shim behind it is passed by.
+if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
+	echo "ok: (the shim case runs in the plain build only)"
+	exit 0
+fi
 LD_PRELOAD="$WORK/libbindshim.so" ./bind_main "$WORK" >shim.plain.txt
 expect_eq "shim lines" 2 "$(grep -c '^shim: dlopen(libbind[eu].so)$' shim.plain.txt)"
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/s.json" MXPROF_HOOK='libbind*.so:b*' \
