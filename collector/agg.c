@@ -142,6 +142,26 @@ int agg_add(struct agg *a, const struct agg_sample *s)
 	return 0;
 }
 
+/*
+ * Adds the sample of one record as the journal holds it: times already in
+ * nanoseconds, t1 the duration of a span or frame and the new value of a
+ * counter. The drain and a journal's recovery share it, so that both give
+ * the same rows. Returns 0 or -ENOMEM, as agg_add().
+ */
+int agg_add_rec(struct agg *a, const struct coll_rec *r)
+{
+	struct agg_sample s = {.group = r->group,
+			       .name = r->name,
+			       .kind = r->kind,
+			       .flags = r->flags};
+
+	if (r->kind == COLL_SPAN || r->kind == COLL_FRAME ||
+	    r->kind == COLL_COUNTER) {
+		s.value = (int64_t)r->t1;
+	}
+	return agg_add(a, &s);
+}
+
 struct agg_row *agg_rows(const struct agg *a, size_t *n)
 {
 	struct agg_row *out = malloc((a->used ? a->used : 1) * sizeof(*out));

@@ -7,7 +7,8 @@
  * ring_push(); the drain thread moves records from the per-thread rings into
  * the journal (a binary file beside the trace, the crash-safe record of the
  * run) and into the aggregates. A dump turns the journal into the Chrome
- * trace and the aggregates into tables.
+ * trace and the aggregates into tables. After a crash, recovery (recover.c,
+ * for the mxprof command) turns a journal left behind into both.
  *
  *   source --ring_push--> ring (per thread, SPSC, bounded)
  *          --drain thread--> journal (binary, append-only) --> Chrome trace
@@ -260,6 +261,56 @@ int table_parse_opts(struct table_opts *o, const char *format,
 /* Returns the tables of a as a malloc'ed string in the layout of MXNet's
  * dumps(), or NULL (ENOMEM). */
 char *table_format(const struct agg *a, const struct table_opts *o);
+
+/* ---- recovery (used by the mxprof command) ---------------------------- */
+
+/*
+ * A process that dies without its final dump leaves only its journal,
+ * <trace>.journal. recover.c rebuilds the trace and the tables from it with
+ * the writers a dump uses. Nothing in a profiled program calls these.
+ */
+struct recovery {
+	int pid;	     /* the process that wrote the journal         */
+	uint64_t records;    /* complete records, the events recovered     */
+	uint64_t threads;    /* threads with records                       */
+	uint64_t torn_bytes; /* a torn last entry and what follows, skipped */
+	uint64_t dropped;    /* records dropped, as of the last dump       */
+	int capped;	     /* the timeline reached MXPROF_MAX_TRACE_MB   */
+	char why[160];	     /* after an error: what is wrong with the file */
+	/* Owned by recover.c. */
+	struct agg *agg;
+	int64_t base_utc_ns;
+	char process_name[64];
+	char journal[4096];
+};
+
+/*
+ * Reads and checks the journal at path, and aggregates its records, into
+ * r. Returns 0, or a negative errno with r->why set when the file is at
+ * fault: -EINVAL not a regular file, not a journal, or cut inside its
+ * header; -ENODATA empty, or no complete record; -EBADMSG a damaged entry.
+ * Any other negative errno (r->why empty) means the file could not be read.
+ * Call recover_close() in every case.
+ */
+int recover_open(struct recovery *r, const char *path);
+
+/* Writes the trace of the journal r checked to path (gzip when it ends in
+ * ".gz"), replacing it atomically. Returns 0 or a negative errno. */
+int recover_write_trace(struct recovery *r, const char *path);
+
+/* Writes r's tables to path as a dump writes X.stats.txt, replacing it
+ * atomically. Returns 0 or a negative errno. */
+int recover_write_tables(struct recovery *r, const char *path);
+
+/* Frees what recover_open() allocated. This function can't fail. */
+void recover_close(struct recovery *r);
+
+/*
+ * Writes the tables path that belongs to the trace path trace into buf
+ * ("X.json" or "X.json.gz" gives "X.stats.txt"), the name a dump uses, and
+ * returns buf. A name too long for buf is cut.
+ */
+const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
 
 /* ---- GPU activity ------------------------------------------------------- */
 

@@ -242,20 +242,11 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			struct coll_rec *c = &buf[i];
 			*c = *r;
 			c->t0 = clock_to_ns(r->t0);
-			int64_t value = 0;
 			if (r->kind == COLL_SPAN || r->kind == COLL_FRAME) {
 				uint64_t end = clock_to_ns(r->t1);
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
-				value = (int64_t)c->t1;
-			} else if (r->kind == COLL_COUNTER) {
-				value = (int64_t)r->t1;
 			}
-			struct agg_sample s = {.group = r->group,
-					       .name = r->name,
-					       .kind = r->kind,
-					       .flags = r->flags,
-					       .value = value};
-			agg_add(D.agg, &s);
+			agg_add_rec(D.agg, c);
 		}
 		if (journal_ok) {
 			journal_recs(D.j, tid, buf, k);
@@ -373,6 +364,29 @@ static void remove_status(void)
 	}
 }
 
+/*
+ * Writes the tables of a, with the GPU tables after them and the count of
+ * dropped records, to path (replaced atomically). Returns 0 or a negative
+ * errno, and prints nothing. Shared by a dump and a journal's recovery.
+ */
+int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path)
+{
+	struct table_opts opts = {.dropped = dropped};
+	char *text = gpu_tables_append(table_format(a, &opts), &opts);
+	struct out *o = malloc(sizeof(*o));
+	int rc;
+
+	if (!text || !o) {
+		rc = -ENOMEM;
+	} else if ((rc = out_open(o, path, 0)) == 0) {
+		out_str(o, text);
+		rc = out_commit(o);
+	}
+	free(text);
+	free(o);
+	return rc;
+}
+
 /* Writes the trace and the tables; drain lock held. Returns 0 or the
  * first error as a negative errno. */
 static int do_dump(void)
@@ -414,22 +428,12 @@ static int do_dump(void)
 	}
 	D.last_trace_err = rc_trace;
 
-	struct table_opts opts = {.dropped = dropped};
-	char *text = gpu_tables_append(table_format(D.agg, &opts), &opts);
-	struct out *o = malloc(sizeof(*o));
-	if (!text || !o) {
-		rc_stats = -ENOMEM;
-	} else if ((rc_stats = out_open(o, D.stats_path, 0)) == 0) {
-		out_str(o, text);
-		rc_stats = out_commit(o);
-	}
+	rc_stats = drain_write_tables(D.agg, dropped, D.stats_path);
 	if (rc_stats < 0 && rc_stats != D.last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", D.stats_path,
 			strerror(-rc_stats));
 	}
 	D.last_stats_err = rc_stats;
-	free(text);
-	free(o);
 	D.dumps_done++;
 	D.last_dump_ns = ticks_mono_ns();
 	write_status();

@@ -98,6 +98,8 @@ struct journal_ops {
 	void (*thread)(void *ctx, int tid, const char *name, size_t len);
 	void (*recs)(void *ctx, int tid, const struct coll_rec *r, size_t n);
 	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated);
+	/* The file ends inside the entry at offset (a writer that died). */
+	void (*torn)(void *ctx, uint64_t offset);
 };
 int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 		 struct journal_header *hdr);
@@ -131,6 +133,7 @@ struct agg_row {
 };
 /* Returns the rows in a malloc'ed array (*n of them), or NULL. */
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
+int agg_add_rec(struct agg *a, const struct coll_rec *r);
 
 /* gpu.c: GPU records from an event source, linked at dump time. */
 struct gpu_link {
@@ -167,7 +170,7 @@ void table_row_name(struct sbuf *b, const char *name);
 double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 			int64_t max);
 
-/* settings shared with the writers */
-const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
+/* drain.c: the tables file of a dump (coll_stats_path_for: collector.h) */
+int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path);
 
 #endif /* MXPROF_COLLECTOR_INTERNAL_H */

@@ -6,8 +6,8 @@
  * drained record (already converted to nanoseconds), every new name and
  * every thread name to this file, and writes it out at least once per drain
  * period. A dump turns the journal into the Chrome trace; after a crash or a
- * SIGKILL the journal is still on disk, complete up to the last drain, and a
- * trace can be rebuilt from it.
+ * SIGKILL the journal is still on disk, complete up to the last drain, and
+ * recover.c (mxprof recover) rebuilds the trace and the tables from it.
  *
  * Layout: a struct journal_header, then entries. Each entry is a u32 type, a
  * u32 payload length, and the payload padded to 8 bytes. Names are written
@@ -252,14 +252,17 @@ void journal_close(struct journal *j, int unlink_file)
 
 /*
  * Reads the journal at path from the start, calling ops for every complete
- * entry in order. A torn entry at the end is ignored. Returns 0, -EINVAL if
- * the file is not a journal, or another negative errno.
+ * entry in order. A torn entry at the end is ignored: ops->torn, when set,
+ * learns its offset. An entry that claims more bytes than the file holds is
+ * torn too, so that a damaged length never becomes an allocation. Returns
+ * 0, -EINVAL if the file is not a journal, or another negative errno.
  */
 int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 		 struct journal_header *hdr)
 {
-	int rc = 0;
+	int rc = 0, torn = 0;
 	size_t cap = 1 << 20, have = 0, off = 0;
+	uint64_t pos = sizeof(*hdr); /* file offset of buf + off */
 	unsigned char *buf = malloc(cap);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -293,6 +296,12 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 			memcpy(&len, buf + off + 4, 4);
 			size_t need = 8 + ((len + 7u) & ~(size_t)7u);
 			if (need > cap) {
+				struct stat st;
+				if (fstat(fd, &st) == 0 &&
+				    (uint64_t)st.st_size < pos + need) {
+					torn = 1;
+					break;
+				}
 				unsigned char *nb = realloc(buf, need);
 				if (!nb) {
 					rc = -ENOMEM;
@@ -348,11 +357,15 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 				break; /* unknown entries are skipped */
 			}
 			off += need;
+			pos += need;
 			progressed = 1;
 		}
-		if (r == 0 && !progressed) {
+		if (torn || (r == 0 && !progressed)) {
 			break;
 		}
+	}
+	if (have > off && ops->torn) {
+		ops->torn(ctx, pos);
 	}
 out:
 	if (fd >= 0) {

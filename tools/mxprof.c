@@ -1,5 +1,5 @@
 /*
- * mxprof.c - the mxprof command: run, report, dump, merge, diff.
+ * mxprof.c - the mxprof command: run, report, dump, merge, diff, recover.
  *
  * The subcommands live under tools/cli/ (cli/cli.h is their map) and are
  * compiled here as one unit, so that the build needs one rule per tool.
@@ -18,6 +18,7 @@
 #include "cli/cmd_merge.c"
 #include "cli/cmd_run.c"
 #include "cli/cmd_dump.c"
+#include "cli/cmd_recover.c"
 
 static const char main_usage[] =
 	"usage: mxprof [--version] [--help] COMMAND [ARGS]\n";
@@ -34,6 +35,7 @@ static const char main_help[] =
 	"  dump PID                      make a running process dump now\n"
 	"  merge -o OUT FILE...          one timeline from several traces\n"
 	"  diff A B                      what changed between two traces\n"
+	"  recover [-o TRACE] JOURNAL    the trace of a process that crashed\n"
 	"\n"
 	"'mxprof COMMAND --help' describes a command.\n";
 
@@ -44,7 +46,7 @@ struct main_cmd {
 
 static const struct main_cmd main_cmds[] = {
 	{"run", cmd_run},     {"report", cmd_report}, {"dump", cmd_dump},
-	{"merge", cmd_merge}, {"diff", cmd_diff},
+	{"merge", cmd_merge}, {"diff", cmd_diff},     {"recover", cmd_recover},
 };
 
 int main(int argc, char **argv)

@@ -98,3 +98,12 @@ expect_eq "child trace steps" 10 "$("$MX" report "$child_trace" | awk '$1 == "st
 "$MX" --help | grep -q '^  merge' || fail "top-level help"
 expect_eq "unknown command" 2 "$(st "$MX" frobnicate 2>/dev/null)"
 echo "ok: help"
+
+# A program that dies before mxprof's final dump leaves its journal, and
+# mxprof run says how to rebuild the trace from it.
+set +e
+"$MX" run -o killed.json -- "$BUILD/programs/crash_tasks" abort >/dev/null 2>err.txt
+set -e
+expect_eq "killed: hint" \
+	"mxprof run: no trace at killed.json (the program may have been killed before mxprof could write it); \`mxprof recover killed.json.journal\` rebuilds it" \
+	"$(grep 'no trace at' err.txt)"

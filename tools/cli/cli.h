@@ -13,6 +13,8 @@
  *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned
  *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
+ *   cmd_recover.c mxprof recover: a crashed process's journal -> its
+ *                 trace and tables (collector's recover_*)
  *
  * Every command returns its exit status: 0 success, 1 failure, 2 usage.
  */
@@ -146,6 +148,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 
 /*
  * Aggregates the trace at path into a (a fresh set from agg_create()) the

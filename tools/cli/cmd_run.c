@@ -347,9 +347,20 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 	}
 	globfree(&g);
 	if (!have) {
-		util_err("no trace at %s (the program may have been killed "
-			 "before mxprof could write it)",
-			 path);
+		char journal[4200];
+		struct stat st;
+
+		snprintf(journal, sizeof(journal), "%s.journal", path);
+		if (stat(journal, &st) == 0 && S_ISREG(st.st_mode)) {
+			util_err("no trace at %s (the program may have been "
+				 "killed before mxprof could write it); "
+				 "`mxprof recover %s` rebuilds it",
+				 path, journal);
+		} else {
+			util_err("no trace at %s (the program may have been "
+				 "killed before mxprof could write it)",
+				 path);
+		}
 	}
 }
 
