@@ -19,6 +19,7 @@
  * The journal is created on the first pass that has records, so a process
  * that records nothing (a forked child that execs at once) leaves no file.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -551,9 +552,36 @@ static int setup(const struct coll_config *cfg)
 	return 0;
 }
 
+/*
+ * In a forked child the drain thread is started again from the fork
+ * handler, except under AddressSanitizer: its allocator (GCC 12's) is not
+ * made safe across fork, and a thread created inside the child's fork
+ * handler sometimes waits forever on it. There the child's drain starts
+ * at the next safe point instead (a new thread's first record, or a dump
+ * or flush the program asks for), and at exit at the latest.
+ */
+static int defer_child_drain;
+int coll_drain_pending;
+
+void coll_drain_kick(void)
+{
+	pthread_mutex_lock(&D.lock);
+	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE) &&
+	    D.started && !D.finished && !D.thread_running) {
+		if (start_thread() < 0) {
+			fprintf(stderr, "mxprof: cannot start the drain thread "
+					"in child; records are drained at exit "
+					"only\n");
+		}
+	}
+	__atomic_store_n(&coll_drain_pending, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&D.lock);
+}
+
 int coll_init(void)
 {
 	clock_init();
+	defer_child_drain = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 	return ring_init();
 }
 
@@ -605,6 +633,9 @@ int coll_dump(void)
 {
 	int quiet = ring_set_quiet(1);
 
+	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
+		coll_drain_kick();
+	}
 	pthread_mutex_lock(&D.lock);
 	int rc = D.started && !D.finished ? do_dump() : -ESRCH;
 	pthread_mutex_unlock(&D.lock);
@@ -625,6 +656,9 @@ int coll_flush(void)
 {
 	int quiet = ring_set_quiet(1);
 
+	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
+		coll_drain_kick();
+	}
 	pthread_mutex_lock(&D.lock);
 	if (D.started && !D.finished) {
 		pass();
@@ -734,7 +768,9 @@ void coll_after_fork_child(const char *output)
 	setup(&D.cfg);
 	D.thread_running = 0;
 	ring_drain_alive = 0;
-	if (start_thread() < 0) {
+	if (defer_child_drain) {
+		coll_drain_pending = 1;
+	} else if (start_thread() < 0) {
 		fprintf(stderr, "mxprof: cannot start the drain thread in "
 				"child; records are drained at exit only\n");
 	}

@@ -173,4 +173,9 @@ double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 /* drain.c: the tables file of a dump (coll_stats_path_for: collector.h) */
 int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path);
 
+/* Set in a forked child whose drain thread is still to start (drain.c);
+ * coll_drain_kick() starts it, from a context where threads may start. */
+extern int coll_drain_pending;
+void coll_drain_kick(void);
+
 #endif /* MXPROF_COLLECTOR_INTERNAL_H */

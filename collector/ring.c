@@ -202,6 +202,9 @@ static struct ring *attach(void)
 		live = r;
 	}
 	pthread_mutex_unlock(&registry_lock);
+	if (r && __atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
+		coll_drain_kick(); /* a new thread in a forked child */
+	}
 	if (r) {
 		pthread_setspecific(exit_key, r);
 		ring_tls.reserve = 0;
