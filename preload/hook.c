@@ -466,20 +466,29 @@ struct collect {
 	int added;
 };
 
-static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* The dynamic section of the object info describes, or NULL: with the
+ * load base, what tells one load of an object from another. */
+static const void *dyn_of(const struct dl_phdr_info *info)
 {
-	struct collect *c = arg;
 	const void *dyn = NULL;
-	struct obj *o = NULL;
-	struct hook_dyn d;
 
-	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
 			dyn = (const void *)(info->dlpi_addr +
 					     info->dlpi_phdr[i].p_vaddr);
 		}
 	}
+	return dyn;
+}
+
+static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct collect *c = arg;
+	const void *dyn = dyn_of(info);
+	struct obj *o = NULL;
+	struct hook_dyn d;
+
+	(void)size;
 	for (int i = 0; i < H.nobjs; i++) {
 		if (H.objs[i].base == info->dlpi_addr && H.objs[i].dyn == dyn) {
 			H.objs[i].seen = 1;
@@ -498,8 +507,8 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	o = &H.objs[H.nobjs++];
 	memset(o, 0, sizeof(*o));
-	/* For pin(); the program itself and the vDSO have no name, and are
-	 * never unloaded. */
+	/* For pin_obj(); the program itself and the vDSO have no name, and
+	 * are never unloaded. */
 	if (info->dlpi_name && *info->dlpi_name) {
 		o->path = strdup(info->dlpi_name);
 	}
@@ -905,16 +914,8 @@ static int still_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct still *st = arg;
 
 	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC &&
-		    info->dlpi_addr == st->base &&
-		    (const void *)(info->dlpi_addr +
-				   info->dlpi_phdr[i].p_vaddr) == st->dyn) {
-			st->found = 1;
-			return 1;
-		}
-	}
-	return 0;
+	st->found = info->dlpi_addr == st->base && dyn_of(info) == st->dyn;
+	return st->found;
 }
 
 /*
@@ -927,16 +928,24 @@ static int still_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * or lives in another dlmopen namespace, where RTLD_NOLOAD does not find
  * it), or -1 when o is gone.
  */
+static void unpin(void *h)
+{
+	int (*close_fn)(void *) = (int (*)(void *))real_dl(R_DLCLOSE);
+
+	if (h && close_fn) {
+		close_fn(h);
+	}
+}
+
 static int pin_obj(const struct obj *o, void **pin)
 {
 	void *(*open_fn)(const char *, int) =
 		(void *(*)(const char *, int))real_dl(R_DLOPEN);
-	int (*close_fn)(void *) = (int (*)(void *))real_dl(R_DLCLOSE);
 	struct link_map *lm = NULL;
 	void *h;
 
 	*pin = NULL;
-	if (!o->path || !open_fn || !close_fn) {
+	if (!o->path || !open_fn || !real_dl(R_DLCLOSE)) {
 		return 0;
 	}
 	h = open_fn(o->path, RTLD_LAZY | RTLD_NOLOAD);
@@ -945,9 +954,7 @@ static int pin_obj(const struct obj *o, void **pin)
 		*pin = h;
 		return 0;
 	}
-	if (h) {
-		close_fn(h);
-	}
+	unpin(h);
 	struct still st = {o->base, o->dyn, 0};
 
 	dl_iterate_phdr(still_cb, &st);
@@ -1021,12 +1028,7 @@ static void scan_locked(void)
 			continue;
 		}
 		patch_obj(o);
-		if (pin) {
-			int (*close_fn)(void *) =
-				(int (*)(void *))real_dl(R_DLCLOSE);
-
-			close_fn(pin);
-		}
+		unpin(pin);
 	}
 }
 
