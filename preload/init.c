@@ -69,11 +69,12 @@ static int only_thread(void)
 	return threads == 1;
 }
 
-/* Expands the output pattern for this process into out. */
 /* The working folder when the library was loaded: a relative output path
  * means a file there, even after the program changes folder. */
 static char launch_cwd[PATH_MAX];
 
+/* Expands the output pattern for this process into out, from launch_cwd
+ * when it is relative. */
 static void resolve_output(char *out, size_t len, int descendant)
 {
 	const struct settings *s = &preload_settings;
