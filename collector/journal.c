@@ -69,17 +69,25 @@ static int journal_fd_check(struct journal *j)
 	return 0;
 }
 
+/* Records the journal's first error (a negative errno) and says so once:
+ * nothing more is written. */
+static void journal_fail(struct journal *j, int err)
+{
+	j->err = err;
+	fprintf(stderr,
+		"mxprof: cannot write %s: %s; the timeline stops here, the "
+		"tables go on\n",
+		j->path, strerror(-err));
+}
+
 static void raw_write(struct journal *j, const void *p, size_t n)
 {
 	const char *s = p;
 
 	if (j->err == 0 && n > 0) {
-		j->err = journal_fd_check(j);
-		if (j->err) {
-			fprintf(stderr,
-				"mxprof: cannot write %s: %s; the timeline "
-				"stops here, the tables go on\n",
-				j->path, strerror(-j->err));
+		int rc = journal_fd_check(j);
+		if (rc) {
+			journal_fail(j, rc);
 			return;
 		}
 	}
@@ -89,12 +97,7 @@ static void raw_write(struct journal *j, const void *p, size_t n)
 			if (errno == EINTR) {
 				continue;
 			}
-			j->err = -errno;
-			fprintf(stderr,
-				"mxprof: cannot write %s: %s; the timeline "
-				"stops "
-				"here, the tables go on\n",
-				j->path, strerror(errno));
+			journal_fail(j, -errno);
 			return;
 		}
 		s += w;
