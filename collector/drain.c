@@ -563,16 +563,24 @@ static int setup(const struct coll_config *cfg)
 static int defer_child_drain;
 int coll_drain_pending;
 
+/* Starts a forked child's drain thread; drain lock held. */
+static void start_child_drain(void)
+{
+	if (start_thread() < 0) {
+		fprintf(stderr, "mxprof: cannot start the drain thread in "
+				"child; records are drained at exit only\n");
+	}
+}
+
 void coll_drain_kick(void)
 {
+	if (!__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
+		return;
+	}
 	pthread_mutex_lock(&D.lock);
 	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE) &&
 	    D.started && !D.finished && !D.thread_running) {
-		if (start_thread() < 0) {
-			fprintf(stderr, "mxprof: cannot start the drain thread "
-					"in child; records are drained at exit "
-					"only\n");
-		}
+		start_child_drain();
 	}
 	__atomic_store_n(&coll_drain_pending, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&D.lock);
@@ -633,9 +641,7 @@ int coll_dump(void)
 {
 	int quiet = ring_set_quiet(1);
 
-	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
-		coll_drain_kick();
-	}
+	coll_drain_kick();
 	pthread_mutex_lock(&D.lock);
 	int rc = D.started && !D.finished ? do_dump() : -ESRCH;
 	pthread_mutex_unlock(&D.lock);
@@ -656,9 +662,7 @@ int coll_flush(void)
 {
 	int quiet = ring_set_quiet(1);
 
-	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
-		coll_drain_kick();
-	}
+	coll_drain_kick();
 	pthread_mutex_lock(&D.lock);
 	if (D.started && !D.finished) {
 		pass();
@@ -770,8 +774,7 @@ void coll_after_fork_child(const char *output)
 	ring_drain_alive = 0;
 	if (defer_child_drain) {
 		coll_drain_pending = 1;
-	} else if (start_thread() < 0) {
-		fprintf(stderr, "mxprof: cannot start the drain thread in "
-				"child; records are drained at exit only\n");
+	} else {
+		start_child_drain();
 	}
 }

@@ -174,7 +174,8 @@ double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path);
 
 /* Set in a forked child whose drain thread is still to start (drain.c);
- * coll_drain_kick() starts it, from a context where threads may start. */
+ * coll_drain_kick() starts it then, and does nothing otherwise. Call it
+ * only where threads may start (not in a signal handler). */
 extern int coll_drain_pending;
 void coll_drain_kick(void);
 

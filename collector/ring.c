@@ -202,10 +202,8 @@ static struct ring *attach(void)
 		live = r;
 	}
 	pthread_mutex_unlock(&registry_lock);
-	if (r && __atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
-		coll_drain_kick(); /* a new thread in a forked child */
-	}
 	if (r) {
+		coll_drain_kick(); /* a new thread in a forked child */
 		pthread_setspecific(exit_key, r);
 		ring_tls.reserve = 0;
 		ring_tls.cached_tail = 0;
