@@ -32,6 +32,8 @@ LIB_ASM  := $(sort $(wildcard preload/*.S))
 ifdef NO_HOOK
 LIB_SRC  := $(filter-out preload/hook%,$(LIB_SRC))
 LIB_ASM  := $(filter-out preload/hook%,$(LIB_ASM))
+else
+CPPFLAGS += -DMXPROF_WITH_HOOK
 endif
 # CUDA: with the toolkit's headers (CUDA_HOME, default /usr/local/cuda) the
 # library gains cupti/ and NVTX injection (preload/nvtx*.c), and the tests
@@ -44,6 +46,7 @@ HAVE_CUDA := $(if $(wildcard $(CUDA_INC)/cupti.h),1,)
 NVCC      := $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) \
                          $(shell command -v nvcc 2>/dev/null))
 ifeq ($(HAVE_CUDA),1)
+CPPFLAGS += -DMXPROF_WITH_CUDA -iquote cupti
 LIB_SRC  += $(sort $(wildcard cupti/*.c))
 FAKES    := $(BUILD)/fakes/libcupti.so.13 $(BUILD)/fakes/libcudart.so.13
 CU_SRC   := $(if $(NVCC),$(sort $(wildcard tests/programs/cuda_*.cu)),)
@@ -56,6 +59,9 @@ CU_BIN   :=
 endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+ifneq ($(HAVE_CUDA),1)
+UNIT_SRC := $(filter-out tests/unit/test_gpu%,$(UNIT_SRC))
+endif
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 PROG_SRC := $(sort $(wildcard tests/programs/*.c))
 ifneq ($(HAVE_CUDA),1)
@@ -116,7 +122,8 @@ $(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
 
 # CUDA parts (see HAVE_CUDA): the toolkit's headers as system headers.
-$(BUILD)/obj/cupti/%.o $(BUILD)/obj/preload/nvtx%: CPPFLAGS += -isystem $(CUDA_INC)
+$(BUILD)/obj/cupti/%.o $(BUILD)/obj/preload/nvtx% $(BUILD)/obj/preload/init.o \
+$(BUILD)/tests/test_gpu%: CPPFLAGS += -isystem $(CUDA_INC)
 $(BUILD)/programs/nvtx_% $(BUILD)/programs/cuda_%: CPPFLAGS += -isystem $(CUDA_INC)
 
 $(BUILD)/fakes/libcupti.so.13: tests/fakes/fake_cupti.c tests/fakes/fake.h
@@ -164,19 +171,23 @@ check:
 bench: all $(PROG_BIN)
 	@OPT=-O2 tests/bench/run.sh $(BUILD)
 
+# The sanitizer builds also check the lock order (collector.h) at every
+# acquisition.
+LOCK_CHECK := -DMXPROF_LOCK_CHECK
+
 asan:
-	$(MAKE) BUILD=build-asan SAN="-fsanitize=address -fno-sanitize-recover=all" \
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address -fno-sanitize-recover=all $(LOCK_CHECK)" \
 	    SANITIZER=asan OPT=-O1 test
 
 ubsan:
-	$(MAKE) BUILD=build-ubsan SAN="-fsanitize=undefined -fno-sanitize-recover=all" \
+	$(MAKE) BUILD=build-ubsan SAN="-fsanitize=undefined -fno-sanitize-recover=all $(LOCK_CHECK)" \
 	    SANITIZER=ubsan OPT=-O1 test
 
 # TSan's runtime cannot be injected into uninstrumented programs, so the
 # TSan run covers the unit suites (which drive the rings and the drain
 # thread from many threads).
 tsan:
-	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread" SANITIZER=tsan OPT=-O1 \
+	$(MAKE) BUILD=build-tsan SAN="-fsanitize=thread $(LOCK_CHECK)" SANITIZER=tsan OPT=-O1 \
 	    ONLY=unit test
 
 # The library built for aarch64 and checked (tests/cross.sh).

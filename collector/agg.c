@@ -6,7 +6,7 @@
  * were set to; markers are counted. A total saturates at the int64_t limits
  * instead of wrapping. Rows live in an open-addressing hash
  * table keyed by (group, name, class). The collector updates one set from
- * the drain thread under the drain lock; the mxprof command builds its own
+ * the drain thread, under the owner lock; the mxprof command builds its own
  * from a trace file.
  */
 #include <errno.h>

@@ -16,10 +16,14 @@
  * The group of a record (its table section) travels in args.group, except
  * on counters, whose args are plotted, so it sits in a top-level "group".
  *
- * GPU records (gpu.c) are linked to host spans while the journal is read:
- * a linked span gains "correlation" / "External id" args and a launch flow,
- * and the GPU events follow the host events. Without GPU records the output
- * is what it was.
+ * Sources with records of their own (the GPU source of cupti/) take part
+ * through their struct coll_source: they may see every host span in a
+ * first pass over the journal (to link their records to host ranges), add
+ * args and events to host spans as they are written, write their own
+ * events after the host events, and list devices in "deviceProperties".
+ *
+ * Category names come from the journal (J_CAT); a journal of version 1
+ * has none, and chrome_meta.legacy_cats names its categories 2 and up.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,36 +32,67 @@
 #include "internal.h"
 #include "mxprof.h"
 
-static const char *const cat_names[COLL_CAT_COUNT] = {
-	[COLL_CAT_USER] = "user_annotation",
-	[COLL_CAT_CAPI] = "c_api",
-	[COLL_CAT_CUDA_RUNTIME] = "cuda_runtime",
-	[COLL_CAT_CUDA_DRIVER] = "cuda_driver",
-	[COLL_CAT_CUDA_SYNC] = "cuda_sync",
-};
-
 struct thread_name {
 	int tid;
 	char *name;
 };
 
 struct writer {
+	struct coll_trace t;
 	struct out *o;
 	const struct chrome_meta *meta;
-	char **names; /* id -> quoted, escaped JSON string */
+	struct journal_header hdr;
+	char cats[COLL_CAT_MAX][32]; /* from J_CAT */
+	char **names;		     /* id -> quoted, escaped JSON string */
 	uint32_t nnames;
 	struct thread_name *threads;
 	size_t nthreads, cap_threads;
 	int err;
-	int first; /* no event written yet: no separating comma */
 	char pid[16];
 };
+
+struct out *coll_trace_event(struct coll_trace *t)
+{
+	out_str(t->o, t->first ? "\n" : ",\n");
+	t->first = 0;
+	return t->o;
+}
+
+void coll_trace_ts(struct coll_trace *t, uint64_t mono_ns)
+{
+	out_us(t->o, mono_ns > t->base ? mono_ns - t->base : 0);
+}
 
 /* Starts a new element of traceEvents. */
 static void next_event(struct writer *w)
 {
-	out_str(w->o, w->first ? "\n" : ",\n");
-	w->first = 0;
+	coll_trace_event(&w->t);
+}
+
+static void on_cat(void *ctx, uint32_t id, const char *s, size_t len)
+{
+	struct writer *w = ctx;
+
+	if (id < COLL_CAT_MAX) {
+		snprintf(w->cats[id], sizeof(w->cats[id]), "%.*s", (int)len, s);
+	}
+}
+
+/* The name of category id in this journal. */
+static const char *cat_of(struct writer *w, unsigned id)
+{
+	if (id == COLL_CAT_USER || id == COLL_CAT_CAPI) {
+		return cat_name(id);
+	}
+	if (w->hdr.version < 2 && w->meta->legacy_cats) {
+		for (unsigned i = 2; w->meta->legacy_cats[i - 2]; i++) {
+			if (i == id) {
+				return w->meta->legacy_cats[i - 2];
+			}
+		}
+		return "other";
+	}
+	return id < COLL_CAT_MAX && w->cats[id][0] ? w->cats[id] : "other";
 }
 
 static const char *quoted(struct writer *w, uint32_t id)
@@ -139,9 +174,7 @@ static void common(struct writer *w, const char *ph, const struct coll_rec *r,
 	out_str(o, "{\"ph\":\"");
 	out_str(o, ph);
 	out_str(o, "\",\"cat\":\"");
-	out_str(o, r->cat < COLL_CAT_COUNT && cat_names[r->cat]
-			   ? cat_names[r->cat]
-			   : "other");
+	out_str(o, cat_of(w, r->cat));
 	out_str(o, "\",\"name\":");
 	out_str(o, quoted(w, r->name));
 	out_str(o, ",\"pid\":");
@@ -150,6 +183,19 @@ static void common(struct writer *w, const char *ph, const struct coll_rec *r,
 	out_i64(o, tid);
 	out_str(o, ",\"ts\":");
 	out_us(o, r->t0);
+}
+
+/* Lets the sources add to host span r: args, then events. */
+static void sources_span(struct writer *w, int tid, const struct coll_rec *r,
+			 int after)
+{
+	const struct coll_source *const *src = w->meta->sources;
+
+	for (size_t i = 0; src && src[i]; i++) {
+		if (src[i]->span) {
+			src[i]->span(&w->t, tid, r, after);
+		}
+	}
 }
 
 static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
@@ -177,16 +223,9 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 			if (r->flags & COLL_FLAG_ERROR) {
 				out_str(o, ",\"error\":1");
 			}
-			struct gpu_link l;
-			int linked = gpu_link_span(tid, r, &l);
-			if (linked) {
-				gpu_link_args(o, &l);
-			}
+			sources_span(w, tid, r, 0);
 			out_str(o, "}}");
-			if (linked) {
-				gpu_write_slice_flow(o, &w->first, w->meta->pid,
-						     tid, r, &l);
-			}
+			sources_span(w, tid, r, 1);
 			break;
 		case COLL_INSTANT:
 			common(w, "i", r, tid);
@@ -210,11 +249,14 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 	}
 }
 
-static void on_link(void *ctx, int tid, const struct coll_rec *r, size_t n)
+/* The first pass: a source that links its records to host spans sees
+ * every one (ctx: the source). */
+static void on_claim(void *ctx, int tid, const struct coll_rec *r, size_t n)
 {
-	(void)ctx;
+	const struct coll_source *s = ctx;
+
 	for (size_t i = 0; i < n; i++) {
-		gpu_link_claim(tid, &r[i]);
+		s->claim(tid, &r[i]);
 	}
 }
 
@@ -273,17 +315,22 @@ static void metadata(struct writer *w)
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			      const struct chrome_meta *m)
 {
-	static const struct journal_ops ops = {
-		.str = on_str, .thread = on_thread, .recs = on_recs};
-	struct journal_header hdr;
+	static const struct journal_ops ops = {.str = on_str,
+					       .thread = on_thread,
+					       .recs = on_recs,
+					       .cat = on_cat};
+	const struct coll_source *const *src = m->sources;
 	struct writer w = {.meta = m};
 	struct out *o = malloc(sizeof(*o));
-	int rc;
+	int rc, first_dev = 1;
 
 	if (!o) {
 		return -ENOMEM;
 	}
 	w.o = o;
+	w.t.o = o;
+	w.t.pid = m->pid;
+	w.t.base = clock_base_mono_ns();
 	snprintf(w.pid, sizeof(w.pid), "%d", m->pid);
 	rc = out_open(o, out_path, 1);
 	if (rc < 0) {
@@ -293,9 +340,13 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\","
 		   "\"baseTimeNanoseconds\":");
 	out_i64(o, m->base_utc_ns);
-	out_str(o, ",\"deviceProperties\":");
-	gpu_write_device_properties(o);
-	out_str(o, ",");
+	out_str(o, ",\"deviceProperties\":[");
+	for (size_t i = 0; src && src[i]; i++) {
+		if (src[i]->devices) {
+			src[i]->devices(o, &first_dev);
+		}
+	}
+	out_str(o, "],");
 	if (m->rank >= 0) {
 		out_str(o, "\"distributedInfo\":{\"rank\":");
 		out_i64(o, m->rank);
@@ -304,16 +355,24 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	/* The journal is read once: events go out as they come, and the
 	 * metadata, which needs every thread seen, follows them. */
 	out_str(o, "\n\"traceEvents\":[");
-	w.first = 1;
-	if (gpu_link_begin() > 0) {
-		/* GPU calls to link: a first pass over the journal claims
-		 * them for host spans (see gpu.c). */
-		static const struct journal_ops link_ops = {.recs = on_link};
-		journal_read(journal_path, &link_ops, NULL, &hdr);
+	w.t.first = 1;
+	for (size_t i = 0; src && src[i]; i++) {
+		if (src[i]->begin && src[i]->begin() > 0 && src[i]->claim) {
+			/* Records to link: a first pass over the journal
+			 * shows the source every host span. */
+			static const struct journal_ops claim_ops = {
+				.recs = on_claim};
+			journal_read(journal_path, &claim_ops, (void *)src[i],
+				     &w.hdr);
+		}
 	}
-	rc = journal_read(journal_path, &ops, &w, &hdr);
+	rc = journal_read(journal_path, &ops, &w, &w.hdr);
 	if (rc == 0 && w.err == 0) {
-		gpu_write_events(o, &w.first, m->pid);
+		for (size_t i = 0; src && src[i]; i++) {
+			if (src[i]->events) {
+				src[i]->events(&w.t);
+			}
+		}
 		metadata(&w);
 		out_str(o, "\n],\n\"mxprof\":{\"version\":\"" MXPROF_VERSION
 			   "\",\"pid\":");
@@ -334,7 +393,11 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			rc = w.err;
 		}
 	}
-	gpu_link_end();
+	for (size_t i = 0; src && src[i]; i++) {
+		if (src[i]->end) {
+			src[i]->end();
+		}
+	}
 	for (uint32_t i = 0; i < w.nnames; i++) {
 		free(w.names[i]);
 	}

@@ -27,7 +27,7 @@
  * every second, and are all kept (24 bytes each: 2 MB a day).
  *
  * Only the thread that drains calls clock_anchor() and clock_to_ns(); the
- * drain lock serialises them. Any thread may call clock_now_ns(), which
+ * owner lock serialises them. Any thread may call clock_now_ns(), which
  * reads the newest segment through a sequence count: sources that take
  * nanoseconds rather than ticks (CUPTI's timestamps) then share the
  * mapping, so that their slices nest with ranges recorded in ticks even

@@ -1,18 +1,32 @@
 /*
  * collector.h - the collector's interface: records, per-thread buffers, the
- * string table, the clock, the drain thread, aggregation and the writers.
+ * string table, the clock, the drain thread, aggregation and the writers,
+ * and the table through which event sources plug in.
  *
- * Nothing in collector/ knows about CUDA or hooking. Event sources (the
- * public API, hook trampolines, NVTX, CUPTI) fill a struct coll_rec and call
- * ring_push(); the drain thread moves records from the per-thread rings into
- * the journal (a binary file beside the trace, the crash-safe record of the
- * run) and into the aggregates. A dump turns the journal into the Chrome
- * trace and the aggregates into tables. After a crash, recovery (recover.c,
- * for the mxprof command) turns a journal left behind into both.
+ * Nothing in collector/ knows about GPUs or hooking. Event sources (the
+ * public API, hook trampolines, NVTX, the GPU source in cupti/) fill a
+ * struct coll_rec and call ring_push(); the drain thread moves records from
+ * the per-thread rings into the journal (a binary file beside the trace,
+ * the crash-safe record of the run) and into the aggregates. A dump turns
+ * the journal into the Chrome trace and the aggregates into tables. After a
+ * crash, recovery (recover.c, for the mxprof command) turns a journal left
+ * behind into both.
  *
- *   source --ring_push--> ring (per thread, SPSC, bounded)
+ *   source --ring_push--> ring (per thread, SPSC, bounded, lock-free)
  *          --drain thread--> journal (binary, append-only) --> Chrome trace
  *                        \-> aggregates ------------------------> tables
+ *
+ * Who owns what. The drain thread owns the collector's state: the journal,
+ * the aggregates, the thread names, the dumps and the state of every
+ * source registered with coll_source_add() (a source's drain, tables and
+ * trace callbacks run only there). Other threads ask: mxprof_dump(),
+ * dumps(), a flush and the final dump post a request and wait for it; the
+ * dump signal and continuous dumps only wake the thread. The owner lock
+ * (LOCK_OWNER) is held for each pass and each dump, so that fork() finds
+ * the state between two steps; when there is no drain thread (before
+ * start, after the end, or in a forked child whose thread could not
+ * start), the caller takes it and serves its own request. A source's flush
+ * and tick run on the drain thread without any collector lock held.
  *
  * Hot-path functions are marked HOT: no lock, no allocation, no system call,
  * nothing that can re-enter a hook.
@@ -20,10 +34,60 @@
 #ifndef MXPROF_COLLECTOR_H
 #define MXPROF_COLLECTOR_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ticks.h"
+
+/* ---- the lock order ----------------------------------------------------- */
+
+/*
+ * Every mutex of the library, in the one order in which they may be taken:
+ * a thread that holds a lock takes only locks further down this list.
+ * coll_fork_prepare() takes them all in this order, with every signal
+ * blocked, so that a forked child starts with consistent tables; builds
+ * with MXPROF_LOCK_CHECK (the test suite's sanitizer builds) check the
+ * order at every acquisition and abort on the first violation.
+ *
+ * The dynamic linker's own lock sits between LOCK_HOOK and LOCK_STATE: the
+ * patcher walks and pins the loaded objects while it holds LOCK_HOOK, and
+ * code that the loader runs (constructors, dlopen from them) may record,
+ * name things and change the state, but never waits for LOCK_HOOK (the
+ * dl wrappers only try it).
+ */
+enum coll_lock_rank {
+	LOCK_HOOK = 1,	  /* preload/hook: patterns, objects, stubs     */
+	LOCK_STATE,	  /* preload/state.c: run, pause, windows       */
+	LOCK_CUPTI_START, /* cupti/: loading and enabling CUPTI         */
+	LOCK_OWNER,	  /* drain.c: the collector's state             */
+	LOCK_REQUESTS,	  /* drain.c: requests to the drain thread      */
+	LOCK_WINDOWS,	  /* window.c: when recording was on            */
+	LOCK_NAMES,	  /* names given by the program, categories     */
+	LOCK_DOMAINS,	  /* preload/api.c: the domains                 */
+	LOCK_STRTAB,	  /* strtab.c: interning                        */
+	LOCK_RANKS,
+};
+
+struct coll_lock {
+	pthread_mutex_t m;
+	int rank; /* enum coll_lock_rank */
+};
+
+#define COLL_LOCK_INIT(r)                                                      \
+	{                                                                      \
+		PTHREAD_MUTEX_INITIALIZER, (r)                                 \
+	}
+
+/* Takes l, checking the lock order in MXPROF_LOCK_CHECK builds. Not HOT,
+ * not for signal handlers. */
+void coll_lock(struct coll_lock *l);
+
+/* Takes l when it is free: returns 1, or 0 without waiting. */
+int coll_trylock(struct coll_lock *l);
+
+/* Releases l. */
+void coll_unlock(struct coll_lock *l);
 
 /* ---- records ---------------------------------------------------------- */
 
@@ -35,15 +99,32 @@ enum coll_kind {
 	COLL_FRAME = 4,	  /* a span numbered in arg                         */
 };
 
-/* The trace category (Chrome "cat") of a record. */
+/*
+ * The trace category (Chrome "cat") of a record. Two are built in; sources
+ * register the others by name with cat_id() (cat.c), and the journal
+ * carries the names, so that a trace rebuilt from it names them too.
+ */
 enum coll_cat {
 	COLL_CAT_USER = 0, /* user_annotation: public API and NVTX    */
-	COLL_CAT_CAPI,	   /* c_api: hooked C API calls              */
-	COLL_CAT_CUDA_RUNTIME,
-	COLL_CAT_CUDA_DRIVER,
-	COLL_CAT_CUDA_SYNC,
-	COLL_CAT_COUNT,
+	COLL_CAT_CAPI = 1, /* c_api: hooked C API calls              */
+	COLL_CAT_MAX = 64,
 };
+
+/* Returns the id of category name, registering it on first use, or
+ * COLL_CAT_CAPI when COLL_CAT_MAX are taken (one line says so). Takes
+ * LOCK_NAMES: call it when a source is set up, not per event. */
+unsigned cat_id(const char *name);
+
+/* Returns the id of category name, or -1 when none is registered.
+ * Lock-free. */
+int cat_find(const char *name);
+
+/* Returns the name of category id, or "other" for an unknown id.
+ * Lock-free. */
+const char *cat_name(unsigned id);
+
+/* Returns how many categories exist. Lock-free. */
+unsigned cat_count(void);
 
 /* Marker scopes, in flags of a COLL_INSTANT record. */
 enum { COLL_SCOPE_GLOBAL = 0, COLL_SCOPE_PROCESS = 1, COLL_SCOPE_THREAD = 2 };
@@ -122,7 +203,24 @@ uint64_t ring_dropped(void);
  */
 int ring_set_quiet(int quiet);
 
-/* ---- life cycle ------------------------------------------------------- */
+/* ---- recording windows (window.c) ------------------------------------- */
+
+/*
+ * Notes that recording started (on != 0) or stopped now, in the clock of
+ * clock_now_ns(). Sources whose records arrive late (GPU activity comes in
+ * buffers) keep only work that started while recording, which
+ * coll_recording_at() tells. Takes LOCK_WINDOWS; not for the hot path.
+ */
+void coll_note_recording(int on);
+
+/*
+ * Returns non-zero when recording was on at t (clock_now_ns() time), and
+ * always before the first coll_note_recording() (a collector driven
+ * directly, as in tests). Takes LOCK_WINDOWS; not for the hot path.
+ */
+int coll_recording_at(uint64_t t);
+
+/* ---- life cycle --------------------------------------------------------- */
 
 /* The collector's settings, filled from MXPROF_* and set_config. */
 struct coll_config {
@@ -134,8 +232,9 @@ struct coll_config {
 	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
 	int rank;		  /* -1 when unknown                 */
 	int dump_signal;	  /* for the status file, 0 = none */
-	/* Called on the drain thread after every pass, with CLOCK_MONOTONIC
-	 * ns, drain lock not held (the capture window lives there). */
+	/* Called on the drain thread once per drain period, with
+	 * CLOCK_MONOTONIC ns, no collector lock held (the capture window
+	 * lives there). */
 	void (*tick)(uint64_t now_ns);
 };
 
@@ -146,9 +245,10 @@ struct coll_config {
 int coll_init(void);
 
 /*
- * Starts the collector with cfg: opens the journal and starts the drain
- * thread. Returns 0 or a negative errno; on error the collector still
- * aggregates in memory and dumps tables, with one line on stderr.
+ * Starts the collector with cfg: starts the drain thread (the journal is
+ * created on the first pass with records). Returns 0 or a negative errno;
+ * without a drain thread the collector still aggregates at each request
+ * and at exit, with one line on stderr.
  */
 int coll_start(const struct coll_config *cfg);
 
@@ -162,34 +262,39 @@ int coll_set_output(const char *output);
 void coll_set_dump_period(double seconds);
 
 /*
- * Writes the trace and tables now, on the calling thread, and returns when
- * both are on disk. Returns 0, -ESRCH when the collector is not running, or
- * a negative errno from the writes (with one line on stderr).
+ * Writes the trace and tables now (on the drain thread) and returns when
+ * both are on disk, including everything recorded before the call.
+ * Returns 0, -ESRCH when the collector is not running, or a negative errno
+ * from the writes (with one line on stderr). Not for signal handlers.
  */
 int coll_dump(void);
 
 /*
- * Wakes the drain thread to dump. Async-signal-safe: it only writes to an
- * eventfd. Returns nothing; a failed wake is counted, never reported here.
+ * Wakes the drain thread to dump. Async-signal-safe: it sets a flag and
+ * wakes a futex. Returns nothing; nothing here can fail.
  */
 void coll_dump_async(void);
 
-/* Drains every ring now and waits for it. Returns 0 or a negative errno. */
+/* Drains every ring and source now and waits for it. Returns 0, or -ESRCH
+ * when the collector is not running. */
 int coll_flush(void);
 
 /*
- * At exit: stops the drain thread, drains everything, writes the trace and
- * tables when dump is non-zero, and removes the journal and the status
- * file. Idempotent.
+ * At exit: writes the trace and tables when dump is non-zero, stops the
+ * drain thread, and removes the journal and the status file. Idempotent.
  */
 void coll_finish(int dump);
 
-/* Child side of fork(): reset to a fresh collector writing to output. */
-void coll_after_fork_child(const char *output);
-
-/* Locks held across fork() so the child sees consistent tables. */
-void coll_before_fork(void);
-void coll_after_fork_parent(void);
+/*
+ * fork() support, for pthread_atfork handlers: prepare blocks every signal
+ * and takes every lock of the written order: each source's (by its
+ * fork_rank) and the collector's own. Parent releases them. Child resets
+ * the collector to a fresh one writing to output (the parent's records
+ * stay the parent's), releases them and restarts the drain thread.
+ */
+void coll_fork_prepare(void);
+void coll_fork_parent(void);
+void coll_fork_child(const char *output);
 
 /*
  * Returns the tables as a malloc'ed string (see mxprof_dumps), after
@@ -197,6 +302,144 @@ void coll_after_fork_parent(void);
  */
 char *coll_dumps(int reset, const char *format, const char *sort_by,
 		 int ascending);
+
+/*
+ * Names thread tid in the trace, over its OS name (NVTX naming of OS
+ * threads). Takes LOCK_NAMES: not for the hot path.
+ */
+void coll_thread_name(int tid, const char *name);
+
+/*
+ * Notes that thread tid appears in the trace (through a source's own
+ * events), so that it gets a name. The drain thread's, under the owner
+ * lock (a source's drain callback). This function can't fail.
+ */
+void coll_thread_seen(int tid);
+
+/*
+ * Makes the calling thread the owner of the collector's state until
+ * coll_disown(): it takes LOCK_OWNER, so the drain thread waits between
+ * two steps. For code that must touch a source's state from another
+ * thread, such as a test that feeds a source directly. Not HOT.
+ */
+void coll_own(void);
+void coll_disown(void);
+
+/* ---- writers: what sources use to add to the trace and the tables ----- */
+
+/* A buffered output file, plain or gzip, replaced atomically (out.c). */
+struct out;
+
+/* Appends n bytes of p. Errors stay in o, reported by out_commit(). */
+void out_write(struct out *o, const void *p, size_t n);
+void out_str(struct out *o, const char *s);
+void out_u64(struct out *o, uint64_t v);
+void out_i64(struct out *o, int64_t v);
+/* Writes ns as microseconds with three decimals ("12.345"). */
+void out_us(struct out *o, uint64_t ns);
+/* Writes s as a quoted, escaped JSON string. */
+void out_json_str(struct out *o, const char *s);
+
+/*
+ * A trace being written (chrome.c). Sources add events with
+ * coll_trace_event(), which starts a new element of traceEvents and
+ * returns the output to write it to.
+ */
+struct coll_trace {
+	struct out *o;
+	int first;     /* no event written yet: no separating comma */
+	int pid;       /* the process's pid, the host events' "pid"  */
+	uint64_t base; /* CLOCK_MONOTONIC ns of ts 0                  */
+};
+
+/* Starts the next element of traceEvents; returns where to write it. */
+struct out *coll_trace_event(struct coll_trace *t);
+
+/* Writes CLOCK_MONOTONIC time mono_ns as a trace "ts" value. */
+void coll_trace_ts(struct coll_trace *t, uint64_t mono_ns);
+
+/* A growing string for the tables (table.c). On allocation failure err is
+ * set and later appends do nothing. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Table cells in MXNet's layout: the header lines of a section (Name and
+ * Total Count, then cols), and a row's name cell. */
+void table_header(struct sbuf *b, const char *const *cols, int ncols);
+void table_row_name(struct sbuf *b, const char *name);
+
+/* The value rows are sorted by for sort key (enum table_sort). */
+double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
+			int64_t max);
+
+struct table_opts;
+struct agg;
+
+/* ---- sources ------------------------------------------------------------ */
+
+/*
+ * An event source that keeps state of its own beside the rings (the GPU
+ * source) or needs the collector's life cycle (the hook engine's fork
+ * handlers). Every member may be NULL. Unless said otherwise, a callback
+ * runs on the drain thread with LOCK_OWNER held (or on a requester's
+ * thread when there is no drain thread, still under LOCK_OWNER).
+ */
+struct coll_source {
+	const char *name;
+	/* Once per drain period, and before every dump and dumps(): hand
+	 * over whatever the source buffers (flush then delivers it all).
+	 * No collector lock held: the source may call into libraries whose
+	 * callbacks come back to it. */
+	void (*tick)(uint64_t now_ns);
+	void (*flush)(void);
+	/* Every pass: take in what was handed over; samples for the tables
+	 * go to a; coll_thread_seen() names the threads of its events. */
+	void (*drain)(struct agg *a);
+	/* Extra sections for the tables, after the host sections. */
+	void (*tables)(struct sbuf *b, const struct table_opts *o);
+	/* dumps(reset=1): forget what the tables show. */
+	void (*reset)(void);
+	/* The trace. devices writes the source's entries of the top-level
+	 * "deviceProperties" array, each as an object, with a comma before
+	 * every one when *first is 0 (then clears it). begin prepares
+	 * linking and returns non-zero
+	 * when claim must see every host record first (a pass over the
+	 * journal); span adds to a host span being written: its args
+	 * (after == 0, inside "args", each as ,"key":value) and then events
+	 * of its own (after == 1, through coll_trace_event()); events writes
+	 * the source's own events after the host events; end frees what
+	 * begin made. The tables of a dump are written after its trace. */
+	void (*devices)(struct out *o, int *first);
+	int (*begin)(void);
+	void (*claim)(int tid, const struct coll_rec *r);
+	void (*span)(struct coll_trace *t, int tid, const struct coll_rec *r,
+		     int after);
+	void (*events)(struct coll_trace *t);
+	void (*end)(void);
+	/* fork(): prepare takes the source's lock, whose rank (before
+	 * LOCK_OWNER) is fork_rank, so that coll_fork_prepare() takes the
+	 * sources' locks and its own in the written order; parent and child
+	 * release it, and the child forgets the parent's records. From
+	 * coll_fork_*, on the forking thread, signals blocked. */
+	int fork_rank;
+	void (*fork_prepare)(void);
+	void (*fork_parent)(void);
+	void (*fork_child)(void);
+	/* At exit, before the final dump, on the exiting thread: one line
+	 * for what the user should know (patterns that matched nothing). */
+	void (*finish)(void);
+};
+
+/*
+ * Registers s (kept by pointer, for the life of the process) at start-up,
+ * before recording begins. Returns 0, or -ENOSPC when 8 are registered.
+ */
+int coll_source_add(const struct coll_source *s);
 
 /* ---- aggregation and tables (also used by the mxprof command) --------- */
 
@@ -251,6 +494,9 @@ struct table_opts {
 	unsigned top;	      /* rows per section, 0 = all             */
 	const char *category; /* only this section, NULL = all         */
 	uint64_t dropped;     /* records dropped, stated in the output */
+	/* Sections of the event sources, put after the host sections of
+	 * the text format (before its last line); NULL for none. */
+	void (*extra)(struct sbuf *b, const struct table_opts *o);
 };
 
 /* Parses "table"/"json"/"csv" and "total"/"avg"/"min"/"max"/"count" into
@@ -277,6 +523,9 @@ struct recovery {
 	uint64_t dropped;    /* records dropped, as of the last dump       */
 	int capped;	     /* the timeline reached MXPROF_MAX_TRACE_MB   */
 	char why[160];	     /* after an error: what is wrong with the file */
+	/* Set by the caller: the names of categories 2 and up for a journal
+	 * of version 1, which does not carry them (NULL-terminated). */
+	const char *const *legacy_cats;
 	/* Owned by recover.c. */
 	struct agg *agg;
 	int64_t base_utc_ns;
@@ -312,70 +561,8 @@ void recover_close(struct recovery *r);
  */
 const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
 
-/* ---- GPU activity ------------------------------------------------------- */
+/* ---- the clock for sources with their own timestamps ------------------ */
 
-/*
- * GPU activity comes from an event source outside collector/ (cupti/) in
- * mxprof's own form, so that nothing here knows any CUDA type. The source
- * converts each activity record into a struct coll_gpu_rec and hands
- * batches to coll_gpu_push() from whatever thread delivers them (not the
- * program's hot path). The collector keeps them in memory, links them to
- * host records when it writes a dump (see gpu.c) and renders the GPU
- * tables. Times are CLOCK_MONOTONIC nanoseconds, the clock host ticks are
- * converted to.
- */
-enum coll_gpu_kind {
-	COLL_GPU_KERNEL = 1,
-	COLL_GPU_MEMCPY,
-	COLL_GPU_MEMSET,
-	COLL_GPU_RUNTIME, /* a runtime API call on a host thread    */
-	COLL_GPU_DRIVER,  /* a driver API call on a host thread     */
-	COLL_GPU_SYNC,	  /* a synchronisation, by correlation      */
-	COLL_GPU_MEMORY,  /* an allocation (bytes) or a free        */
-	COLL_GPU_OVERHEAD,
-};
-
-/* Flag bits of a coll_gpu_rec. */
-#define COLL_GPU_FREE 0x1u /* COLL_GPU_MEMORY: a release, not an allocation */
-
-struct coll_gpu_rec {
-	uint64_t start; /* CLOCK_MONOTONIC ns                       */
-	uint64_t end;	/* == start for COLL_GPU_MEMORY            */
-	uint64_t bytes; /* memcpy, memset, memory                  */
-	uint32_t name;	/* string id: kernel, API or copy kind    */
-	uint32_t correlation;
-	uint32_t device;
-	uint32_t stream;
-	uint32_t tid;  /* host thread of API records (gettid)      */
-	uint16_t kind; /* enum coll_gpu_kind                     */
-	uint16_t flags;
-	int32_t grid[3];
-	int32_t block[3];
-	uint32_t regs;	/* registers per thread                   */
-	uint32_t shmem; /* static + dynamic shared memory, bytes  */
-	/* Owned by the collector: filled while a dump links records. */
-	uint32_t ext;	   /* external id of the enclosing host range */
-	uint32_t absorbed; /* a hook's slice shows this API call      */
-};
-
-/* Properties of one device, for the trace's deviceProperties. */
-struct coll_gpu_device {
-	int id;
-	char name[128];
-	int cc_major, cc_minor;
-	uint64_t total_mem;
-	int num_sms;
-	int max_threads_per_block;
-	int max_shared_per_block;
-	int warp_size;
-	int regs_per_block;
-};
-
-/*
- * Appends n records. Takes the GPU store's lock; not for the hot path.
- * Returns 0, or -ENOSPC when the store is full (the records beyond it are
- * dropped and counted).
- */
 /*
  * HOT, async-signal-safe, any thread. Now, in CLOCK_MONOTONIC nanoseconds
  * on the mapping that converts ticks (clock.c): the clock for sources that
@@ -384,44 +571,8 @@ struct coll_gpu_device {
  */
 uint64_t clock_now_ns(void);
 
-/*
- * Notes that recording started (on != 0) or stopped now. GPU work that
- * started while not recording is left out when it arrives (memory events
- * excepted). Until the first call, all GPU work is kept. Takes a lock; not
- * for the hot path.
- */
-void coll_note_recording(int on);
-
-int coll_gpu_push(const struct coll_gpu_rec *r, size_t n);
-
-/* Counts n records the source itself lost. This function can't fail. */
-void coll_gpu_note_dropped(uint64_t n);
-
-/* Records the properties of device d->id (kept once per id). */
-void coll_gpu_set_device(const struct coll_gpu_device *d);
-
-/*
- * A GPU event source. tick runs on the drain thread after every pass,
- * without the drain lock; flush runs before every dump, with the drain lock
- * held, and must deliver everything pending through coll_gpu_push() (which
- * does not take the drain lock). Either may be NULL.
- */
-struct coll_gpu_source {
-	void (*tick)(uint64_t now_ns);
-	void (*flush)(void);
-};
-
-/* Installs the GPU source (one per process; NULL removes it). */
-void coll_gpu_set_source(const struct coll_gpu_source *src);
-
-/* Names device in the trace (NVTX naming). Takes a lock; not HOT. */
-void coll_gpu_name_device(int device, const char *name);
-
-/*
- * Names thread tid in the trace, over its OS name (NVTX naming of OS
- * threads). Takes the drain lock: not for the hot path.
- */
-void coll_thread_name(int tid, const char *name);
+/* CLOCK_MONOTONIC ns of the trace's ts 0. Lock-free. */
+uint64_t clock_base_mono_ns(void);
 
 /* ---- the status file ---------------------------------------------------- */
 

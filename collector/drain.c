@@ -1,27 +1,34 @@
 /*
- * drain.c - the drain thread, dumps and the collector's life cycle.
+ * drain.c - the drain thread: the owner of the collector's state.
  *
- * One mutex (the drain lock) serialises everything that reads the rings or
- * touches the journal and the aggregates: the periodic pass of the drain
- * thread, a dump (from the drain thread after a signal, or synchronously
- * from mxprof_dump()), dumps() and the final dump at exit.
+ * The drain thread runs every pass over the rings, every dump and every
+ * source's callbacks; nothing else touches the journal, the aggregates or
+ * a source's records. Other threads ask, through requests: a request
+ * (flush, dump, dumps(), the final dump) is queued under a small lock, the
+ * thread is woken, serves it in order and wakes the requester, who waits
+ * on a futex without holding any lock. The dump signal's handler and the
+ * continuous-dump timer only raise a flag the thread looks at.
+ *
+ * The owner lock (LOCK_OWNER) is held for each pass and each dump, never
+ * while waiting and never around a source's flush or tick: a source may
+ * call into its library there (CUPTI's flush runs its buffer callback),
+ * and that library may hold locks of its own that other threads need.
+ * fork()'s prepare handler takes the owner lock, so a child sees the
+ * state between two steps. When there is no drain thread (not started,
+ * finished, or not restarted in a forked child), a requester takes the
+ * owner lock and serves its request itself.
  *
  * A pass moves every ring's new records through clock conversion into the
- * journal and the aggregates, then writes the journal out, so that at most
- * one drain period is lost if the process is killed. A dump then turns the
- * journal into the trace and the aggregates into the tables, each written
- * to a temporary file and renamed into place.
+ * journal and the aggregates, lets every source take in what it was
+ * handed, then writes the journal out, so that at most one drain period
+ * is lost if the process is killed. A dump then writes the trace and the
+ * tables (dump.c).
  *
  * The drain thread blocks every signal (the program's handlers never run on
- * it) and marks itself quiet (nothing it does is recorded). The signal
- * handler of the dump signal only sets a flag and writes to an eventfd.
- *
- * The journal is created on the first pass that has records, so a process
- * that records nothing (a forked child that execs at once) leaves no file.
+ * it) and marks itself quiet (nothing it does is recorded).
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,43 +36,60 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-struct tid_name {
-	int tid;
-	char name[32];
+#define S coll_state
+
+enum req_type { REQ_FLUSH, REQ_DUMP, REQ_DUMPS, REQ_FINISH };
+
+/* A request to the drain thread, on the requester's stack. */
+struct request {
+	int type;		    /* enum req_type                   */
+	int dump;		    /* REQ_FINISH: write a final dump  */
+	int reset;		    /* REQ_DUMPS: reset the aggregates */
+	const struct table_opts *o; /* REQ_DUMPS                       */
+	char *text;		    /* REQ_DUMPS: the result           */
+	int rc;
+	int done; /* futex word: 1 once served */
+	struct request *next;
 };
 
-/* Names given to threads by the program (NVTX), over their OS names. */
-static struct tid_name name_over[64];
-static int nname_over;
+static struct coll_lock owner = COLL_LOCK_INIT(LOCK_OWNER);
 
 static struct {
-	pthread_mutex_t lock;
-	struct coll_config cfg;
-	struct journal *j;
-	int journal_open; /* 1 open, -1 failed, 0 not yet */
-	struct agg *agg;
-	int started;
-	int finished;
+	struct coll_lock lock; /* LOCK_REQUESTS: the queue and accepting */
+	struct request *head, *tail;
+	int accepting; /* the drain thread serves requests */
+} Q = {.lock = COLL_LOCK_INIT(LOCK_REQUESTS)};
+
+/* The drain thread and its flags (atomic where marked). */
+static struct {
+	int started;  /* coll_start() ran (owner)              */
+	int finished; /* coll_finish() ran (owner)             */
 	pthread_t thread;
-	int thread_running;
-	int stop;     /* atomic */
-	int dump_req; /* atomic */
-	int wake;     /* atomic: the drain thread's futex, 1 when woken */
-	uint64_t dumps_done;
-	uint64_t last_dump_ns;
-	int last_trace_err;
-	int last_stats_err;
-	struct tid_name *tids;
-	size_t ntids, cap_tids;
-	char stats_path[4200];
-	char journal_path[4200];
-} D = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	int running;  /* the thread exists, not yet joined     */
+	int dump_req; /* atomic: the dump signal came          */
+	int wake;     /* atomic: the thread's futex, 1 = woken */
+	int pending;  /* atomic: a forked child's thread is to start */
+} T;
+
+/*
+ * In a forked child the drain thread is started again from the fork
+ * handler, except under AddressSanitizer: its allocator (GCC 12's) is not
+ * made safe across fork, and a thread created inside the child's fork
+ * handler sometimes waits forever on it. There the child's drain starts
+ * at the next safe point instead (a new thread's first record, or a
+ * request), and requests are served by their callers until then.
+ */
+static int defer_child_drain;
+
+static void futex_wake(int *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 /*
  * Waking the drain thread. A futex, not a file descriptor: programs close
@@ -76,8 +100,8 @@ static struct {
  */
 static void drain_wake(void)
 {
-	__atomic_store_n(&D.wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &D.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	__atomic_store_n(&T.wake, 1, __ATOMIC_RELEASE);
+	futex_wake(&T.wake);
 }
 
 /* Waits up to ms milliseconds, or not at all when woken since the last
@@ -86,155 +110,20 @@ static void drain_wait(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
 
-	if (__atomic_exchange_n(&D.wake, 0, __ATOMIC_ACQ_REL) || ms <= 0) {
+	if (__atomic_exchange_n(&T.wake, 0, __ATOMIC_ACQ_REL) || ms <= 0) {
 		return;
 	}
-	syscall(SYS_futex, &D.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
-}
-
-static void read_comm(int tid, char *buf, size_t len)
-{
-	char path[64];
-
-	if (tid) {
-		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
-	} else {
-		snprintf(path, sizeof(path), "/proc/self/comm");
-	}
-	buf[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return;
-	}
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0) {
-		buf[0] = 0;
-		return;
-	}
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-}
-
-/*
- * Can the trace go to path? Committing a file renames it over path, so a
- * path that ends in '/' or names a folder, a device (MXPROF_OUTPUT=
- * /dev/null, as root) or a pipe is refused: NULL when usable, else why.
- */
-static const char *output_unusable(const char *path)
-{
-	struct stat st;
-	size_t n = strlen(path);
-
-	if (n == 0 || path[n - 1] == '/') {
-		return "it names a folder";
-	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		return S_ISDIR(st.st_mode) ? "it is a folder"
-					   : "it is not a regular file";
-	}
-	return NULL;
-}
-
-static int ensure_journal(void)
-{
-	if (D.journal_open) {
-		return D.journal_open > 0 ? 0 : -EIO;
-	}
-	snprintf(D.journal_path, sizeof(D.journal_path), "%s.journal",
-		 D.cfg.output);
-	D.j->max_bytes = D.cfg.max_trace_bytes;
-	const char *why = output_unusable(D.cfg.output);
-	int rc = why ? -EINVAL
-		     : journal_open(D.j, D.journal_path, (int)getpid());
-	if (rc < 0 && rc != -ENOMEM) {
-		/* The output folder is not writable, or the path is not one
-		 * a file may replace: keep everything, in the temporary
-		 * folder, and say where once. */
-		const char *tmp = getenv("TMPDIR");
-		const char *base = strrchr(D.cfg.output, '/');
-		char fallback[sizeof(D.cfg.output)];
-		base = base ? base + 1 : D.cfg.output;
-		snprintf(fallback, sizeof(fallback), "%s/mxprof-%d-%s",
-			 tmp && *tmp ? tmp : "/tmp", (int)getpid(),
-			 *base && !why ? base : "profile.json");
-		fprintf(stderr,
-			"mxprof: cannot write %s %s: %s; writing "
-			"%s instead\n",
-			why ? "to" : "beside", D.cfg.output,
-			why ? why : strerror(-rc), fallback);
-		snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", fallback);
-		coll_stats_path_for(D.cfg.output, D.stats_path,
-				    sizeof(D.stats_path));
-		snprintf(D.journal_path, sizeof(D.journal_path), "%s.journal",
-			 D.cfg.output);
-		rc = journal_open(D.j, D.journal_path, (int)getpid());
-	}
-	if (rc < 0) {
-		fprintf(stderr,
-			"mxprof: cannot create %s: %s; no timeline will be "
-			"written, the tables will\n",
-			D.journal_path, strerror(-rc));
-		D.journal_open = -1;
-		return rc;
-	}
-	D.j->max_bytes = D.cfg.max_trace_bytes;
-	D.journal_open = 1;
-	return 0;
-}
-
-/* Names thread tid in the journal if it is new, or if renamed. */
-static void name_thread(int tid, int refresh)
-{
-	struct tid_name *t = NULL;
-	char name[32];
-
-	for (size_t i = 0; i < D.ntids; i++) {
-		if (D.tids[i].tid == tid) {
-			t = &D.tids[i];
-			break;
-		}
-	}
-	if (t && !refresh) {
-		return;
-	}
-	read_comm(tid, name, sizeof(name));
-	for (int i = 0; i < nname_over; i++) {
-		if (name_over[i].tid == tid) {
-			snprintf(name, sizeof(name), "%s", name_over[i].name);
-		}
-	}
-	if (!t) {
-		if (D.ntids == D.cap_tids) {
-			size_t n = D.cap_tids ? D.cap_tids * 2 : 64;
-			struct tid_name *nt = realloc(D.tids, n * sizeof(*nt));
-			if (!nt) {
-				return;
-			}
-			D.tids = nt;
-			D.cap_tids = n;
-		}
-		t = &D.tids[D.ntids++];
-		t->tid = tid;
-		t->name[0] = 0;
-		if (!name[0]) {
-			snprintf(name, sizeof(name), "thread %d", tid);
-		}
-	} else if (!name[0] || strcmp(name, t->name) == 0) {
-		return;
-	}
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	journal_thread(D.j, tid, t->name);
+	syscall(SYS_futex, &T.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
 static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
 	struct coll_rec buf[256];
-	int journal_ok = ensure_journal() == 0;
+	int journal_ok = dump_ensure_journal() == 0;
 
 	(void)ctx;
 	if (journal_ok) {
-		name_thread(tid, 0);
+		threads_name(S.j, tid, 0);
 	}
 	while (n > 0) {
 		size_t k = n < 256 ? n : 256;
@@ -247,198 +136,183 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 				uint64_t end = clock_to_ns(r->t1);
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
 			}
-			agg_add_rec(D.agg, c);
+			agg_add_rec(S.agg, c);
 		}
 		if (journal_ok) {
-			journal_recs(D.j, tid, buf, k);
+			journal_recs(S.j, tid, buf, k);
 		}
 		recs += k;
 		n -= k;
 	}
 }
 
-/* Names a thread seen only through its CUDA API records. */
-static void name_gpu_thread(int tid)
+void coll_thread_seen(int tid)
 {
-	if (ensure_journal() == 0) {
-		name_thread(tid, 0);
+	if (dump_ensure_journal() == 0) {
+		threads_name(S.j, tid, 0);
 	}
 }
 
-/* One pass; drain lock held. */
+/* One pass; owner held. Returns the records taken from the rings. */
 static uint64_t pass(void)
 {
 	uint64_t n = ring_collect(emit, NULL);
 
-	gpu_drain(D.agg, name_gpu_thread);
-	if (D.journal_open > 0) {
-		journal_flush(D.j);
+	for (int i = 0; coll_sources[i]; i++) {
+		if (coll_sources[i]->drain) {
+			coll_sources[i]->drain(S.agg);
+		}
+	}
+	if (S.journal_open > 0) {
+		journal_flush(S.j);
 	}
 	return n;
 }
 
-static void refresh_thread(void *ctx, int tid, int dead)
+/* Every source hands over what it buffers; no collector lock held. */
+static void sources_flush(void)
 {
-	(void)ctx;
-	if (!dead) {
-		name_thread(tid, 1);
-	}
-}
-
-void coll_thread_name(int tid, const char *name)
-{
-	int quiet = ring_set_quiet(1);
-
-	pthread_mutex_lock(&D.lock);
-	int i = 0;
-	while (i < nname_over && name_over[i].tid != tid) {
-		i++;
-	}
-	if (i < 64 && name) {
-		name_over[i].tid = tid;
-		snprintf(name_over[i].name, sizeof(name_over[i].name), "%s",
-			 name);
-		if (i == nname_over) {
-			nname_over++;
+	for (int i = 0; coll_sources[i]; i++) {
+		if (coll_sources[i]->flush) {
+			coll_sources[i]->flush();
 		}
 	}
-	pthread_mutex_unlock(&D.lock);
-	ring_set_quiet(quiet);
 }
 
-int coll_status_path(int pid, char *buf, size_t len)
+static void sources_tick(uint64_t now)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (xdg && *xdg) {
-		n = snprintf(buf, len, "%s/mxprof/%d.status", xdg, pid);
-	} else {
-		n = snprintf(buf, len, "/tmp/mxprof-%u/%d.status",
-			     (unsigned)getuid(), pid);
-	}
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static void abs_path(const char *p, char *buf, size_t len)
-{
-	char cwd[4096];
-
-	if (p[0] == '/' || !getcwd(cwd, sizeof(cwd))) {
-		snprintf(buf, len, "%s", p);
-	} else {
-		snprintf(buf, len, "%s/%s", cwd, p);
+	for (int i = 0; coll_sources[i]; i++) {
+		if (coll_sources[i]->tick) {
+			coll_sources[i]->tick(now);
+		}
 	}
 }
 
-static void write_status(void)
+/* A dump: the sources' buffers, a pass, the files. Owner not held. */
+static int dump_now(void)
 {
-	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
-	struct out *o = malloc(sizeof(*o));
-
-	if (!o || coll_status_path((int)getpid(), path, sizeof(path)) < 0) {
-		free(o);
-		return;
+	sources_flush();
+	coll_lock(&owner);
+	int rc = -ESRCH;
+	if (S.agg && !T.finished) {
+		pass();
+		rc = dump_write(ring_dropped());
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = 0;
-	mkdir(dir, 0700);
-	abs_path(D.cfg.output, out_abs, sizeof(out_abs));
-	abs_path(D.stats_path, stats_abs, sizeof(stats_abs));
-	if (out_open(o, path, 0) == 0) {
-		snprintf(line, sizeof(line),
-			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n",
-			 out_abs, stats_abs, D.cfg.dump_signal,
-			 (unsigned long long)D.dumps_done);
-		out_str(o, line);
-		out_commit(o);
-	}
-	free(o);
-}
-
-static void remove_status(void)
-{
-	char path[4200];
-
-	if (coll_status_path((int)getpid(), path, sizeof(path)) == 0) {
-		unlink(path);
-	}
-}
-
-/*
- * Writes the tables of a, with the GPU tables after them and the count of
- * dropped records, to path (replaced atomically). Returns 0 or a negative
- * errno, and prints nothing. Shared by a dump and a journal's recovery.
- */
-int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path)
-{
-	struct table_opts opts = {.dropped = dropped};
-	char *text = gpu_tables_append(table_format(a, &opts), &opts);
-	struct out *o = malloc(sizeof(*o));
-	int rc;
-
-	if (!text || !o) {
-		rc = -ENOMEM;
-	} else if ((rc = out_open(o, path, 0)) == 0) {
-		out_str(o, text);
-		rc = out_commit(o);
-	}
-	free(text);
-	free(o);
+	coll_unlock(&owner);
 	return rc;
 }
 
-/* Writes the trace and the tables; drain lock held. Returns 0 or the
- * first error as a negative errno. */
-static int do_dump(void)
+static char *tables_now(const struct request *r)
 {
-	char host[256] = "", comm[64];
-	int rc_trace = 0, rc_stats = 0;
+	struct table_opts o = *r->o;
+	char *s = NULL;
 
-	gpu_source_flush(); /* GPU activity still buffered by its source */
-	pass();
-	uint64_t dropped = ring_dropped();
-	int cut = 0;
-	if (ensure_journal() == 0) {
-		ring_foreach_tid(refresh_thread, NULL);
-		journal_stats(D.j, dropped);
-		/* A journal that could not be written to the end (a full
-		 * disk) still holds the timeline up to there: the trace is
-		 * written from it, marked as cut. */
-		cut = journal_flush(D.j) != 0;
-	} else {
-		rc_trace = -EIO;
+	sources_flush();
+	coll_lock(&owner);
+	if (T.started && !T.finished) {
+		pass();
 	}
-	if (rc_trace == 0) {
-		gethostname(host, sizeof(host) - 1);
-		read_comm(0, comm, sizeof(comm));
-		struct chrome_meta m = {.pid = (int)getpid(),
-					.rank = D.cfg.rank,
-					.process_name = comm,
-					.host = host,
-					.base_utc_ns = clock_base_utc_ns(),
-					.dropped = dropped,
-					.truncated = D.j->truncated || cut,
-					.clock = clock_source()};
-		rc_trace = chrome_write_from_journal(D.journal_path,
-						     D.cfg.output, &m);
-		if (rc_trace < 0 && rc_trace != D.last_trace_err) {
-			fprintf(stderr, "mxprof: cannot write %s: %s\n",
-				D.cfg.output, strerror(-rc_trace));
+	o.dropped = ring_dropped();
+	o.extra = source_tables;
+	if (S.agg) {
+		s = table_format(S.agg, &o);
+		if (r->reset) {
+			agg_reset(S.agg);
+			for (int i = 0; coll_sources[i]; i++) {
+				if (coll_sources[i]->reset) {
+					coll_sources[i]->reset();
+				}
+			}
 		}
+	} else {
+		struct agg *empty = agg_create();
+		s = empty ? table_format(empty, &o) : NULL;
+		agg_destroy(empty);
 	}
-	D.last_trace_err = rc_trace;
+	coll_unlock(&owner);
+	if (!s) {
+		errno = ENOMEM;
+	}
+	return s;
+}
 
-	rc_stats = drain_write_tables(D.agg, dropped, D.stats_path);
-	if (rc_stats < 0 && rc_stats != D.last_stats_err) {
-		fprintf(stderr, "mxprof: cannot write %s: %s\n", D.stats_path,
-			strerror(-rc_stats));
+/* The end: the final dump when asked, the journal and status file gone.
+ * Owner not held. */
+static void finish_now(int dump)
+{
+	if (dump) {
+		sources_flush();
 	}
-	D.last_stats_err = rc_stats;
-	D.dumps_done++;
-	D.last_dump_ns = ticks_mono_ns();
-	write_status();
-	return rc_trace < 0 ? rc_trace : rc_stats;
+	coll_lock(&owner);
+	if (!T.finished) {
+		T.finished = 1;
+		if (dump && S.agg) {
+			pass();
+			dump_write(ring_dropped());
+		}
+		if (S.journal_open > 0) {
+			/* Keep the journal only if the trace could not be
+			 * written: it is then the only copy of the timeline. */
+			journal_close(S.j, S.last_trace_err == 0);
+		}
+		dump_remove_status();
+	}
+	coll_unlock(&owner);
+}
+
+static void serve(struct request *r)
+{
+	switch (r->type) {
+	case REQ_FLUSH:
+		sources_flush();
+		coll_lock(&owner);
+		r->rc = T.started && !T.finished ? 0 : -ESRCH;
+		if (r->rc == 0) {
+			pass();
+		}
+		coll_unlock(&owner);
+		break;
+	case REQ_DUMP:
+		r->rc = dump_now();
+		break;
+	case REQ_DUMPS:
+		r->text = tables_now(r);
+		r->rc = r->text ? 0 : -ENOMEM;
+		break;
+	case REQ_FINISH:
+		finish_now(r->dump);
+		r->rc = 0;
+		break;
+	}
+}
+
+/* Takes the queued requests, oldest first. */
+static struct request *take_requests(void)
+{
+	coll_lock(&Q.lock);
+	struct request *r = Q.head;
+	Q.head = Q.tail = NULL;
+	coll_unlock(&Q.lock);
+	return r;
+}
+
+/* Serves the requests in list and wakes their requesters. Returns
+ * non-zero when one of them was the final one. */
+static int serve_all(struct request *list)
+{
+	int finished = 0;
+
+	while (list) {
+		struct request *next = list->next;
+		serve(list);
+		finished |= list->type == REQ_FINISH;
+		/* The requester may return, and its stack frame go, as soon
+		 * as done is set: nothing of it is touched after this. */
+		__atomic_store_n(&list->done, 1, __ATOMIC_RELEASE);
+		futex_wake(&list->done);
+		list = next;
+	}
+	return finished;
 }
 
 static void *drain_main(void *arg)
@@ -446,55 +320,61 @@ static void *drain_main(void *arg)
 	(void)arg;
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
-	pthread_mutex_lock(&D.lock);
-	write_status();
-	pthread_mutex_unlock(&D.lock);
+	coll_lock(&owner);
+	dump_write_status();
+	coll_unlock(&owner);
 	/*
 	 * The wait adapts to the load: a pass that found an eighth of a ring
 	 * or more starts the next at once, one that found a 64th waits 1 ms,
 	 * and a lighter pass waits the full period (a program that records
-	 * little is woken no more often than that). A flooding
-	 * thread fills its ring in a few milliseconds, and a fixed period
-	 * would turn that into drops. The ticks still come once per period.
+	 * little is woken no more often than that). A flooding thread fills
+	 * its ring in a few milliseconds, and a fixed period would turn that
+	 * into drops. The ticks still come once per period.
 	 */
-	int wait_ms = (int)D.cfg.drain_period_ms;
+	int wait_ms = (int)S.cfg.drain_period_ms;
 	uint64_t last_tick = 0;
-	uint64_t period_ns = (uint64_t)D.cfg.drain_period_ms * 1000000u;
-	while (!__atomic_load_n(&D.stop, __ATOMIC_ACQUIRE)) {
+	uint64_t period_ns = (uint64_t)S.cfg.drain_period_ms * 1000000u;
+	for (;;) {
 		drain_wait(wait_ms);
-		if (__atomic_load_n(&D.stop, __ATOMIC_ACQUIRE)) {
+		if (serve_all(take_requests())) {
 			break;
 		}
-		pthread_mutex_lock(&D.lock);
+		coll_lock(&owner);
 		uint64_t got = pass();
+		uint64_t now = ticks_mono_ns();
+		int periodic = S.cfg.dump_period_s > 0 &&
+			       now - S.last_dump_ns >=
+				       (uint64_t)(S.cfg.dump_period_s * 1e9);
+		void (*tick)(uint64_t) = S.cfg.tick;
+		coll_unlock(&owner);
 		if (got >= ring_capacity / 8) {
 			wait_ms = 0;
 		} else if (got >= ring_capacity / 64) {
 			wait_ms = 1;
 		} else {
-			wait_ms = (int)D.cfg.drain_period_ms;
+			wait_ms = (int)S.cfg.drain_period_ms;
 		}
-		uint64_t now = ticks_mono_ns();
-		int periodic = D.cfg.dump_period_s > 0 &&
-			       now - D.last_dump_ns >=
-				       (uint64_t)(D.cfg.dump_period_s * 1e9);
-		if (__atomic_exchange_n(&D.dump_req, 0, __ATOMIC_ACQ_REL) ||
+		if (__atomic_exchange_n(&T.dump_req, 0, __ATOMIC_ACQ_REL) ||
 		    periodic) {
-			do_dump();
+			dump_now();
 		}
-		void (*tick)(uint64_t) = D.cfg.tick;
-		pthread_mutex_unlock(&D.lock);
 		if (now - last_tick < period_ns) {
 			continue;
 		}
 		last_tick = now;
-		/* Outside the drain lock: the tick takes the state lock, which
-		 * is held around coll_start(). */
+		/* No collector lock held: the state machine's tick takes
+		 * LOCK_STATE, which comes before the owner lock. */
 		if (tick) {
 			tick(now);
 		}
-		gpu_source_tick(now);
+		sources_tick(now);
 	}
+	/* Requests that came while the last one was served: their callers
+	 * find the collector finished. */
+	coll_lock(&Q.lock);
+	Q.accepting = 0;
+	coll_unlock(&Q.lock);
+	serve_all(take_requests());
 	return NULL;
 }
 
@@ -502,94 +382,98 @@ static int start_thread(void)
 {
 	sigset_t all, old;
 
-	D.stop = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&D.thread, NULL, drain_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		return -rc;
+	coll_lock(&Q.lock);
+	int rc = pthread_create(&T.thread, NULL, drain_main, NULL);
+	if (rc == 0) {
+		Q.accepting = 1;
+		T.running = 1;
+		ring_drain_alive = 1;
 	}
-	D.thread_running = 1;
-	ring_drain_alive = 1;
-	return 0;
+	coll_unlock(&Q.lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
 }
 
-const char *coll_stats_path_for(const char *trace, char *buf, size_t len)
+/* Starts a forked child's drain thread if it was left for later. Only
+ * where threads may start (not in a signal handler). */
+static void start_pending(void)
 {
-	size_t n = strlen(trace);
+	if (!__atomic_exchange_n(&T.pending, 0, __ATOMIC_ACQ_REL)) {
+		return;
+	}
+	coll_lock(&owner);
+	if (T.started && !T.finished && !T.running && start_thread() < 0) {
+		fprintf(stderr, "mxprof: cannot start the drain thread in "
+				"child; records are drained at exit only\n");
+	}
+	coll_unlock(&owner);
+}
 
-	if (n > 3 && strcmp(trace + n - 3, ".gz") == 0) {
-		n -= 3;
+/*
+ * Serves r on the drain thread and waits for it, or, when there is no
+ * drain thread, on this thread. Returns r->rc.
+ */
+static int request(struct request *r)
+{
+	int quiet = ring_set_quiet(1);
+
+	start_pending();
+	r->done = 0;
+	r->next = NULL;
+	coll_lock(&Q.lock);
+	int queued = Q.accepting;
+	if (queued) {
+		if (Q.tail) {
+			Q.tail->next = r;
+		} else {
+			Q.head = r;
+		}
+		Q.tail = r;
 	}
-	if (n > 5 && strncmp(trace + n - 5, ".json", 5) == 0) {
-		n -= 5;
+	coll_unlock(&Q.lock);
+	if (queued) {
+		drain_wake();
+		while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+			syscall(SYS_futex, &r->done, FUTEX_WAIT_PRIVATE, 0,
+				NULL, NULL, 0);
+		}
+	} else {
+		serve(r);
 	}
-	snprintf(buf, len, "%.*s.stats.txt", (int)n, trace);
-	return buf;
+	ring_set_quiet(quiet);
+	return r->rc;
 }
 
 static int setup(const struct coll_config *cfg)
 {
-	D.cfg = *cfg;
+	S.cfg = *cfg;
 	ring_capacity = cfg->ring_records;
 	ring_overflow = cfg->overflow;
-	coll_stats_path_for(D.cfg.output, D.stats_path, sizeof(D.stats_path));
-	D.journal_open = 0;
-	D.dumps_done = 0;
-	D.last_dump_ns = ticks_mono_ns();
-	D.ntids = 0;
-	if (!D.j) {
-		D.j = calloc(1, sizeof(*D.j));
+	coll_stats_path_for(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+	S.journal_open = 0;
+	S.dumps_done = 0;
+	S.last_dump_ns = ticks_mono_ns();
+	threads_forget();
+	if (!S.j) {
+		S.j = calloc(1, sizeof(*S.j));
 	}
-	if (!D.agg) {
-		D.agg = agg_create();
+	if (!S.agg) {
+		S.agg = agg_create();
 	}
-	if (!D.j || !D.agg) {
+	if (!S.j || !S.agg) {
 		return -ENOMEM;
 	}
-	D.j->fd = -1;
+	S.j->fd = -1;
 	return 0;
-}
-
-/*
- * In a forked child the drain thread is started again from the fork
- * handler, except under AddressSanitizer: its allocator (GCC 12's) is not
- * made safe across fork, and a thread created inside the child's fork
- * handler sometimes waits forever on it. There the child's drain starts
- * at the next safe point instead (a new thread's first record, or a dump
- * or flush the program asks for), and at exit at the latest.
- */
-static int defer_child_drain;
-int coll_drain_pending;
-
-/* Starts a forked child's drain thread; drain lock held. */
-static void start_child_drain(void)
-{
-	if (start_thread() < 0) {
-		fprintf(stderr, "mxprof: cannot start the drain thread in "
-				"child; records are drained at exit only\n");
-	}
-}
-
-void coll_drain_kick(void)
-{
-	if (!__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE)) {
-		return;
-	}
-	pthread_mutex_lock(&D.lock);
-	if (__atomic_load_n(&coll_drain_pending, __ATOMIC_ACQUIRE) &&
-	    D.started && !D.finished && !D.thread_running) {
-		start_child_drain();
-	}
-	__atomic_store_n(&coll_drain_pending, 0, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&D.lock);
 }
 
 int coll_init(void)
 {
 	clock_init();
 	defer_child_drain = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+	ring_set_attach_notify(start_pending);
 	return ring_init();
 }
 
@@ -597,17 +481,17 @@ int coll_start(const struct coll_config *cfg)
 {
 	int rc;
 
-	pthread_mutex_lock(&D.lock);
-	if (D.started) {
-		pthread_mutex_unlock(&D.lock);
+	coll_lock(&owner);
+	if (T.started) {
+		coll_unlock(&owner);
 		return 0;
 	}
 	rc = setup(cfg);
 	if (rc == 0) {
-		D.started = 1;
+		T.started = 1;
 		rc = start_thread();
 	}
-	pthread_mutex_unlock(&D.lock);
+	coll_unlock(&owner);
 	if (rc < 0) {
 		fprintf(stderr,
 			"mxprof: cannot start the drain thread: %s; records "
@@ -619,162 +503,203 @@ int coll_start(const struct coll_config *cfg)
 
 int coll_set_output(const char *output)
 {
-	pthread_mutex_lock(&D.lock);
-	int busy = D.journal_open != 0;
+	coll_lock(&owner);
+	int busy = S.journal_open != 0;
 	if (!busy) {
-		snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", output);
-		coll_stats_path_for(D.cfg.output, D.stats_path,
-				    sizeof(D.stats_path));
+		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
+		coll_stats_path_for(S.cfg.output, S.stats_path,
+				    sizeof(S.stats_path));
 	}
-	pthread_mutex_unlock(&D.lock);
+	coll_unlock(&owner);
 	return busy ? -EBUSY : 0;
 }
 
 void coll_set_dump_period(double seconds)
 {
-	pthread_mutex_lock(&D.lock);
-	D.cfg.dump_period_s = seconds;
-	pthread_mutex_unlock(&D.lock);
+	coll_lock(&owner);
+	S.cfg.dump_period_s = seconds;
+	coll_unlock(&owner);
 }
 
 int coll_dump(void)
 {
-	int quiet = ring_set_quiet(1);
+	struct request r = {.type = REQ_DUMP};
 
-	coll_drain_kick();
-	pthread_mutex_lock(&D.lock);
-	int rc = D.started && !D.finished ? do_dump() : -ESRCH;
-	pthread_mutex_unlock(&D.lock);
-	ring_set_quiet(quiet);
-	return rc;
+	coll_lock(&owner);
+	int live = T.started && !T.finished;
+	coll_unlock(&owner);
+	return live ? request(&r) : -ESRCH;
+}
+
+void coll_own(void)
+{
+	coll_lock(&owner);
+}
+
+void coll_disown(void)
+{
+	coll_unlock(&owner);
 }
 
 void coll_dump_async(void)
 {
 	int saved = errno;
 
-	__atomic_store_n(&D.dump_req, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&T.dump_req, 1, __ATOMIC_RELEASE);
 	drain_wake();
 	errno = saved;
 }
 
 int coll_flush(void)
 {
-	int quiet = ring_set_quiet(1);
+	struct request r = {.type = REQ_FLUSH};
 
-	coll_drain_kick();
-	pthread_mutex_lock(&D.lock);
-	if (D.started && !D.finished) {
-		pass();
-	}
-	pthread_mutex_unlock(&D.lock);
-	ring_set_quiet(quiet);
-	return 0;
+	return request(&r);
 }
 
 char *coll_dumps(int reset, const char *format, const char *sort_by,
 		 int ascending)
 {
 	struct table_opts o = {.ascending = ascending};
-	char *s = NULL;
+	struct request r = {.type = REQ_DUMPS, .reset = reset, .o = &o};
 
 	if (table_parse_opts(&o, format, sort_by) < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	int quiet = ring_set_quiet(1);
-	pthread_mutex_lock(&D.lock);
-	if (D.started && !D.finished) {
-		gpu_source_flush();
-		pass();
+	request(&r);
+	if (!r.text) {
+		errno = ENOMEM;
 	}
-	o.dropped = ring_dropped();
-	if (D.agg) {
-		s = gpu_tables_append(table_format(D.agg, &o), &o);
-		if (reset) {
-			agg_reset(D.agg);
-		}
-	} else {
-		struct agg *empty = agg_create();
-		s = empty ? table_format(empty, &o) : NULL;
-		agg_destroy(empty);
-	}
-	pthread_mutex_unlock(&D.lock);
-	ring_set_quiet(quiet);
-	return s;
+	return r.text;
 }
 
 void coll_finish(int dump)
 {
+	struct request r = {.type = REQ_FINISH, .dump = dump};
+	static int sources_told;
+
 	ring_set_quiet(1);
-	pthread_mutex_lock(&D.lock);
-	if (!D.started || D.finished) {
-		pthread_mutex_unlock(&D.lock);
+	if (!__atomic_exchange_n(&sources_told, 1, __ATOMIC_ACQ_REL)) {
+		for (int i = 0; coll_sources[i]; i++) {
+			if (coll_sources[i]->finish) {
+				coll_sources[i]->finish();
+			}
+		}
+	}
+	coll_lock(&owner);
+	int live = T.started && !T.finished;
+	coll_unlock(&owner);
+	if (!live) {
 		return;
 	}
-	D.finished = 1;
-	__atomic_store_n(&D.stop, 1, __ATOMIC_RELEASE);
-	int running = D.thread_running;
-	D.thread_running = 0;
-	pthread_mutex_unlock(&D.lock);
+	request(&r);
+	coll_lock(&Q.lock);
+	int running = T.running;
+	T.running = 0;
+	coll_unlock(&Q.lock);
 	if (running) {
-		coll_dump_async();
-		pthread_join(D.thread, NULL);
+		pthread_join(T.thread, NULL);
 	}
 	ring_drain_alive = 0;
-	pthread_mutex_lock(&D.lock);
-	if (dump) {
-		do_dump();
-	}
-	if (D.journal_open > 0) {
-		/* Keep the journal only if the trace could not be written:
-		 * it is then the only copy of the timeline. */
-		journal_close(D.j, D.last_trace_err == 0);
-	}
-	remove_status();
-	pthread_mutex_unlock(&D.lock);
 }
 
-void coll_before_fork(void)
+/* The signal mask of the forking thread, from prepare to parent/child. */
+static sigset_t fork_mask;
+
+/* Runs the fork callback of every source whose lock has rank rank. */
+static void sources_fork(int rank, int which)
 {
+	for (int i = 0; coll_sources[i]; i++) {
+		const struct coll_source *s = coll_sources[i];
+		void (*fn)(void) = which == 0	? s->fork_prepare
+				   : which == 1 ? s->fork_parent
+						: s->fork_child;
+		if (s->fork_rank == rank && fn) {
+			fn();
+		}
+	}
+}
+
+/*
+ * fork(): every lock of the written order, with every signal blocked (a
+ * handler that records or dumps must not run while they are held).
+ */
+void coll_fork_prepare(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &fork_mask);
+	for (int rank = 1; rank < LOCK_OWNER; rank++) {
+		sources_fork(rank, 0);
+	}
+	coll_lock(&owner);
+	coll_lock(&Q.lock);
+	window_fork_prepare();
+	threads_fork_prepare();
+	cat_fork_prepare();
 	strtab_lock();
-	pthread_mutex_lock(&D.lock);
-	ring_before_fork();
 }
 
-void coll_after_fork_parent(void)
+/* Releases what coll_fork_prepare() took, last first; which: 1 parent,
+ * 2 child. */
+static void fork_release(int which)
 {
-	ring_after_fork_parent();
-	pthread_mutex_unlock(&D.lock);
 	strtab_unlock();
+	cat_fork_parent();
+	threads_fork_parent();
+	if (which == 1) {
+		window_fork_parent();
+	} else {
+		window_fork_child();
+	}
+	coll_unlock(&Q.lock);
+	coll_unlock(&owner);
+	for (int rank = LOCK_OWNER - 1; rank >= 1; rank--) {
+		sources_fork(rank, which);
+	}
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
-void coll_after_fork_child(const char *output)
+void coll_fork_parent(void)
+{
+	fork_release(1);
+}
+
+void coll_fork_child(const char *output)
 {
 	ring_after_fork_child();
-	gpu_after_fork_child();
-	pthread_mutex_init(&D.lock, NULL);
-	strtab_unlock();
-	if (!D.started || D.finished) {
+	/* Requests queued by the parent's other threads: those threads are
+	 * not in the child, and nobody waits here. */
+	Q.head = Q.tail = NULL;
+	Q.accepting = 0;
+	T.running = 0;
+	T.wake = 0;
+	T.dump_req = 0;
+	ring_drain_alive = 0;
+	if (T.started && !T.finished) {
+		/* The parent's journal stays the parent's: forget it
+		 * unflushed. */
+		if (S.journal_open > 0) {
+			close(S.j->fd);
+		}
+		S.j->fd = -1;
+		S.j->n = 0;
+		if (S.agg) {
+			agg_reset(S.agg);
+		}
+		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
+		setup(&S.cfg);
+	}
+	fork_release(2);
+	if (!T.started || T.finished) {
 		return;
 	}
-	/* The parent's journal stays the parent's: forget it unflushed. */
-	if (D.journal_open > 0) {
-		close(D.j->fd);
-	}
-	D.j->fd = -1;
-	D.j->n = 0;
-	if (D.agg) {
-		agg_reset(D.agg);
-	}
-	D.wake = 0;
-	snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", output);
-	setup(&D.cfg);
-	D.thread_running = 0;
-	ring_drain_alive = 0;
 	if (defer_child_drain) {
-		coll_drain_pending = 1;
-	} else {
-		start_child_drain();
+		__atomic_store_n(&T.pending, 1, __ATOMIC_RELEASE);
+	} else if (start_thread() < 0) {
+		fprintf(stderr, "mxprof: cannot start the drain thread in "
+				"child; records are drained at exit only\n");
 	}
 }

@@ -16,7 +16,6 @@ void clock_init(void);
 void clock_anchor(void);
 uint64_t clock_to_ns(uint64_t ticks);
 int64_t clock_base_utc_ns(void);
-uint64_t clock_base_mono_ns(void);
 const char *clock_source(void);
 
 /* ring.c */
@@ -28,13 +27,23 @@ typedef void (*ring_emit_fn)(void *ctx, int tid, const struct coll_rec *recs,
 int ring_init(void);
 uint64_t ring_collect(ring_emit_fn emit, void *ctx);
 void ring_foreach_tid(void (*fn)(void *ctx, int tid, int dead), void *ctx);
-void ring_before_fork(void);
-void ring_after_fork_parent(void);
 void ring_after_fork_child(void);
+/* fn runs when a thread maps or claims its ring (drain.c starts a forked
+ * child's deferred drain thread there). */
+void ring_set_attach_notify(void (*fn)(void));
 
-/* strtab.c */
+/* strtab.c: held across fork() (coll_fork_prepare). */
 void strtab_lock(void);
 void strtab_unlock(void);
+
+/* window.c: held across fork(); the child forgets the parent's windows. */
+void window_fork_prepare(void);
+void window_fork_parent(void);
+void window_fork_child(void);
+
+/* cat.c: held across fork(). */
+void cat_fork_prepare(void);
+void cat_fork_parent(void);
 
 /* out.c: a buffered output file, plain or gzip, replaced atomically. */
 struct out {
@@ -49,12 +58,6 @@ struct out {
 	unsigned char zbuf[1 << 16];
 };
 int out_open(struct out *o, const char *path, int allow_gz);
-void out_write(struct out *o, const void *p, size_t n);
-void out_str(struct out *o, const char *s);
-void out_u64(struct out *o, uint64_t v);
-void out_i64(struct out *o, int64_t v);
-void out_us(struct out *o, uint64_t ns);
-void out_json_str(struct out *o, const char *s);
 int out_commit(struct out *o);
 void out_abort(struct out *o);
 size_t fmt_json_escape(char *dst, size_t cap, const char *s);
@@ -65,10 +68,11 @@ enum journal_type {
 	J_RECS = 2,   /* u32 tid, u32 n, n coll_rec    */
 	J_THREAD = 3, /* u32 tid, bytes                */
 	J_STATS = 4,  /* u64 dropped, u64 truncated    */
+	J_CAT = 5,    /* u32 id, bytes (version 2 on)  */
 };
 struct journal_header {
-	char magic[8]; /* "MXPJRNL1" */
-	uint32_t version;
+	char magic[8];	  /* "MXPJRNL1" */
+	uint32_t version; /* 2; 1 wrote no J_CAT entries */
 	uint32_t pid;
 	int64_t base_utc_ns;
 	uint64_t reserved[4];
@@ -80,6 +84,7 @@ struct journal {
 	int err;
 	int truncated;	    /* timeline cap reached */
 	uint32_t str_done;  /* ids below this are written */
+	uint32_t cat_done;  /* categories below this are written */
 	uint64_t bytes;	    /* estimated trace size */
 	uint64_t max_bytes; /* 0 = no cap */
 	size_t n;
@@ -98,6 +103,7 @@ struct journal_ops {
 	void (*thread)(void *ctx, int tid, const char *name, size_t len);
 	void (*recs)(void *ctx, int tid, const struct coll_rec *r, size_t n);
 	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated);
+	void (*cat)(void *ctx, uint32_t id, const char *name, size_t len);
 	/* The file ends inside the entry at offset (a writer that died). */
 	void (*torn)(void *ctx, uint64_t offset);
 };
@@ -114,6 +120,11 @@ struct chrome_meta {
 	uint64_t dropped;
 	int truncated;
 	const char *clock;
+	/* Sources that add to the trace (NULL-terminated), or NULL. */
+	const struct coll_source *const *sources;
+	/* Names of categories 2 and up for a version 1 journal, which does
+	 * not carry them (NULL-terminated), or NULL. */
+	const char *const *legacy_cats;
 };
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			      const struct chrome_meta *meta);
@@ -135,48 +146,48 @@ struct agg_row {
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
 int agg_add_rec(struct agg *a, const struct coll_rec *r);
 
-/* gpu.c: GPU records from an event source, linked at dump time. */
-struct gpu_link {
-	uint32_t corr; /* the API call's correlation id, 0 = none   */
-	uint32_t ext;  /* the external id this span carries, 0 = none */
-	int flow;      /* the call launched GPU work: write a flow   */
+/* source.c: the registered sources, NULL-terminated (drain thread). */
+extern const struct coll_source *coll_sources[];
+/* Calls the tables callbacks of the sources (a table_opts extra). */
+void source_tables(struct sbuf *b, const struct table_opts *o);
+
+/*
+ * The collector's state: the drain thread's, under LOCK_OWNER (drain.c
+ * runs the passes and requests, dump.c writes the outputs).
+ */
+struct coll_state {
+	struct coll_config cfg;
+	struct journal *j;
+	int journal_open; /* 1 open, -1 failed, 0 not yet */
+	struct agg *agg;
+	uint64_t dumps_done;
+	uint64_t last_dump_ns;
+	int last_trace_err;
+	int last_stats_err;
+	char stats_path[4200];
+	char journal_path[4200];
 };
-void gpu_source_tick(uint64_t now_ns);
-void gpu_source_flush(void);
-uint64_t gpu_dropped(void);
-void gpu_drain(struct agg *a, void (*on_tid)(int tid));
-int gpu_link_begin(void);
-void gpu_link_claim(int tid, const struct coll_rec *r);
-int gpu_link_span(int tid, const struct coll_rec *r, struct gpu_link *l);
-void gpu_link_args(struct out *o, const struct gpu_link *l);
-void gpu_write_slice_flow(struct out *o, int *first, int pid, int tid,
-			  const struct coll_rec *r, const struct gpu_link *l);
-void gpu_write_events(struct out *o, int *first, int host_pid);
-void gpu_write_device_properties(struct out *o);
-void gpu_link_end(void);
-char *gpu_tables_append(char *text, const struct table_opts *o);
-void gpu_after_fork_child(void);
+extern struct coll_state coll_state;
 
-/* table.c: a growing string, and MXNet's table cells, for the GPU tables. */
-struct sbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
-void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void table_header(struct sbuf *b, const char *const *cols, int ncols);
-void table_row_name(struct sbuf *b, const char *name);
-double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
-			int64_t max);
+/* dump.c. ensure_journal: creates the journal on first use (with the
+ * $TMPDIR fallback); returns 0 or a negative errno. write: the trace, the
+ * tables and the status file; returns 0 or the first error. */
+int dump_ensure_journal(void);
+int dump_write(uint64_t dropped);
+void dump_write_status(void);
+void dump_remove_status(void);
+/* The tables file of a dump (coll_stats_path_for: collector.h); extra
+ * gives the sources' sections, or NULL. */
+int dump_write_tables(const struct agg *a, uint64_t dropped,
+		      const struct table_opts *extra, const char *path);
 
-/* drain.c: the tables file of a dump (coll_stats_path_for: collector.h) */
-int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path);
-
-/* Set in a forked child whose drain thread is still to start (drain.c);
- * coll_drain_kick() starts it then, and does nothing otherwise. Call it
- * only where threads may start (not in a signal handler). */
-extern int coll_drain_pending;
-void coll_drain_kick(void);
+/* threads.c: thread names in the journal (owner). read_comm: the OS name
+ * of tid (0: the process). name: writes tid's name to j when new, or when
+ * refresh and renamed. forget: a fresh table (fork child). */
+void threads_read_comm(int tid, char *buf, size_t len);
+void threads_name(struct journal *j, int tid, int refresh);
+void threads_forget(void);
+void threads_fork_prepare(void);
+void threads_fork_parent(void);
 
 #endif /* MXPROF_COLLECTOR_INTERNAL_H */

@@ -164,6 +164,7 @@ int journal_open(struct journal *j, const char *path, int pid)
 	j->err = 0;
 	j->truncated = 0;
 	j->str_done = 1;
+	j->cat_done = 0;
 	j->bytes = 0;
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -184,20 +185,27 @@ int journal_open(struct journal *j, const char *path, int pid)
 	j->ino = st.st_ino;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, "MXPJRNL1", 8);
-	h.version = 1;
+	h.version = 2;
 	h.pid = (uint32_t)pid;
 	h.base_utc_ns = clock_base_utc_ns();
 	raw_write(j, &h, sizeof(h));
 	return j->err;
 }
 
+/* Writes the names and categories registered since the last call, so
+ * that every record that follows finds its names before it. */
 static void sync_strings(struct journal *j)
 {
 	uint32_t n = strtab_count();
+	uint32_t c = cat_count();
 
 	for (; j->str_done < n; j->str_done++) {
 		const char *s = strtab_get(j->str_done);
 		put(j, J_STR, &j->str_done, 4, s, strlen(s));
+	}
+	for (; j->cat_done < c; j->cat_done++) {
+		const char *s = cat_name(j->cat_done);
+		put(j, J_CAT, &j->cat_done, 4, s, strlen(s));
 	}
 }
 
@@ -323,6 +331,13 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 				memcpy(&u, p, 4);
 				if (ops->str && len >= 4) {
 					ops->str(ctx, u, (const char *)p + 4,
+						 len - 4);
+				}
+				break;
+			case J_CAT:
+				memcpy(&u, p, 4);
+				if (ops->cat && len >= 4) {
+					ops->cat(ctx, u, (const char *)p + 4,
 						 len - 4);
 				}
 				break;

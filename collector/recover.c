@@ -6,7 +6,7 @@
  * an OOM kill, _exit) leaves <trace>.journal, complete up to its last drain
  * pass, and nothing else. Recovery turns it into the two files a dump
  * writes, with the code a dump uses: chrome_write_from_journal() for the
- * trace, agg_add_rec() and drain_write_tables() for the tables.
+ * trace, agg_add_rec() and dump_write_tables() for the tables.
  *
  * The journal is read twice. The first pass, recover_open(), checks every
  * entry and aggregates the records; the second is the trace writer's own.
@@ -265,9 +265,10 @@ int recover_open(struct recovery *r, const char *path)
 		rc = c.err;
 		goto out;
 	}
-	if (hdr.version != 1) {
+	if (hdr.version != 1 && hdr.version != 2) {
 		snprintf(r->why, sizeof(r->why),
-			 "journal version %u; this mxprof reads version 1",
+			 "journal version %u; this mxprof reads versions 1 "
+			 "and 2",
 			 hdr.version);
 		rc = -EBADMSG;
 		goto out;
@@ -310,7 +311,8 @@ int recover_write_trace(struct recovery *r, const char *path)
 				.base_utc_ns = r->base_utc_ns,
 				.dropped = r->dropped,
 				.truncated = r->capped,
-				.clock = "unknown"};
+				.clock = "unknown",
+				.legacy_cats = r->legacy_cats};
 
 	return chrome_write_from_journal(r->journal, path, &m);
 }
@@ -322,7 +324,7 @@ int recover_write_trace(struct recovery *r, const char *path)
  */
 int recover_write_tables(struct recovery *r, const char *path)
 {
-	return drain_write_tables(r->agg, r->dropped, path);
+	return dump_write_tables(r->agg, r->dropped, NULL, path);
 }
 
 /* Frees what recover_open() allocated. Accepts a recovery that failed. */

@@ -19,7 +19,18 @@
  * so that a dead drain thread can never hang the program.
  *
  * When a thread exits, a pthread key destructor marks its ring dead; the
- * drain thread empties it and puts it on a free list for the next thread.
+ * drain thread empties it and marks it free for the next thread.
+ *
+ * The registry of rings takes no lock. Rings are only ever added, at the
+ * head of one list, with a compare-and-swap, and never leave it: a thread
+ * claims a free ring of the right size (free -> claimed, again with a
+ * compare-and-swap) or maps a new one. So a thread's first record never
+ * waits for the drain thread, whatever that is doing (writing the journal
+ * of a large pass, say), and is as safe in a signal handler as every
+ * other push. The drain thread walks the list without a lock: a ring
+ * added meanwhile is seen on the next pass. The drop counts of recycled
+ * rings move into one total under a sequence count, so that
+ * ring_dropped(), which any thread may call, never counts one twice.
  *
  * A signal handler may record while its thread is in the middle of
  * ring_push(). So a push counts itself in depth, claims its slot by
@@ -64,14 +75,21 @@ struct ring {
 	uint64_t tail;
 	uint64_t snap; /* head seen by the current drain pass */
 	char pad1[48];
-	/* Set at attach; dead and next change under registry_lock. */
+	/* Set when mapped; tid when claimed; state as the comments of enum
+	 * ring_state say. next never changes once the ring is listed. */
 	uint64_t mask;
 	size_t map_len;
 	int tid;
-	int dead;
+	int state; /* enum ring_state, atomic */
 	struct ring *next;
 	struct coll_rec recs[];
 };
+
+/* A ring's life: a thread claims a free one (or maps a new one, claimed),
+ * makes it live, and marks it dead when it exits; the drain thread frees
+ * it once it is empty. Only the drain thread reads the records of rings
+ * that are live or dead. */
+enum ring_state { RING_FREE = 0, RING_CLAIMED, RING_LIVE, RING_DEAD };
 
 struct tls_state {
 	struct ring *rec;     /* where records go: ring, or NULL when quiet */
@@ -110,11 +128,11 @@ _Static_assert(COLL_SPAN == REC_KIND_SPAN, "abi");
 _Static_assert(COLL_FLAG_STATUS == REC_FLAG_STATUS, "abi");
 _Static_assert(COLL_FLAG_ERROR == REC_FLAG_ERROR, "abi");
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ring *live;      /* every ring in use, dead or alive */
-static struct ring *free_list; /* emptied rings of exited threads  */
-static uint64_t dropped_gone;  /* drops of rings already recycled  */
-static uint64_t dropped_other; /* drops with no ring to count on   */
+static struct ring *all;       /* every ring ever mapped (atomic head) */
+static uint64_t dropped_gone;  /* drops of rings already recycled      */
+static uint64_t dropped_other; /* drops with no ring to count on       */
+static unsigned dropped_seq;   /* odd while a ring's drops move        */
+static void (*attach_notify)(void);
 static pthread_key_t exit_key;
 static int exit_key_ok;
 
@@ -143,7 +161,7 @@ static void on_thread_exit(void *p)
 	ring_tls.rec = NULL;
 	ring_tls.ring = NULL;
 	if (r) {
-		__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->state, RING_DEAD, __ATOMIC_RELEASE);
 	}
 }
 
@@ -173,7 +191,42 @@ static struct ring *ring_map(unsigned cap)
 	struct ring *r = p;
 	r->mask = cap - 1;
 	r->map_len = len;
+	r->state = RING_CLAIMED;
 	return r;
+}
+
+/* Claims a free ring of the current capacity, or returns NULL. */
+static struct ring *claim_free(void)
+{
+	for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE); r;
+	     r = r->next) {
+		int expect = RING_FREE;
+		if (r->mask + 1 == ring_capacity &&
+		    __atomic_compare_exchange_n(
+			    &r->state, &expect, RING_CLAIMED, 0,
+			    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			r->head = r->tail = r->snap = 0;
+			r->dropped = 0;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+/* Puts a newly mapped ring at the head of the list. */
+static void list_add(struct ring *r)
+{
+	struct ring *head = __atomic_load_n(&all, __ATOMIC_RELAXED);
+
+	do {
+		r->next = head;
+	} while (!__atomic_compare_exchange_n(
+		&all, &head, r, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+void ring_set_attach_notify(void (*fn)(void))
+{
+	attach_notify = fn;
 }
 
 /* Gives the calling thread a ring. Not the hot path: once per thread. */
@@ -186,24 +239,16 @@ static struct ring *attach(void)
 		return NULL;
 	}
 	ring_tls.attaching = 1;
-	pthread_mutex_lock(&registry_lock);
-	if (free_list && free_list->mask + 1 == ring_capacity) {
-		r = free_list;
-		free_list = r->next;
-		r->head = r->tail = r->snap = 0;
-		r->dropped = 0;
-		r->dead = 0;
-	} else {
-		r = ring_map(ring_capacity);
+	r = claim_free();
+	if (!r && (r = ring_map(ring_capacity)) != NULL) {
+		list_add(r);
 	}
 	if (r) {
 		r->tid = (int)syscall(SYS_gettid);
-		r->next = live;
-		live = r;
-	}
-	pthread_mutex_unlock(&registry_lock);
-	if (r) {
-		coll_drain_kick(); /* a new thread in a forked child */
+		__atomic_store_n(&r->state, RING_LIVE, __ATOMIC_RELEASE);
+		if (attach_notify) {
+			attach_notify(); /* a new thread in a forked child */
+		}
 		pthread_setspecific(exit_key, r);
 		ring_tls.reserve = 0;
 		ring_tls.cached_tail = 0;
@@ -358,36 +403,71 @@ int ring_set_quiet(int quiet)
 	return old;
 }
 
+/* A ring the drain thread reads: live, or dead with records left. */
+static int in_use(const struct ring *r)
+{
+	int st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+
+	return st == RING_LIVE || st == RING_DEAD;
+}
+
 uint64_t ring_dropped(void)
 {
-	uint64_t n = __atomic_load_n(&dropped_other, __ATOMIC_RELAXED);
+	uint64_t n;
+	unsigned seq;
 
-	pthread_mutex_lock(&registry_lock);
-	n += dropped_gone;
-	for (struct ring *r = live; r; r = r->next) {
-		n += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&registry_lock);
+	do {
+		while ((seq = __atomic_load_n(&dropped_seq, __ATOMIC_ACQUIRE)) &
+		       1u) {
+			sched_yield();
+		}
+		n = __atomic_load_n(&dropped_other, __ATOMIC_RELAXED) +
+		    __atomic_load_n(&dropped_gone, __ATOMIC_RELAXED);
+		for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE);
+		     r; r = r->next) {
+			if (in_use(r)) {
+				n += __atomic_load_n(&r->dropped,
+						     __ATOMIC_RELAXED);
+			}
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&dropped_seq, __ATOMIC_RELAXED) != seq);
 	return n;
+}
+
+/* Frees the dead, empty ring r, moving its drop count into the total. */
+static void recycle(struct ring *r)
+{
+	__atomic_store_n(&dropped_seq, dropped_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&dropped_gone, dropped_gone + r->dropped,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&r->dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&dropped_seq, dropped_seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
 }
 
 /*
  * One drain pass: snapshots every ring's head, takes a clock anchor, then
  * hands each ring's new records to emit (in at most two contiguous runs per
- * ring, oldest first) and releases them. Dead rings that are empty move to
- * the free list. Call only from the thread that drains (drain lock held).
- * Returns the number of records handed over. This function can't fail.
+ * ring, oldest first) and releases them. Dead rings that are empty are
+ * freed for new threads. Call only from the thread that drains (the
+ * collector's owner); takes no lock, so a thread's first record never
+ * waits for it. Returns the number of records handed over. This function
+ * can't fail.
  */
 uint64_t ring_collect(ring_emit_fn emit, void *ctx)
 {
+	struct ring *list = __atomic_load_n(&all, __ATOMIC_ACQUIRE);
 	uint64_t total = 0;
 
-	pthread_mutex_lock(&registry_lock);
-	for (struct ring *r = live; r; r = r->next) {
-		r->snap = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	for (struct ring *r = list; r; r = r->next) {
+		r->snap = in_use(r)
+				  ? __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)
+				  : r->tail;
 	}
 	clock_anchor();
-	for (struct ring *r = live; r; r = r->next) {
+	for (struct ring *r = list; r; r = r->next) {
 		uint64_t t = r->tail;
 		while (t < r->snap) {
 			uint64_t i = t & r->mask;
@@ -401,79 +481,55 @@ uint64_t ring_collect(ring_emit_fn emit, void *ctx)
 		total += t - r->tail;
 		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
 	}
-	/* Recycle rings of exited threads once they are empty. */
-	for (struct ring **pp = &live; *pp;) {
-		struct ring *r = *pp;
-		if (__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) &&
+	/* Free the rings of exited threads once they are empty. */
+	for (struct ring *r = list; r; r = r->next) {
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == RING_DEAD &&
 		    r->tail == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
-			*pp = r->next;
-			dropped_gone += r->dropped;
-			r->dropped = 0;
-			r->next = free_list;
-			free_list = r;
-			continue;
+			recycle(r);
 		}
-		pp = &r->next;
 	}
-	pthread_mutex_unlock(&registry_lock);
 	return total;
 }
 
 /*
- * Calls fn for every thread that has a ring (live or not yet recycled).
- * Takes the registry lock. This function can't fail.
+ * Calls fn for every thread that has a ring (live, or dead and not yet
+ * freed). The drain thread's; takes no lock. This function can't fail.
  */
 void ring_foreach_tid(void (*fn)(void *ctx, int tid, int dead), void *ctx)
 {
-	pthread_mutex_lock(&registry_lock);
-	for (struct ring *r = live; r; r = r->next) {
-		fn(ctx, r->tid, __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE));
+	for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE); r;
+	     r = r->next) {
+		int st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+		if (st == RING_LIVE || st == RING_DEAD) {
+			fn(ctx, r->tid, st == RING_DEAD);
+		}
 	}
-	pthread_mutex_unlock(&registry_lock);
-}
-
-/* Fork support: hold the registry across fork(). */
-void ring_before_fork(void)
-{
-	pthread_mutex_lock(&registry_lock);
-}
-
-void ring_after_fork_parent(void)
-{
-	pthread_mutex_unlock(&registry_lock);
 }
 
 /*
  * Child side of fork(): records still in the rings were made by the parent,
  * which drains them itself, so the child discards them. Rings of threads
- * that do not exist in the child are recycled; the calling thread keeps its
- * ring under its new tid. Drop counts restart at zero.
+ * that do not exist in the child are freed; the calling thread keeps its
+ * ring under its new tid. Drop counts restart at zero. The drain thread
+ * was between passes (the fork handlers hold the collector's owner lock).
  */
 void ring_after_fork_child(void)
 {
 	struct ring *mine = ring_tls.ring;
 
-	pthread_mutex_init(&registry_lock, NULL);
 	/* A push of this thread cut by fork() never ends: its slots count as
 	 * published, then as drained, like every other ring's. */
 	ring_tls.depth = 0;
 	ring_tls.cached_tail = ring_tls.reserve;
-	for (struct ring *r = live; r;) {
-		struct ring *next = r->next;
+	for (struct ring *r = all; r; r = r->next) {
 		r->head = r == mine ? ring_tls.reserve : 0;
 		r->tail = r->snap = r->head;
 		r->dropped = 0;
-		if (r != mine) {
-			r->next = free_list;
-			free_list = r;
-		}
-		r = next;
+		r->state = r == mine ? RING_LIVE : RING_FREE;
 	}
-	live = mine;
 	if (mine) {
-		mine->next = NULL;
-		mine->dead = 0;
 		mine->tid = (int)syscall(SYS_gettid);
 	}
 	dropped_gone = dropped_other = 0;
+	dropped_seq = 0;
 }

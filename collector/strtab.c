@@ -21,7 +21,7 @@
 
 static const char **chunks[MAX_CHUNKS];
 static uint32_t count = 1; /* id 0 is the empty name */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct coll_lock lock = COLL_LOCK_INIT(LOCK_STRTAB);
 
 /* Open-addressing hash from string to id; guarded by lock. */
 static uint32_t *slots;
@@ -76,7 +76,7 @@ uint32_t strtab_intern(const char *s)
 	if (!s || !*s) {
 		return 0;
 	}
-	pthread_mutex_lock(&lock);
+	coll_lock(&lock);
 	if ((count + 1) * 2 > nslots && grow() < 0) {
 		goto out;
 	}
@@ -107,7 +107,7 @@ uint32_t strtab_intern(const char *s)
 	slots[j] = id;
 	__atomic_store_n(&count, id + 1, __ATOMIC_RELEASE);
 out:
-	pthread_mutex_unlock(&lock);
+	coll_unlock(&lock);
 	return id;
 }
 
@@ -125,15 +125,16 @@ uint32_t strtab_count(void)
 }
 
 /*
- * Fork support: the child must not inherit a held lock. Called by the
- * preload layer's pthread_atfork handlers.
+ * Fork support: held across fork() (coll_fork_prepare), released on both
+ * sides, so that the child never inherits a table half-way through a
+ * change.
  */
 void strtab_lock(void)
 {
-	pthread_mutex_lock(&lock);
+	coll_lock(&lock);
 }
 
 void strtab_unlock(void)
 {
-	pthread_mutex_unlock(&lock);
+	coll_unlock(&lock);
 }

@@ -17,7 +17,8 @@
  * of the section's total) and, where a source checks return statuses,
  * "Errors". Counter sections show the values a counter took; the section
  * "Device Storage" shows them as kB, as MXNet does. The last line states
- * how many records were dropped.
+ * how many records were dropped. Event sources may add sections of their
+ * own (table_opts.extra) before that line.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -444,6 +445,9 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 			      "in units for different entries.\n");
 		for (size_t i = 0; i < ns; i++) {
 			text_section(&b, &secs[i], rows, o->top);
+		}
+		if (o->extra && !o->category) {
+			o->extra(&b, o);
 		}
 		sb_printf(&b, "Dropped records: %llu\n",
 			  (unsigned long long)o->dropped);

@@ -1,11 +1,19 @@
 /*
- * activity.c - CUPTI activity: enabling, buffers, conversion into the
- * collector's GPU records, and the failure lines.
+ * activity.c - CUPTI activity: enabling, buffers, the failure lines, and
+ * the GPU source the collector drives (struct coll_source).
  *
  * Buffers are 4 MB, at most 16 outstanding (64 MB); past the cap CUPTI gets
- * no buffer and counts its dropped records, which are added to the
- * collector's GPU drop count. CUPTI flushes every second on its own
+ * no buffer and counts its dropped records, which are added to the GPU
+ * drop count. CUPTI flushes every second on its own
  * (cuptiActivityFlushPeriod) and is forced to flush before every dump.
+ *
+ * CUPTI's buffer-completed callback only hands the buffer over: it pushes
+ * it on a lock-free list and returns. CUPTI may call it with locks of its
+ * own held, from its own thread or from the one that flushes; parsing,
+ * demangling and interning (which take the string table's lock and
+ * allocate) happen on the drain thread instead, on its next pass, as do
+ * the calls that ask CUPTI how many records it dropped (Kineto documents a
+ * deadlock with CUPTI's lock when that is asked inside the callback).
  *
  * The timestamp callback is registered once per process and returns
  * clock_now_ns(): CLOCK_MONOTONIC nanoseconds exactly as host ticks are
@@ -28,10 +36,10 @@
 
 #include "collector.h"
 #include "cupti.h"
+#include "gpu.h"
 
 #define BUF_SIZE (4u << 20)
 #define MAX_BUFS 16
-#define NCBID	 2048
 #define BATCH	 256
 
 #define FN(name) static __typeof__(&name) p_##name
@@ -52,13 +60,26 @@ FN(cuptiSetThreadIdType);
 FN(cuptiGetCallbackName);
 #undef FN
 
-static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct coll_lock start_lock = COLL_LOCK_INIT(LOCK_CUPTI_START);
 static int state; /* 0 not tried, 1 recording, -1 given up (atomic) */
 static unsigned want;
 static int outstanding; /* buffers handed to CUPTI (atomic) */
-static uint32_t api_names[2][NCBID];
 static CUpti_SubscriberHandle subscriber;
 static int have_devices;
+
+/*
+ * A completed buffer on its way to the drain thread. It sits at the end of
+ * the buffer's own allocation, behind the bytes CUPTI was given, so that
+ * handing it over allocates nothing.
+ */
+struct handed {
+	struct handed *next;
+	uint8_t *buffer;
+	size_t valid;
+	CUcontext ctx;
+	uint32_t stream;
+};
+static struct handed *handed_over; /* a lock-free stack (atomic head) */
 
 static const char *result_name(CUptiResult r)
 {
@@ -126,7 +147,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 		return; /* CUPTI drops and counts */
 	}
 	void *p = NULL;
-	if (posix_memalign(&p, 8, BUF_SIZE) != 0) {
+	if (posix_memalign(&p, 8, BUF_SIZE + sizeof(struct handed)) != 0) {
 		__atomic_sub_fetch(&outstanding, 1, __ATOMIC_ACQ_REL);
 		return;
 	}
@@ -134,231 +155,80 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 	*size = BUF_SIZE;
 }
 
-/* The string id of an API call's name, by callback id. */
-static uint32_t api_name(int driver, uint32_t cbid)
-{
-	uint32_t *slot = cbid < NCBID ? &api_names[driver][cbid] : NULL;
-	const char *name = NULL;
-	char buf[64];
-
-	if (slot && *slot) {
-		return *slot;
-	}
-	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API
-					  : CUPTI_CB_DOMAIN_RUNTIME_API;
-	if (!p_cuptiGetCallbackName ||
-	    p_cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS ||
-	    !name) {
-		snprintf(buf, sizeof(buf), "%s %u",
-			 driver ? "driver API" : "runtime API", cbid);
-		name = buf;
-	}
-	/* "cudaLaunchKernel_v7000" is shown as "cudaLaunchKernel", the name
-	 * a hook and the program's source use. */
-	const char *v = strrchr(name, '_');
-	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' &&
-	    strspn(v + 2, "0123456789") == strlen(v + 2) && name != buf) {
-		snprintf(buf, sizeof(buf), "%.*s", (int)(v - name), name);
-		name = buf;
-	}
-	uint32_t id = strtab_intern(name);
-	if (slot) {
-		__atomic_store_n(slot, id, __ATOMIC_RELAXED);
-	}
-	return id;
-}
-
-static uint32_t copy_name(uint8_t kind)
-{
-	static const char *const names[] = {
-		"Memcpy Unknown", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
-		"Memcpy AtoH",	  "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA",
-		"Memcpy DtoD",	  "Memcpy HtoH", "Memcpy PtoP"};
-	static uint32_t ids[11];
-
-	if (kind >= 11) {
-		kind = 0;
-	}
-	if (!ids[kind]) {
-		ids[kind] = strtab_intern(names[kind]);
-	}
-	return ids[kind];
-}
-
-static uint32_t sync_name(uint32_t type)
-{
-	static const char *const names[] = {
-		"Synchronize", "Event Synchronize", "Stream Wait Event",
-		"Stream Synchronize", "Context Synchronize"};
-	static uint32_t ids[5];
-
-	if (type >= 5) {
-		type = 0;
-	}
-	if (!ids[type]) {
-		ids[type] = strtab_intern(names[type]);
-	}
-	return ids[type];
-}
-
-/* Demangles a C++ kernel name when the program has a C++ runtime. */
-static uint32_t kernel_name(const char *mangled)
-{
-	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-	static demangle_fn demangle;
-	static int looked;
-	int status = -1;
-
-	if (!mangled) {
-		return strtab_intern("(unnamed kernel)");
-	}
-	if (!looked) {
-		demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		looked = 1;
-	}
-	if (demangle && mangled[0] == '_' && mangled[1] == 'Z') {
-		char *d = demangle(mangled, NULL, NULL, &status);
-		if (d && status == 0) {
-			uint32_t id = strtab_intern(d);
-			free(d);
-			return id;
-		}
-		free(d);
-	}
-	return strtab_intern(mangled);
-}
-
-/* Converts one CUPTI record; returns 0 when it is not kept. */
-static int convert(const CUpti_Activity *a, struct coll_gpu_rec *g)
-{
-	memset(g, 0, sizeof(*g));
-	switch (a->kind) {
-	case CUPTI_ACTIVITY_KIND_KERNEL:
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-		const CUpti_ActivityKernel10 *k = (const void *)a;
-		g->kind = COLL_GPU_KERNEL;
-		g->start = k->start;
-		g->end = k->end;
-		g->name = kernel_name(k->name);
-		g->correlation = k->correlationId;
-		g->device = k->deviceId;
-		g->stream = k->streamId;
-		g->grid[0] = k->gridX;
-		g->grid[1] = k->gridY;
-		g->grid[2] = k->gridZ;
-		g->block[0] = k->blockX;
-		g->block[1] = k->blockY;
-		g->block[2] = k->blockZ;
-		g->regs = k->registersPerThread;
-		g->shmem = (uint32_t)(k->staticSharedMemory +
-				      k->dynamicSharedMemory);
-		return 1;
-	}
-	case CUPTI_ACTIVITY_KIND_MEMCPY: {
-		const CUpti_ActivityMemcpy6 *m = (const void *)a;
-		g->kind = COLL_GPU_MEMCPY;
-		g->start = m->start;
-		g->end = m->end;
-		g->bytes = m->bytes;
-		g->name = copy_name(m->copyKind);
-		g->correlation = m->correlationId;
-		g->device = m->deviceId;
-		g->stream = m->streamId;
-		return 1;
-	}
-	case CUPTI_ACTIVITY_KIND_MEMSET: {
-		const CUpti_ActivityMemset4 *m = (const void *)a;
-		static uint32_t name;
-		if (!name) {
-			name = strtab_intern("Memset (Device)");
-		}
-		g->kind = COLL_GPU_MEMSET;
-		g->start = m->start;
-		g->end = m->end;
-		g->bytes = m->bytes;
-		g->name = name;
-		g->correlation = m->correlationId;
-		g->device = m->deviceId;
-		g->stream = m->streamId;
-		return 1;
-	}
-	case CUPTI_ACTIVITY_KIND_RUNTIME:
-	case CUPTI_ACTIVITY_KIND_DRIVER: {
-		const CUpti_ActivityAPI *p = (const void *)a;
-		int driver = a->kind == CUPTI_ACTIVITY_KIND_DRIVER;
-		g->kind = driver ? COLL_GPU_DRIVER : COLL_GPU_RUNTIME;
-		g->start = p->start;
-		g->end = p->end;
-		g->name = api_name(driver, p->cbid);
-		g->correlation = p->correlationId;
-		g->tid = p->threadId;
-		return 1;
-	}
-	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-		const CUpti_ActivitySynchronization2 *s = (const void *)a;
-		g->kind = COLL_GPU_SYNC;
-		g->start = s->start;
-		g->end = s->end;
-		g->name = sync_name(s->type);
-		g->correlation = s->correlationId;
-		g->stream = s->streamId;
-		return 1;
-	}
-	case CUPTI_ACTIVITY_KIND_MEMORY2: {
-		const CUpti_ActivityMemory4 *m = (const void *)a;
-		if (m->memoryKind != CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) {
-			return 0;
-		}
-		g->kind = COLL_GPU_MEMORY;
-		g->start = g->end = m->timestamp;
-		g->bytes = m->bytes;
-		g->device = m->deviceId;
-		g->correlation = m->correlationId;
-		if (m->memoryOperationType ==
-		    CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
-			g->flags = COLL_GPU_FREE;
-		}
-		return 1;
-	}
-	default:
-		/* External correlation and overhead records are enabled for
-		 * completeness; linking is done by time (see gpu.c). */
-		return 0;
-	}
-}
-
+/* Hands a completed buffer to the drain thread; does nothing else (see
+ * the top of the file). Any thread. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
 				      uint8_t *buffer, size_t size,
 				      size_t valid)
 {
-	struct coll_gpu_rec batch[BATCH];
-	CUpti_Activity *rec = NULL;
-	size_t n = 0;
-	int quiet = ring_set_quiet(1);
+	struct handed *h;
 
 	(void)size;
-	while (valid > 0 && p_cuptiActivityGetNextRecord(buffer, valid, &rec) ==
-				    CUPTI_SUCCESS) {
-		if (convert(rec, &batch[n])) {
-			if (++n == BATCH) {
-				coll_gpu_push(batch, n);
-				n = 0;
-			}
+	if (!buffer) {
+		return;
+	}
+	h = (struct handed *)(buffer + BUF_SIZE);
+	h->buffer = buffer;
+	h->valid = valid;
+	h->ctx = ctx;
+	h->stream = stream;
+	h->next = __atomic_load_n(&handed_over, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&handed_over, &h->next, h, 1,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED)) {
+	}
+}
+
+/* Parses one handed-over buffer into the store and frees it. Drain
+ * thread. */
+static void parse(struct handed *h)
+{
+	struct gpu_rec batch[BATCH];
+	CUpti_Activity *rec = NULL;
+	size_t n = 0;
+	CUptiResult r;
+
+	while (h->valid > 0 &&
+	       (r = p_cuptiActivityGetNextRecord(h->buffer, h->valid, &rec)) ==
+		       CUPTI_SUCCESS) {
+		if (convert_record(rec, &batch[n]) && ++n == BATCH) {
+			store_push(batch, n);
+			n = 0;
 		}
 	}
 	if (n) {
-		coll_gpu_push(batch, n);
+		store_push(batch, n);
 	}
 	size_t dropped = 0;
 	if (p_cuptiActivityGetNumDroppedRecords &&
-	    p_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
+	    p_cuptiActivityGetNumDroppedRecords(h->ctx, h->stream, &dropped) ==
 		    CUPTI_SUCCESS &&
 	    dropped) {
-		coll_gpu_note_dropped(dropped);
+		store_note_dropped(dropped);
 	}
-	free(buffer);
+	free(h->buffer);
 	__atomic_sub_fetch(&outstanding, 1, __ATOMIC_ACQ_REL);
-	ring_set_quiet(quiet);
+}
+
+/* Parses every buffer handed over since the last call, oldest first.
+ * Drain thread (owner held). */
+static void parse_handed(void)
+{
+	struct handed *h =
+		__atomic_exchange_n(&handed_over, NULL, __ATOMIC_ACQUIRE);
+	struct handed *fifo = NULL;
+
+	while (h) {
+		struct handed *next = h->next;
+		h->next = fifo;
+		fifo = h;
+		h = next;
+	}
+	while (fifo) {
+		struct handed *next = fifo->next;
+		parse(fifo);
+		fifo = next;
+	}
 }
 
 static int resolve(void *h)
@@ -408,15 +278,26 @@ static void quiet_noisy_calls(void)
 		CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
 	};
 
+	int failed = 0;
+
+	/* A call CUPTI cannot switch off stays in the trace: that costs
+	 * slices, not correctness, so one line says so and no more. */
 	for (size_t i = 0; p_cuptiActivityEnableRuntimeApi &&
 			   i < sizeof(runtime) / sizeof(*runtime);
 	     i++) {
-		p_cuptiActivityEnableRuntimeApi(runtime[i], 0);
+		failed |= p_cuptiActivityEnableRuntimeApi(runtime[i], 0) !=
+			  CUPTI_SUCCESS;
 	}
 	for (size_t i = 0; p_cuptiActivityEnableDriverApi &&
 			   i < sizeof(driver) / sizeof(*driver);
 	     i++) {
-		p_cuptiActivityEnableDriverApi(driver[i], 0);
+		failed |= p_cuptiActivityEnableDriverApi(driver[i], 0) !=
+			  CUPTI_SUCCESS;
+	}
+	if (failed) {
+		fprintf(stderr, "mxprof: CUPTI cannot switch off the records "
+				"of calls such as cudaGetDevice; they stay in "
+				"the trace\n");
 	}
 }
 
@@ -488,7 +369,15 @@ static int start_locked(const char *why)
 		return report("cuptiSubscribe", r);
 	}
 	if (p_cuptiSetThreadIdType) {
-		p_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+		r = p_cuptiSetThreadIdType(
+			CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+		if (r != CUPTI_SUCCESS) {
+			fprintf(stderr,
+				"mxprof: CUPTI keeps its own thread ids (%s); "
+				"CUDA calls may not line up with their host "
+				"threads\n",
+				result_name(r));
+		}
 	}
 	if (!ts_registered && p_cuptiActivityRegisterTimestampCallback) {
 		r = p_cuptiActivityRegisterTimestampCallback(timestamp);
@@ -507,15 +396,22 @@ static int start_locked(const char *why)
 	}
 	int rc = enable_kinds();
 	if (rc < 0) {
+		/* Already failing, with its line: a second error here has
+		 * nothing to add. */
 		if (p_cuptiUnsubscribe) {
-			p_cuptiUnsubscribe(subscriber);
+			(void)p_cuptiUnsubscribe(subscriber);
 		}
 		return rc;
 	}
 	quiet_noisy_calls();
-	if (p_cuptiActivityFlushPeriod) {
-		p_cuptiActivityFlushPeriod(1000);
+	if (p_cuptiActivityFlushPeriod &&
+	    (r = p_cuptiActivityFlushPeriod(1000)) != CUPTI_SUCCESS) {
+		fprintf(stderr,
+			"mxprof: CUPTI does not flush on its own (%s); GPU "
+			"activity reaches the trace at dumps only\n",
+			result_name(r));
 	}
+	convert_init((void *)p_cuptiGetCallbackName);
 	return 0;
 }
 
@@ -527,12 +423,12 @@ int cupti_start(const char *why)
 		return state > 0 ? 0 : -EALREADY;
 	}
 	int quiet = ring_set_quiet(1);
-	pthread_mutex_lock(&start_lock);
+	coll_lock(&start_lock);
 	if (!state) {
 		rc = start_locked(why);
 		__atomic_store_n(&state, rc == 0 ? 1 : -1, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&start_lock);
+	coll_unlock(&start_lock);
 	ring_set_quiet(quiet);
 	return state > 0 ? 0 : rc ? rc : -EALREADY;
 }
@@ -556,7 +452,7 @@ static void read_devices(void)
 		return;
 	}
 	for (int i = 0; i < n; i++) {
-		struct coll_gpu_device d = {.id = i};
+		struct gpu_device d = {.id = i};
 		CUdevice dev;
 		size_t total = 0;
 		if (get(&dev, i) != CUDA_SUCCESS) {
@@ -578,22 +474,47 @@ static void read_devices(void)
 		if (mem && mem(&total, dev) == CUDA_SUCCESS) {
 			d.total_mem = total;
 		}
-		coll_gpu_set_device(&d);
+		store_set_device(&d);
 	}
 	have_devices = 1;
 }
 
+/*
+ * The source's flush: CUPTI delivers every buffered record now, through
+ * buffer_completed() (on this thread or its own), and the drain thread's
+ * next pass parses them. No collector lock held. Can't fail: an error
+ * gets one line, once, and the records come with CUPTI's next periodic
+ * flush instead.
+ */
 void cupti_flush(void)
 {
+	static int reported;
+
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0) {
 		return;
 	}
 	int quiet = ring_set_quiet(1);
-	p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	if (!have_devices) {
-		read_devices();
+	CUptiResult r =
+		p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (r != CUPTI_SUCCESS &&
+	    !__atomic_exchange_n(&reported, 1, __ATOMIC_RELAXED)) {
+		fprintf(stderr,
+			"mxprof: CUPTI could not flush (%s); a dump may miss "
+			"the GPU activity of its last second\n",
+			result_name(r));
 	}
 	ring_set_quiet(quiet);
+}
+
+/* The source's drain: parses what CUPTI handed over, reads the devices
+ * once CUPTI runs, and feeds memory use into the tables. Owner held. */
+static void drain(struct agg *a)
+{
+	parse_handed();
+	if (!have_devices && __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0) {
+		read_devices();
+	}
+	store_drain(a);
 }
 
 /* ---- the source the collector drives ------------------------------------ */
@@ -634,28 +555,64 @@ static void tick(uint64_t now_ns)
 	cupti_start("the program initialised CUDA");
 }
 
-static const struct coll_gpu_source source = {.tick = tick,
-					      .flush = cupti_flush};
+/* fork(): CUPTI's start is held across it. */
+static void fork_prepare(void)
+{
+	coll_lock(&start_lock);
+}
+
+static void fork_parent(void)
+{
+	coll_unlock(&start_lock);
+}
 
 /* A forked child of a CUDA process cannot use CUDA or CUPTI: its source
- * goes quiet (its own GPU store starts empty, see gpu.c). */
-static void after_fork_child(void)
+ * goes quiet, and the parent's records and buffers stay the parent's. */
+static void fork_child(void)
 {
+	struct handed *h = handed_over;
+
+	handed_over = NULL;
+	while (h) {
+		struct handed *next = h->next;
+		free(h->buffer);
+		h = next;
+	}
+	outstanding = 0;
+	store_reset();
+	link_reset();
 	__atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+	coll_unlock(&start_lock);
 }
+
+const struct coll_source cupti_source = {
+	.name = "cupti",
+	.tick = tick,
+	.flush = cupti_flush,
+	.drain = drain,
+	.tables = tables_write,
+	.devices = events_devices,
+	.begin = link_begin,
+	.claim = link_claim,
+	.span = link_span,
+	.events = events_write,
+	.end = link_end,
+	.fork_rank = LOCK_CUPTI_START,
+	.fork_prepare = fork_prepare,
+	.fork_parent = fork_parent,
+	.fork_child = fork_child,
+};
 
 int cupti_setup(unsigned what, const char *self_path)
 {
 	if (!what) {
 		return -EINVAL;
 	}
-	pthread_atfork(NULL, NULL, after_fork_child);
 	want = what;
 	if (self_path && *self_path) {
 		setenv("CUDA_INJECTION64_PATH", self_path, 0);
 	}
-	coll_gpu_set_source(&source);
-	return 0;
+	return coll_source_add(&cupti_source);
 }
 
 /*

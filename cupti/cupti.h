@@ -18,8 +18,11 @@
  * (Interposing dlopen would find CUDA earlier, but dlopen belongs to the
  * hook engine; the injection entry point gives the same moment without it.)
  *
- * Records are converted into struct coll_gpu_rec (collector.h) in the
- * buffer-completed callback; nothing outside cupti/ sees a CUDA type.
+ * The source plugs into the collector as a struct coll_source: CUPTI's
+ * buffers are handed to the drain thread, which parses them into mxprof's
+ * own GPU records (gpu.h), links them to host records when it writes a
+ * dump, and adds the GPU events and tables. Nothing outside cupti/ sees a
+ * CUDA type or a GPU record.
  */
 #ifndef MXPROF_CUPTI_H
 #define MXPROF_CUPTI_H
@@ -33,11 +36,20 @@ enum cupti_want {
 
 /*
  * Called once from the library constructor with the cupti_want bits.
- * Installs the collector's GPU source (drain tick and flush) and points
+ * Registers the GPU source with the collector and points
  * CUDA_INJECTION64_PATH at self_path when it is unset. Does not load
- * CUPTI. Returns 0, or -EINVAL when want is 0 (nothing is installed).
+ * CUPTI. Returns 0, -EINVAL when want is 0 (nothing is installed), or
+ * coll_source_add()'s error.
  */
 int cupti_setup(unsigned want, const char *self_path);
+
+/* The GPU source (registered by cupti_setup(); tests register it
+ * themselves). */
+struct coll_source;
+extern const struct coll_source cupti_source;
+
+/* Names device in the trace's GPU track (NVTX). Any thread, lock-free. */
+void cupti_name_device(int device, const char *name);
 
 /*
  * Loads CUPTI and enables the activity kinds, once; why names the trigger
@@ -47,7 +59,8 @@ int cupti_setup(unsigned want, const char *self_path);
  */
 int cupti_start(const char *why);
 
-/* Delivers every buffered record to the collector now. Can't fail. */
+/* Makes CUPTI hand over every buffered record now (the source's flush,
+ * no collector lock held). Can't fail. */
 void cupti_flush(void);
 
 /* load.c: finds and opens libcupti (see the order there). Returns the

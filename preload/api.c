@@ -1,10 +1,6 @@
 /*
- * api.c - the public C API (include/mxprof.h) and the state machine.
- *
- * State: stopped or running, and, while running, paused or not, and inside
- * or outside the capture window (MXPROF_DELAY / MXPROF_DURATION). Sources
- * record only when running, not paused and inside the window; the
- * collector's coll_recording flag caches that answer for the hot path.
+ * api.c - the public C API (include/mxprof.h); the state machine behind
+ * set_state, pause and dump is state.c's.
  *
  * Tasks, frames and events keep their start tick in the object, as MXNet's
  * do, and push one complete span at stop: one record per pair, and a crash
@@ -21,18 +17,6 @@
 #include "collector.h"
 #include "mxprof.h"
 #include "preload.h"
-
-static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
-static int running;
-static int paused;
-static int window_open = 1;
-static int window_over;
-static int nvtx_gate = 1;  /* inside the MXPROF_CAPTURE_NVTX range */
-static int capture_depth;  /* open occurrences of that range */
-uint32_t state_capture_id; /* its name's id, 0 when not set */
-static int started;
-static int finished_dump; /* dump(finished=1) happened */
-static uint64_t run_since_ns;
 
 struct span_obj {
 	uint64_t t0; /* 0 when not started */
@@ -71,91 +55,6 @@ struct mxprof_marker {
 static struct mxprof_domain *domains;
 static uint32_t events_group;
 
-/* Caller holds state_lock. */
-static void update_recording(void)
-{
-	int on = running && !paused && window_open && nvtx_gate &&
-		 !finished_dump;
-
-	if (on != coll_recording) {
-		coll_note_recording(on);
-	}
-	coll_recording = on;
-}
-
-/* Drain-thread tick: opens and closes the capture window. */
-static void window_tick(uint64_t now)
-{
-	const struct settings *s = &preload_settings;
-
-	pthread_mutex_lock(&state_lock);
-	if (running && !window_over) {
-		double since = (double)(now - run_since_ns) / 1e9;
-		int open = since >= s->delay_s;
-		if (s->duration_s > 0 && since >= s->delay_s + s->duration_s) {
-			open = 0;
-			window_over = 1;
-		}
-		if (open != window_open) {
-			window_open = open;
-			update_recording();
-		}
-	}
-	pthread_mutex_unlock(&state_lock);
-}
-
-void state_nvtx_range(uint32_t name, int enter)
-{
-	if (name != state_capture_id || !name) {
-		return;
-	}
-	pthread_mutex_lock(&state_lock);
-	capture_depth += enter ? 1 : -1;
-	if (capture_depth < 0) {
-		capture_depth = 0;
-	}
-	nvtx_gate = capture_depth > 0;
-	update_recording();
-	pthread_mutex_unlock(&state_lock);
-}
-
-int state_run(void)
-{
-	struct coll_config cfg;
-	int rc = 0;
-
-	pthread_mutex_lock(&state_lock);
-	if (!started) {
-		preload_collector_config(&cfg);
-		cfg.tick = window_tick;
-		rc = coll_start(&cfg);
-		started = 1;
-		run_since_ns = ticks_mono_ns();
-		window_open = preload_settings.delay_s <= 0;
-		if (preload_settings.capture_nvtx[0]) {
-			state_capture_id =
-				strtab_intern(preload_settings.capture_nvtx);
-			nvtx_gate = capture_depth > 0;
-		}
-	}
-	running = 1;
-	paused = 0;
-	finished_dump = 0;
-	update_recording();
-	pthread_mutex_unlock(&state_lock);
-	return rc == -ENOMEM ? rc : 0;
-}
-
-void state_at_exit(void)
-{
-	pthread_mutex_lock(&state_lock);
-	running = 0;
-	update_recording();
-	int dump = started && !finished_dump;
-	pthread_mutex_unlock(&state_lock);
-	coll_finish(dump);
-}
-
 int mxprof_set_state(const char *state)
 {
 	preload_init_once();
@@ -163,10 +62,7 @@ int mxprof_set_state(const char *state)
 		return state_run();
 	}
 	if (state && !strcmp(state, "stop")) {
-		pthread_mutex_lock(&state_lock);
-		running = 0;
-		update_recording();
-		pthread_mutex_unlock(&state_lock);
+		state_stop();
 		return 0;
 	}
 	fprintf(stderr,
@@ -178,29 +74,20 @@ int mxprof_set_state(const char *state)
 
 int mxprof_pause(void)
 {
-	pthread_mutex_lock(&state_lock);
-	paused = 1;
-	update_recording();
-	pthread_mutex_unlock(&state_lock);
+	state_pause(1);
 	return 0;
 }
 
 int mxprof_resume(void)
 {
-	pthread_mutex_lock(&state_lock);
-	paused = 0;
-	update_recording();
-	pthread_mutex_unlock(&state_lock);
+	state_pause(0);
 	return 0;
 }
 
 int mxprof_dump(int finished)
 {
 	preload_init_once();
-	pthread_mutex_lock(&state_lock);
-	int was_started = started;
-	pthread_mutex_unlock(&state_lock);
-	if (!was_started) {
+	if (!state_started()) {
 		/* Nothing recorded yet: start the collector stopped, so the
 		 * dump still writes an (empty) trace and tables. */
 		state_run();
@@ -208,11 +95,7 @@ int mxprof_dump(int finished)
 	}
 	int rc = coll_dump();
 	if (finished) {
-		pthread_mutex_lock(&state_lock);
-		running = 0;
-		finished_dump = 1;
-		update_recording();
-		pthread_mutex_unlock(&state_lock);
+		state_finished_dump();
 	}
 	return rc;
 }
@@ -272,7 +155,7 @@ int mxprof_set_config(const char *key, const char *value)
 		}
 		snprintf(s->output, sizeof(s->output), "%s", value);
 		struct coll_config cfg;
-		preload_collector_config(&cfg);
+		config_collector(&cfg);
 		int rc = coll_set_output(cfg.output);
 		if (rc == -EBUSY) {
 			fprintf(stderr,
@@ -338,7 +221,7 @@ int mxprof_set_config(const char *key, const char *value)
 
 mxprof_domain *mxprof_domain_create(const char *name)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct coll_lock lock = COLL_LOCK_INIT(LOCK_DOMAINS);
 	uint32_t id = strtab_intern(name);
 	struct mxprof_domain *d;
 
@@ -346,7 +229,7 @@ mxprof_domain *mxprof_domain_create(const char *name)
 		errno = name && *name ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	pthread_mutex_lock(&lock);
+	coll_lock(&lock);
 	for (d = domains; d; d = d->next) {
 		if (d->id == id) {
 			goto out;
@@ -359,7 +242,7 @@ mxprof_domain *mxprof_domain_create(const char *name)
 		domains = d;
 	}
 out:
-	pthread_mutex_unlock(&lock);
+	coll_unlock(&lock);
 	return d;
 }
 

@@ -108,16 +108,16 @@ struct preset {
 	const char *name;
 	const char *lib;
 	const char *sym;
-	uint8_t cat;
+	const char *cat; /* the trace category (cat.c) */
 	uint8_t status;
 };
 
 static const struct preset presets[] = {
-	{"mxnet", "libmxnet.so", "MX*", COLL_CAT_CAPI, 1},
-	{"cudart", "libcudart.so*", "cuda*", COLL_CAT_CUDA_RUNTIME, 1},
-	{"cublas", "libcublas*.so*", "cublas*", COLL_CAT_CAPI, 0},
-	{"cudnn", "libcudnn*.so*", "cudnn*", COLL_CAT_CAPI, 0},
-	{"nccl", "libnccl*.so*", "nccl*", COLL_CAT_CAPI, 0},
+	{"mxnet", "libmxnet.so", "MX*", "c_api", 1},
+	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1},
+	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0},
+	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0},
+	{"nccl", "libnccl*.so*", "nccl*", "c_api", 0},
 };
 
 /* Functions of a status preset that return a string instead. */
@@ -363,7 +363,8 @@ static int parse_spec(const char *spec)
 				if (!is_auto && strcmp(it + 1, ps->name) != 0) {
 					continue;
 				}
-				if (add_pat(ps->lib, ps->sym, it, ps->cat,
+				if (add_pat(ps->lib, ps->sym, it,
+					    (uint8_t)cat_id(ps->cat),
 					    ps->status, is_auto) != 0) {
 					return -EINVAL;
 				}
@@ -1310,3 +1311,12 @@ void hook_after_fork_child(void)
 	memcpy(&lock, &fresh, sizeof(lock));
 	__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
 }
+
+/* The hook engine's part in the collector's life cycle: the lines at exit
+ * and the fork handler. */
+const struct coll_source hook_source = {
+	.name = "hook",
+	.finish = hook_finish,
+	.fork_rank = LOCK_HOOK,
+	.fork_child = hook_after_fork_child,
+};

@@ -50,6 +50,11 @@ void hook_finish(void);
  */
 void hook_after_fork_child(void);
 
+/* The engine as a collector source (collector.h): hook_finish() at exit
+ * and the fork handler. Registered by the constructor after hook_init(). */
+struct coll_source;
+extern const struct coll_source hook_source;
+
 /* ---- shared between hook*.c and hook_tramp.S --------------------------- */
 
 #include "hook_abi.h" /* HOOK_MAX, the stub layout */

@@ -1,16 +1,18 @@
 /*
- * init.c - load and unload of the injected library, the dump signal, fork.
+ * init.c - load and unload of the injected library, the dump signal, fork,
+ * and the event sources this build has.
  *
  * The constructor reads the settings, installs the dump signal's handler
- * and the fork handlers, starts the hook engine when it is linked in, and
- * starts recording under MXPROF_AUTOSTART. The destructor writes the final
- * dump.
+ * and the fork handlers, sets up each source (the hook engine, NVTX and
+ * CUDA injection, CUPTI) and registers with the collector those that take
+ * part in its life cycle, and starts recording under MXPROF_AUTOSTART. The
+ * destructor writes the final dump.
  *
  * Children: the first process that loads mxprof exports MXPROF_ROOT_PID.
  * A process that finds a different MXPROF_ROOT_PID (an exec'ed child), and
- * a forked child, write to "<base>.<pid>.json" unless the pattern has %p,
- * so that no child ever replaces its parent's file. An exec'ed image starts
- * from nothing: the new image loads mxprof afresh.
+ * a forked child, write to "<base>.<pid>.json" unless the pattern has %p
+ * (config.c), so that no child ever replaces its parent's file. An exec'ed
+ * image starts from nothing: the new image loads mxprof afresh.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,31 +26,25 @@
 
 #include "collector.h"
 #include "preload.h"
+#ifdef MXPROF_WITH_HOOK
+#include "hook.h"
+#endif
+#ifdef MXPROF_WITH_CUDA
+#include "cupti.h"
+#endif
 
-/* The hook engine, when built in (preload/hook*.c). */
-extern int hook_init(const char *spec) __attribute__((weak));
-extern void hook_finish(void) __attribute__((weak));
-extern void hook_after_fork_child(void) __attribute__((weak));
-
-/* CUDA and NVTX (cupti/, preload/nvtx.c), built in when the CUDA headers
- * are there. */
-extern int cupti_setup(unsigned want, const char *self_path)
-	__attribute__((weak));
-extern int nvtx_setup(const char *self_path) __attribute__((weak));
-
-struct settings preload_settings;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
-
-static const char *env(const char *name)
-{
-	return getenv(name);
-}
 
 static void on_dump_signal(int sig)
 {
 	(void)sig;
 	coll_dump_async();
+}
+
+static const char *env(const char *name)
+{
+	return getenv(name);
 }
 
 static int only_thread(void)
@@ -69,54 +65,47 @@ static int only_thread(void)
 	return threads == 1;
 }
 
-/* The working folder when the library was loaded: a relative output path
- * means a file there, even after the program changes folder. */
-static char launch_cwd[PATH_MAX];
-
-/* Expands the output pattern for this process into out, from launch_cwd
- * when it is relative. */
-static void resolve_output(char *out, size_t len, int descendant)
-{
-	const struct settings *s = &preload_settings;
-	char rel[PATH_MAX];
-	int rc = settings_expand_output(s->output, (int)getpid(),
-					settings_rank(env), descendant, rel,
-					sizeof(rel));
-
-	if (rc < 0) {
-		settings_expand_output("profile.json", (int)getpid(), 0,
-				       descendant, rel, sizeof(rel));
-	}
-	if (rel[0] == '/' || !launch_cwd[0] ||
-	    snprintf(out, len, "%s/%s", launch_cwd, rel) >= (int)len) {
-		snprintf(out, len, "%s", rel);
-	}
-}
-
-static void before_fork(void)
-{
-	coll_before_fork();
-}
-
-static void after_fork_parent(void)
-{
-	coll_after_fork_parent();
-}
-
 static void after_fork_child(void)
 {
 	char out[4096];
 
-	resolve_output(out, sizeof(out), 1);
-	coll_after_fork_child(out);
-	if (hook_after_fork_child) {
-		hook_after_fork_child();
+	config_output(out, sizeof(out), 1);
+	coll_fork_child(out);
+}
+
+#ifdef MXPROF_WITH_CUDA
+/*
+ * Makes libmxprof.so (self_path) the NVTX injection library when
+ * NVTX_INJECTION64_PATH is unset. Returns 0, or -EBUSY after one line when
+ * another tool owns it.
+ */
+static int nvtx_injection(const char *self_path)
+{
+	const char *cur = getenv("NVTX_INJECTION64_PATH");
+
+	if (!cur || !*cur) {
+		if (self_path && *self_path) {
+			setenv("NVTX_INJECTION64_PATH", self_path, 1);
+		}
+		return 0;
 	}
+	if (self_path && strcmp(cur, self_path) == 0) {
+		return 0;
+	}
+	const char *base = strrchr(cur, '/');
+	if (strcmp(base ? base + 1 : cur, "libmxprof.so") == 0) {
+		return 0;
+	}
+	fprintf(stderr,
+		"mxprof: NVTX_INJECTION64_PATH is set to %s (another tool); "
+		"NVTX ranges go to that tool, not to mxprof\n",
+		cur);
+	return -EBUSY;
 }
 
 /*
  * Points NVTX and the CUDA driver at this library (the injection paths,
- * only where unset) and installs the CUPTI source, for the sources
+ * only where unset) and sets up the CUPTI source, for the sources
  * MXPROF_TRACE selects. Loads nothing: CUPTI starts when CUDA does.
  */
 static void cuda_setup(int early)
@@ -138,16 +127,17 @@ static void cuda_setup(int early)
 	if (!early) {
 		self[0] = 0;
 	}
-	if (nvtx_setup && (s->trace & TRACE_NVTX)) {
-		nvtx_setup(self);
+	if (s->trace & TRACE_NVTX) {
+		nvtx_injection(self);
 	}
-	want |= (s->trace & TRACE_CUDA) ? 1u : 0;   /* CUPTI_WANT_API */
-	want |= (s->trace & TRACE_GPU) ? 2u : 0;    /* CUPTI_WANT_GPU */
-	want |= (s->trace & TRACE_MEMORY) ? 4u : 0; /* CUPTI_WANT_MEMORY */
-	if (cupti_setup && want) {
+	want |= (s->trace & TRACE_CUDA) ? CUPTI_WANT_API : 0;
+	want |= (s->trace & TRACE_GPU) ? CUPTI_WANT_GPU : 0;
+	want |= (s->trace & TRACE_MEMORY) ? CUPTI_WANT_MEMORY : 0;
+	if (want) {
 		cupti_setup(want, self);
 	}
 }
+#endif
 
 static void load(void)
 {
@@ -156,9 +146,7 @@ static void load(void)
 
 	coll_init();
 	settings_parse(s, env);
-	if (!getcwd(launch_cwd, sizeof(launch_cwd))) {
-		launch_cwd[0] = 0; /* gone or too long: relative it stays */
-	}
+	config_init();
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	const char *root = getenv("MXPROF_ROOT_PID");
 	int early = only_thread();
@@ -178,11 +166,20 @@ static void load(void)
 			s->signal = 0;
 		}
 	}
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-	if (hook_init) {
-		hook_init(s->hook);
+	/* The fork handlers take every lock of the written order (see
+	 * collector.h); the state machine's is one of them. */
+	coll_source_add(&state_source);
+#ifdef MXPROF_WITH_HOOK
+	if (hook_init(s->hook) == 0) {
+		coll_source_add(&hook_source);
 	}
+#endif
+#ifdef MXPROF_WITH_CUDA
 	cuda_setup(early);
+#else
+	(void)early;
+#endif
+	pthread_atfork(coll_fork_prepare, coll_fork_parent, after_fork_child);
 	loaded = 1;
 	if (s->autostart) {
 		state_run();
@@ -194,27 +191,6 @@ void preload_init_once(void)
 	pthread_once(&once, load);
 }
 
-/*
- * Fills the collector's settings for this process. Used when recording
- * starts for the first time.
- */
-void preload_collector_config(struct coll_config *c)
-{
-	const struct settings *s = &preload_settings;
-	const char *root = getenv("MXPROF_ROOT_PID");
-	int descendant = root && atoi(root) != (int)getpid();
-
-	memset(c, 0, sizeof(*c));
-	resolve_output(c->output, sizeof(c->output), descendant);
-	c->ring_records = s->ring_records;
-	c->overflow = s->overflow;
-	c->drain_period_ms = s->drain_period_ms;
-	c->dump_period_s = s->continuous_dump ? s->dump_period_s : 0;
-	c->max_trace_bytes = s->max_trace_mb << 20;
-	c->rank = settings_rank(env);
-	c->dump_signal = s->signal;
-}
-
 __attribute__((constructor)) static void mxprof_load(void)
 {
 	preload_init_once();
@@ -222,11 +198,7 @@ __attribute__((constructor)) static void mxprof_load(void)
 
 __attribute__((destructor)) static void mxprof_unload(void)
 {
-	if (!loaded) {
-		return;
+	if (loaded) {
+		state_at_exit();
 	}
-	if (hook_finish) {
-		hook_finish();
-	}
-	state_at_exit();
 }

@@ -6,9 +6,9 @@
  * Preinject in the global symbol chain), calls its InitializeInjectionNvtx2
  * with an export-table getter, and the injection fills the function tables
  * of the modules it handles. Every NVTX call then lands here; the ones left
- * empty stay no-ops. nvtx_setup() points NVTX_INJECTION64_PATH at
- * libmxprof.so when it is unset; when another tool owns it, it says so in
- * one line and NVTX goes to that tool.
+ * empty stay no-ops. The constructor (init.c) points NVTX_INJECTION64_PATH
+ * at libmxprof.so when it is unset; when another tool owns it, it says so
+ * in one line and NVTX goes to that tool.
  *
  * Mapping:
  *  - push/pop ranges: a per-thread stack of start ticks; the pop records
@@ -37,6 +37,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "collector.h"
+#include "cupti.h"
 #include "preload.h"
 
 #define STACK_MAX 128
@@ -448,12 +449,12 @@ static void cb_initialize(const void *reserved)
  * which only CUPTI can map to a stream id, so they are accepted only. */
 static void cb_name_cuda_device_a(int device, const char *name)
 {
-	coll_gpu_name_device(device, name);
+	cupti_name_device(device, name);
 }
 
 static void cb_name_cuda_device_w(int device, const wchar_t *name)
 {
-	coll_gpu_name_device(device, strtab_get(wide_id(name)));
+	cupti_name_device(device, strtab_get(wide_id(name)));
 }
 
 static void cb_name_handle_a(void *handle, const char *name)
@@ -593,28 +594,4 @@ __attribute__((visibility("default"))) int
 InitializeInjectionNvtx2Preinject(NvtxGetExportTableFunc_t get)
 {
 	return InitializeInjectionNvtx2(get);
-}
-
-int nvtx_setup(const char *self_path)
-{
-	const char *cur = getenv("NVTX_INJECTION64_PATH");
-
-	if (!cur || !*cur) {
-		if (self_path && *self_path) {
-			setenv("NVTX_INJECTION64_PATH", self_path, 1);
-		}
-		return 0;
-	}
-	if (self_path && strcmp(cur, self_path) == 0) {
-		return 0;
-	}
-	const char *base = strrchr(cur, '/');
-	if (strcmp(base ? base + 1 : cur, "libmxprof.so") == 0) {
-		return 0;
-	}
-	fprintf(stderr,
-		"mxprof: NVTX_INJECTION64_PATH is set to %s (another tool); "
-		"NVTX ranges go to that tool, not to mxprof\n",
-		cur);
-	return -EBUSY;
 }

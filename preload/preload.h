@@ -1,6 +1,13 @@
 /*
- * preload.h - the injected library's front: settings, the run/pause/stop
- * state machine, the dump signal, fork handling and the public API.
+ * preload.h - the injected library's front: settings (settings.c), this
+ * process's collector settings (config.c), the run/pause/stop state
+ * machine (state.c), load, the dump signal and fork (init.c), the public
+ * API (api.c) and NVTX injection (nvtx.c). The hook engine has its own
+ * map, hook.h.
+ *
+ * Dependencies go one way: api.c and nvtx.c use init.c and state.c;
+ * init.c uses state.c, config.c and the sources it sets up (hook, cupti);
+ * state.c uses config.c; none of them calls back up.
  */
 #ifndef MXPROF_PRELOAD_H
 #define MXPROF_PRELOAD_H
@@ -64,23 +71,41 @@ int settings_signal(const char *v);
 
 struct coll_config;
 
-/* init.c: fills the collector's settings for this process. */
-void preload_collector_config(struct coll_config *c);
+/* config.c: the settings of this process (parsed once at load). */
+extern struct settings preload_settings;
 
-/* init.c: makes sure the library is initialised (for static links). */
+/* config.c: notes the start folder (relative outputs are taken from it).
+ * Call once at load. */
+void config_init(void);
+
+/* config.c: the trace path of this process into out; descendant: a
+ * child's name (see settings_expand_output). */
+void config_output(char *out, size_t len, int descendant);
+
+/* config.c: fills the collector's settings for this process. */
+void config_collector(struct coll_config *c);
+
+/* init.c: makes sure the library is initialised (for static links, and
+ * entry points a library may reach before the constructor). */
 void preload_init_once(void);
 
 /*
- * nvtx.c: makes libmxprof.so (self_path) the NVTX injection library when
- * NVTX_INJECTION64_PATH is unset. Returns 0, or -EBUSY after one line when
- * another tool owns it.
+ * state.c. run: starts recording (and the collector, the first time);
+ * returns 0 or -ENOMEM. stop, pause(1)/pause(0): what mxprof.h says.
+ * started: the collector was started. finished_dump: dump(finished=1)
+ * happened, recording stops and no dump is written at exit. at_exit: the
+ * final dump unless one was finished, then the collector's end.
  */
-int nvtx_setup(const char *self_path);
-
-/* api.c: the state machine, for init.c. */
 int state_run(void);
+void state_stop(void);
+void state_pause(int pause);
+int state_started(void);
+void state_finished_dump(void);
 void state_at_exit(void);
-extern struct settings preload_settings;
+
+/* state.c: holds the state across fork() (see collector.h's lock order). */
+struct coll_source;
+extern const struct coll_source state_source;
 
 /*
  * MXPROF_CAPTURE_NVTX: the id of the range name that opens the capture

@@ -274,7 +274,7 @@ patch bad-name.json.journal 'struct.pack_into("<I", d, first_recs + 16 + 16, 600
 recover_fails 1 "mxprof recover: bad-name.json.journal: corrupt: a record names string id 60000 before it is defined" \
 	bad-name.json.journal
 patch bad-version.json.journal 'struct.pack_into("<I", d, 8, 7)'
-recover_fails 1 "mxprof recover: bad-version.json.journal: journal version 7; this mxprof reads version 1" \
+recover_fails 1 "mxprof recover: bad-version.json.journal: journal version 7; this mxprof reads versions 1 and 2" \
 	bad-version.json.journal
 
 # Cut inside the header, or nothing after it.

@@ -250,12 +250,13 @@ static void run_scenario(void)
 				 0);
 	}
 	pthread_barrier_wait(&recorded);
-	/* Empty the flooder's ring, stop draining, let it overfill. */
+	/* Empty the flooder's ring, stop draining (as the collector's owner
+	 * this thread keeps the drain thread waiting), let it overfill. */
 	assert_int_equal(coll_flush(), 0);
-	ring_before_fork();
+	coll_own();
 	pthread_barrier_wait(&flood_go);
 	pthread_barrier_wait(&flood_done);
-	ring_after_fork_parent();
+	coll_disown();
 
 	dump_rc = coll_dump();
 	dropped_now = ring_dropped();
@@ -974,12 +975,82 @@ static void test_journal_round_trip_gives_same_entries(void **st)
 	memset(&h, 0, sizeof(h));
 	assert_int_equal(journal_read(path, &jops, l, &h), 0);
 	assert_memory_equal(h.magic, "MXPJRNL1", 8);
-	assert_int_equal(h.version, 1);
+	assert_int_equal(h.version, 2);
 	assert_int_equal(h.pid, 4321);
 	assert_int_equal(h.base_utc_ns, clock_base_utc_ns());
 	assert_int_equal(l->n, (late - 1) + 7);
 	check_journal(l, late, 7);
 	jlog_free(l);
+}
+
+/* The categories a journal names, in order, and where records began. */
+struct catlog {
+	char names[COLL_CAT_MAX][32];
+	int ids[COLL_CAT_MAX];
+	int n;
+	int n_at_recs; /* categories named before the first records */
+};
+
+static void c_cat(void *ctx, uint32_t id, const char *s, size_t len)
+{
+	struct catlog *c = ctx;
+
+	assert_true(c->n < COLL_CAT_MAX);
+	c->ids[c->n] = (int)id;
+	snprintf(c->names[c->n++], 32, "%.*s", (int)len, s);
+}
+
+static void c_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
+{
+	struct catlog *c = ctx;
+
+	(void)tid;
+	(void)r;
+	(void)n;
+	if (c->n_at_recs < 0) {
+		c->n_at_recs = c->n;
+	}
+}
+
+static void test_journal_names_categories_before_records(void **st)
+{
+	static const struct journal_ops ops = {.cat = c_cat, .recs = c_recs};
+	char path[300];
+	struct journal_header h;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct catlog c = {.n_at_recs = -1};
+	unsigned id = cat_id("test_category");
+	struct coll_rec r = {.t0 = 1,
+			     .t1 = 2,
+			     .name = strtab_intern("x"),
+			     .group = strtab_intern("g"),
+			     .kind = COLL_SPAN,
+			     .cat = (uint8_t)id};
+
+	(void)st;
+	assert_non_null(j);
+	assert_true(id >= 2);
+	assert_int_equal(cat_id("test_category"), id);
+	assert_int_equal(cat_find("test_category"), (int)id);
+	assert_string_equal(cat_name(id), "test_category");
+	jpath(path, sizeof(path), "cats.journal");
+	assert_int_equal(journal_open(j, path, 1), 0);
+	journal_recs(j, 1, &r, 1);
+	journal_close(j, 0);
+	free(j);
+	assert_int_equal(journal_read(path, &ops, &c, &h), 0);
+	assert_int_equal(h.version, 2);
+	/* Every category registered so far, in id order, before the first
+	 * records that may use one. */
+	assert_int_equal(c.n, (int)cat_count());
+	assert_int_equal(c.n_at_recs, c.n);
+	for (int i = 0; i < c.n; i++) {
+		assert_int_equal(c.ids[i], i);
+		assert_string_equal(c.names[i], cat_name((unsigned)i));
+	}
+	assert_string_equal(c.names[0], "user_annotation");
+	assert_string_equal(c.names[1], "c_api");
+	assert_string_equal(c.names[id], "test_category");
 }
 
 static void read_truncated(const char *src, const char *dst, off_t cut,
@@ -1193,6 +1264,7 @@ int main(void)
 		cmocka_unit_test(test_chrome_tables_file_has_expected_rows),
 		cmocka_unit_test(test_chrome_gzip_output_has_same_events),
 		cmocka_unit_test(test_journal_round_trip_gives_same_entries),
+		cmocka_unit_test(test_journal_names_categories_before_records),
 		cmocka_unit_test(test_journal_torn_last_entry_is_ignored),
 		cmocka_unit_test(
 			test_journal_read_rejects_what_is_not_a_journal),

@@ -1,5 +1,5 @@
 /*
- * test_gpu.c - GPU records in the collector (collector/gpu.c): linking to
+ * test_gpu.c - the GPU source (cupti/): its records linked to
  * host spans at dump time, the GPU part of the trace and the GPU tables.
  *
  * One scenario, with exact times (ticks_use_tsc = 0, so ticks are
@@ -34,6 +34,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "cupti.h"
+#include "gpu.h"
 #include "internal.h"
 
 static char dir[] = "/tmp/mxprof-test-gpu-XXXXXX";
@@ -100,48 +102,51 @@ static void host(uint64_t t0, uint64_t t1, const char *name, const char *group,
 	assert_int_equal(ring_push(&r), 0);
 }
 
-static struct coll_gpu_rec gpu(int kind, uint64_t t0, uint64_t t1,
-			       const char *name, uint32_t corr)
+static struct gpu_rec gpu(int kind, uint64_t t0, uint64_t t1, const char *name,
+			  uint32_t corr)
 {
-	struct coll_gpu_rec g = {.kind = (uint16_t)kind,
-				 .start = t0 + base,
-				 .end = t1 + base,
-				 .name = strtab_intern(name),
-				 .correlation = corr,
-				 .stream = 7,
-				 .tid = (uint32_t)syscall(SYS_gettid)};
+	struct gpu_rec g = {.kind = (uint16_t)kind,
+			    .start = t0 + base,
+			    .end = t1 + base,
+			    .name = strtab_intern(name),
+			    .correlation = corr,
+			    .stream = 7,
+			    .tid = (uint32_t)syscall(SYS_gettid)};
 	return g;
 }
 
 static void scenario(void)
 {
-	struct coll_gpu_rec g[12];
+	struct gpu_rec g[12];
 	int n = 0;
 
 	/* Inner spans end first and are recorded first. */
 	host(2000, 3000, "cudaLaunchKernel", "C API (libcudart.so.13)",
-	     COLL_CAT_CUDA_RUNTIME);
+	     (int)cat_id("cuda_runtime"));
 	host(1000, 9000, "step", "user", COLL_CAT_USER);
-	g[n++] =
-		gpu(COLL_GPU_RUNTIME, 2100, 2900, "cudaLaunchKernel_v7000", 42);
-	g[n++] = gpu(COLL_GPU_RUNTIME, 4000, 4500, "cudaMemcpy", 43);
-	g[n++] = gpu(COLL_GPU_KERNEL, 5000, 10000, "k", 42);
-	g[n] = gpu(COLL_GPU_MEMCPY, 10000, 10100, "Memcpy HtoD", 43);
+	g[n++] = gpu(GPU_RUNTIME, 2100, 2900, "cudaLaunchKernel_v7000", 42);
+	g[n++] = gpu(GPU_RUNTIME, 4000, 4500, "cudaMemcpy", 43);
+	g[n++] = gpu(GPU_KERNEL, 5000, 10000, "k", 42);
+	g[n] = gpu(GPU_MEMCPY, 10000, 10100, "Memcpy HtoD", 43);
 	g[n++].bytes = 1000;
-	g[n++] = gpu(COLL_GPU_RUNTIME, 20000, 20100, "cudaLaunchKernel", 44);
-	g[n++] = gpu(COLL_GPU_KERNEL, 21000, 22000, "k", 44);
-	g[n++] = gpu(COLL_GPU_KERNEL, 22000, 22300, "k", 44);
-	g[n] = gpu(COLL_GPU_MEMORY, 100, 100, "", 0);
+	g[n++] = gpu(GPU_RUNTIME, 20000, 20100, "cudaLaunchKernel", 44);
+	g[n++] = gpu(GPU_KERNEL, 21000, 22000, "k", 44);
+	g[n++] = gpu(GPU_KERNEL, 22000, 22300, "k", 44);
+	g[n] = gpu(GPU_MEMORY, 100, 100, "", 0);
 	g[n++].bytes = 4096;
-	g[n] = gpu(COLL_GPU_MEMORY, 200, 200, "", 0);
+	g[n] = gpu(GPU_MEMORY, 200, 200, "", 0);
 	g[n++].bytes = 8192;
-	g[n] = gpu(COLL_GPU_MEMORY, 300, 300, "", 0);
+	g[n] = gpu(GPU_MEMORY, 300, 300, "", 0);
 	g[n].bytes = 4096;
-	g[n++].flags = COLL_GPU_FREE;
-	assert_int_equal(coll_gpu_push(g, (size_t)n), 0);
-	struct coll_gpu_device d = {.id = 0, .cc_major = 8, .num_sms = 108};
+	g[n++].flags = GPU_FREE;
+	struct gpu_device d = {.id = 0, .cc_major = 8, .num_sms = 108};
 	snprintf(d.name, sizeof(d.name), "test GPU");
-	coll_gpu_set_device(&d);
+	/* What the source's drain does with parsed CUPTI records, as the
+	 * collector's owner. */
+	coll_own();
+	assert_int_equal(store_push(g, (size_t)n), 0);
+	store_set_device(&d);
+	coll_disown();
 	assert_int_equal(coll_dump(), 0);
 	trace = read_all(trace_path);
 	stats = read_all(stats_path);
@@ -247,7 +252,8 @@ static int group_setup(void **st)
 	struct coll_config cfg;
 
 	(void)st;
-	if (!mkdtemp(dir) || coll_init() != 0) {
+	if (!mkdtemp(dir) || coll_init() != 0 ||
+	    coll_source_add(&cupti_source) != 0) {
 		return -1;
 	}
 	ticks_use_tsc = 0;

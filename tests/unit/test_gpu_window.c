@@ -15,6 +15,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "cupti.h"
+#include "gpu.h"
 #include "internal.h"
 
 static char dir[] = "/tmp/mxprof-gpuwin-XXXXXX";
@@ -41,14 +43,13 @@ static char *slurp(const char *p)
 	return buf;
 }
 
-static struct coll_gpu_rec at(int kind, const char *name, uint64_t t,
-			      uint64_t bytes)
+static struct gpu_rec at(int kind, const char *name, uint64_t t, uint64_t bytes)
 {
-	struct coll_gpu_rec g = {.kind = (uint16_t)kind,
-				 .start = t,
-				 .end = t + 1000,
-				 .bytes = bytes,
-				 .name = strtab_intern(name)};
+	struct gpu_rec g = {.kind = (uint16_t)kind,
+			    .start = t,
+			    .end = t + 1000,
+			    .bytes = bytes,
+			    .name = strtab_intern(name)};
 	return g;
 }
 
@@ -57,9 +58,11 @@ static void work(const char *kernel, uint64_t bytes)
 {
 	usleep(1000);
 	uint64_t t = ticks_mono_ns();
-	struct coll_gpu_rec g[2] = {at(COLL_GPU_KERNEL, kernel, t, 0),
-				    at(COLL_GPU_MEMORY, "", t, bytes)};
-	assert_int_equal(coll_gpu_push(g, 2), 0);
+	struct gpu_rec g[2] = {at(GPU_KERNEL, kernel, t, 0),
+			       at(GPU_MEMORY, "", t, bytes)};
+	coll_own();
+	assert_int_equal(store_push(g, 2), 0);
+	coll_disown();
 }
 
 static void test_gpu_work_outside_recording_is_left_out(void **st)
@@ -70,6 +73,7 @@ static void test_gpu_work_outside_recording_is_left_out(void **st)
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/t.json", dir);
 	assert_int_equal(coll_init(), 0);
+	assert_int_equal(coll_source_add(&cupti_source), 0);
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.output, sizeof(cfg.output), "%s", path);
 	cfg.ring_records = 1024;

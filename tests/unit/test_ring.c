@@ -90,7 +90,7 @@ static struct coll_rec make_rec(uint32_t w, uint32_t seq)
 		.name = w + 1,
 		.group = 77,
 		.kind = COLL_SPAN,
-		.cat = (uint8_t)(seq % COLL_CAT_COUNT),
+		.cat = (uint8_t)(seq % 2),
 		.flags = (uint8_t)(seq & 0xc0),
 		.arg = seq ^ 0xabcdu,
 	};

@@ -58,6 +58,11 @@ static int rc_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* The categories a version 1 journal numbered 2 and up: those of the
+ * library that wrote it, which did not name them in the journal. */
+static const char *const rc_legacy_cats[] = {"cuda_runtime", "cuda_driver",
+					     "cuda_sync", NULL};
+
 int cmd_recover(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -125,6 +130,7 @@ int cmd_recover(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	rc = recover_open(r, journal);
+	r->legacy_cats = rc_legacy_cats;
 	if (rc < 0) {
 		util_err("%s: %s", journal, r->why[0] ? r->why : strerror(-rc));
 		goto out;

@@ -1,0 +1,177 @@
+/*
+ * gpu.h - declarations shared by the files of cupti/ only: GPU records in
+ * mxprof's own form, their store, their linking to host records, and
+ * their part of the trace and the tables. Only activity.c and convert.c
+ * see CUPTI's types; everything here works on struct gpu_rec.
+ *
+ * All of it is the drain thread's (the collector's owner, see
+ * collector.h): records are parsed, stored, linked and written there, so
+ * nothing here takes a lock (device labels, which NVTX sets from the
+ * program's threads, are published atomically).
+ */
+#ifndef MXPROF_CUPTI_GPU_H
+#define MXPROF_CUPTI_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+
+enum gpu_kind {
+	GPU_KERNEL = 1,
+	GPU_MEMCPY,
+	GPU_MEMSET,
+	GPU_RUNTIME, /* a runtime API call on a host thread    */
+	GPU_DRIVER,  /* a driver API call on a host thread     */
+	GPU_SYNC,    /* a synchronisation, by correlation      */
+	GPU_MEMORY,  /* an allocation (bytes) or a free        */
+};
+
+/* Flag bits of a gpu_rec. */
+#define GPU_FREE 0x1u /* GPU_MEMORY: a release, not an allocation */
+
+/* One GPU activity record. Times are CLOCK_MONOTONIC ns, the clock host
+ * ticks are converted to (CUPTI's timestamp callback, activity.c). */
+struct gpu_rec {
+	uint64_t start;
+	uint64_t end;	/* == start for GPU_MEMORY             */
+	uint64_t bytes; /* memcpy, memset, memory              */
+	uint32_t name;	/* string id: kernel, API or copy kind */
+	uint32_t correlation;
+	uint32_t device;
+	uint32_t stream;
+	uint32_t tid;  /* host thread of API records (gettid) */
+	uint16_t kind; /* enum gpu_kind                      */
+	uint16_t flags;
+	int32_t grid[3];
+	int32_t block[3];
+	uint32_t regs;	/* registers per thread               */
+	uint32_t shmem; /* static + dynamic shared memory     */
+	/* Filled while a dump links records (link.c). */
+	uint32_t ext;	   /* external id of the enclosing host range */
+	uint32_t absorbed; /* a hook's slice shows this API call      */
+};
+
+/* Properties of one device, for the trace's deviceProperties. */
+struct gpu_device {
+	int id;
+	char name[128];
+	int cc_major, cc_minor;
+	uint64_t total_mem;
+	int num_sms;
+	int max_threads_per_block;
+	int max_shared_per_block;
+	int warp_size;
+	int regs_per_block;
+};
+
+#define GPU_MAX_DEVICES 64
+
+/* ---- store.c: the records, devices and memory in use ------------------- */
+
+/*
+ * Appends n records, leaving out work that started while the profiler was
+ * not recording (memory events excepted: Device Storage needs them all).
+ * Returns 0, or -ENOSPC when the store is full (1M records; the rest are
+ * dropped and counted).
+ */
+int store_push(const struct gpu_rec *r, size_t n);
+
+/* Returns record i (i < store_count()). */
+struct gpu_rec *store_at(size_t i);
+
+/* Returns the number of records stored. */
+size_t store_count(void);
+
+/* Counts n records lost before they reached the store. Can't fail. */
+void store_note_dropped(uint64_t n);
+
+/* Returns the records lost so far. */
+uint64_t store_dropped(void);
+
+/* Records the properties of device d->id (kept once per id). */
+void store_set_device(const struct gpu_device *d);
+
+/* Returns device id's properties, or NULL when unknown. */
+const struct gpu_device *store_device(int id);
+
+/* Names device in the trace (NVTX), from any thread; lock-free. The
+ * second writes the name into buf (empty when none). */
+void store_label_device(int device, const char *name);
+void store_device_label(int device, char *buf, size_t len);
+
+/* The string id of device's memory counter, "Memory: cuda/N". */
+uint32_t store_memory_name(uint32_t device);
+
+/* Feeds the records stored since the last call into a (Device Storage)
+ * and names the host threads of API records. Can't fail. */
+void store_drain(struct agg *a);
+
+/* Forgets every record (a forked child: the parent's stay its own). */
+void store_reset(void);
+
+/* ---- convert.c: CUPTI's records into gpu_rec ---------------------------- */
+
+/* Keeps CUPTI's cuptiGetCallbackName (API names) and finds the program's
+ * demangler. Call once CUPTI is loaded. */
+void convert_init(void *get_callback_name);
+
+/* Converts one CUPTI activity record (a CUpti_Activity *) into g, with its
+ * names interned. Returns 1, or 0 for a record that is not kept. Drain
+ * thread. */
+int convert_record(const void *activity, struct gpu_rec *g);
+
+/* ---- link.c: GPU records and host spans -------------------------------- */
+
+static inline int gpu_is_api(const struct gpu_rec *r)
+{
+	return r->kind == GPU_RUNTIME || r->kind == GPU_DRIVER;
+}
+
+static inline int gpu_is_device_work(const struct gpu_rec *r)
+{
+	return r->kind == GPU_KERNEL || r->kind == GPU_MEMCPY ||
+	       r->kind == GPU_MEMSET;
+}
+
+/* The coll_source members of linking (collector.h): begin indexes the
+ * records; claim and span are the two passes over the host spans; end
+ * keeps the marks for the tables. */
+int link_begin(void);
+void link_claim(int tid, const struct coll_rec *r);
+void link_span(struct coll_trace *t, int tid, const struct coll_rec *r,
+	       int after);
+void link_end(void);
+
+/* Returns the API record of correlation corr, or NULL. */
+const struct gpu_rec *link_api_for(uint32_t corr);
+
+/* Returns non-zero when correlation corr launched device work. */
+int link_has_device_work(uint32_t corr);
+
+/* Returns the host range external id ext was given to, or NULL. */
+const struct coll_rec *link_range(uint32_t ext);
+
+/* Returns how many records the last dump linked. */
+size_t link_count(void);
+
+/* Forgets the index (a forked child). */
+void link_reset(void);
+
+/* ---- events.c: the GPU part of the trace -------------------------------- */
+
+/* Writes a flow end or start (ph "s"/"f") of correlation corr. */
+void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
+		 int64_t pid, int64_t tid, uint64_t mono_ns);
+
+/* The coll_source members: the devices of deviceProperties, and the GPU
+ * events after the host events. */
+void events_devices(struct out *o, int *first);
+void events_write(struct coll_trace *t);
+
+/* ---- tables.c: the GPU tables -------------------------------------------- */
+
+/* The coll_source member: the GPU sections of the text tables. */
+void tables_write(struct sbuf *b, const struct table_opts *o);
+
+#endif /* MXPROF_CUPTI_GPU_H */

@@ -1,0 +1,280 @@
+/*
+ * tables.c - the GPU tables: kernels (with the median), copies and sets
+ * (with bytes and bandwidth), CUDA API calls that no hook showed, and the
+ * GPU time attributed to each launching API and each enclosing host range
+ * by the latest dump's linking. Sections in MXNet's layout (table.c's
+ * cells), added after the host sections of the text tables.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+
+struct kv {
+	uint64_t key; /* string id, or (group << 32 | name) */
+	int64_t v;    /* ns */
+	uint64_t bytes;
+};
+
+struct grow {
+	uint64_t key;
+	uint64_t count;
+	int64_t total, min, max, median;
+	uint64_t bytes;
+};
+
+static int cmp_kv(const void *pa, const void *pb)
+{
+	const struct kv *a = pa, *b = pb;
+
+	if (a->key != b->key) {
+		return a->key < b->key ? -1 : 1;
+	}
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+static int sort_key_g;
+static int sort_asc_g;
+
+static double gkey(const struct grow *r)
+{
+	return table_sort_value(sort_key_g, r->count, r->total, r->min, r->max);
+}
+
+static int cmp_grow(const void *pa, const void *pb)
+{
+	const struct grow *a = pa, *b = pb;
+	double ka = gkey(a), kb = gkey(b);
+
+	if (ka != kb) {
+		return (ka < kb) == !!sort_asc_g ? -1 : 1;
+	}
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* Groups sorted samples into rows (count, total, min, max, median). */
+static size_t group_rows(struct kv *v, size_t n, struct grow *rows)
+{
+	size_t nr = 0;
+
+	qsort(v, n, sizeof(*v), cmp_kv);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		struct grow *r = &rows[nr++];
+		memset(r, 0, sizeof(*r));
+		r->key = v[i].key;
+		r->min = v[i].v;
+		for (; j < n && v[j].key == v[i].key; j++) {
+			r->count++;
+			r->total += v[j].v;
+			r->bytes += v[j].bytes;
+			r->max = v[j].v;
+		}
+		size_t m = i + (j - i) / 2;
+		r->median = (j - i) % 2 ? v[m].v : (v[m - 1].v + v[m].v) / 2;
+		i = j;
+	}
+	qsort(rows, nr, sizeof(*rows), cmp_grow);
+	return nr;
+}
+
+/* A section: its title, then table.c's header lines. */
+static void theader(struct sbuf *b, const char *title, const char *const *cols,
+		    int ncols)
+{
+	sb_printf(b, "%s\n=================\n", title);
+	table_header(b, cols, ncols);
+}
+
+static double msf(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+enum { SEC_TIME, SEC_KERNEL, SEC_BYTES, SEC_GPUTIME };
+
+static void tsection(struct sbuf *b, const char *title, int type, struct kv *v,
+		     size_t n, unsigned top,
+		     const char *(*label)(uint64_t key, char *buf, size_t len))
+{
+	static const char *const kcols[] = {"Time (ms)",	"Min Time (ms)",
+					    "Max Time (ms)",	"Avg Time (ms)",
+					    "Median Time (ms)", "Time (%)"};
+	static const char *const bcols[] = {
+		"Time (ms)",	 "Min Time (ms)", "Max Time (ms)",
+		"Avg Time (ms)", "Total (kB)",	  "Bandwidth (GB/s)"};
+	static const char *const gcols[] = {"GPU Time (ms)", "GPU Time (%)"};
+	struct grow *rows = n ? malloc(n * sizeof(*rows)) : NULL;
+	int64_t all = 0;
+
+	if (!n) {
+		return;
+	}
+	if (!rows) {
+		b->err = 1;
+		return;
+	}
+	size_t nr = group_rows(v, n, rows);
+	for (size_t i = 0; i < nr; i++) {
+		all += rows[i].total;
+	}
+	if (type == SEC_KERNEL) {
+		theader(b, title, kcols, 6);
+	} else if (type == SEC_BYTES) {
+		theader(b, title, bcols, 6);
+	} else if (type == SEC_GPUTIME) {
+		theader(b, title, gcols, 2);
+	} else {
+		theader(b, title, kcols, 4);
+	}
+	size_t shown = top && top < nr ? top : nr;
+	for (size_t i = 0; i < shown; i++) {
+		const struct grow *r = &rows[i];
+		char buf[512];
+		double pct = all ? 100.0 * (double)r->total / (double)all : 0;
+		table_row_name(b, label(r->key, buf, sizeof(buf)));
+		sb_printf(b, "%11llu", (unsigned long long)r->count);
+		if (type == SEC_GPUTIME) {
+			sb_printf(b, "%17.4f%17.2f\n", msf(r->total), pct);
+			continue;
+		}
+		sb_printf(b, "%17.4f%17.4f%17.4f%17.4f", msf(r->total),
+			  msf(r->min), msf(r->max),
+			  msf(r->total) / (double)r->count);
+		if (type == SEC_KERNEL) {
+			sb_printf(b, "%17.4f%17.2f", msf(r->median), pct);
+		} else if (type == SEC_BYTES) {
+			sb_printf(b, "%17.4f%17.4f", (double)r->bytes / 1000.0,
+				  r->total ? (double)r->bytes / (double)r->total
+					   : 0.0);
+		}
+		sb_printf(b, "\n");
+	}
+	sb_printf(b, "\n");
+	free(rows);
+}
+
+static const char *label_str(uint64_t key, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", strtab_get((uint32_t)key));
+	return buf;
+}
+
+static const char *label_range(uint64_t key, char *buf, size_t len)
+{
+	const char *g = strtab_get((uint32_t)(key >> 32));
+
+	snprintf(buf, len, "%s%s%s", g, *g ? ": " : "",
+		 strtab_get((uint32_t)key));
+	return buf;
+}
+
+/* Fills v with the device records' durations keyed by what key() says;
+ * returns how many. */
+static size_t collect(struct kv *v, size_t n, int want,
+		      uint64_t (*key)(const struct gpu_rec *r))
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct gpu_rec *r = store_at(i);
+		int match = want < 0 ? gpu_is_device_work(r) : r->kind == want;
+		if (want == GPU_RUNTIME) {
+			match = gpu_is_api(r) && !r->absorbed;
+		}
+		if (!match) {
+			continue;
+		}
+		uint64_t kk = key(r);
+		if (kk == UINT64_MAX) {
+			continue;
+		}
+		v[k].key = kk;
+		v[k].v = r->end > r->start ? (int64_t)(r->end - r->start) : 0;
+		v[k].bytes = r->bytes;
+		k++;
+	}
+	return k;
+}
+
+static uint64_t key_name(const struct gpu_rec *r)
+{
+	return r->name;
+}
+
+/* API names come without version suffixes from the source. */
+static uint64_t key_api_base(const struct gpu_rec *r)
+{
+	return r->name;
+}
+
+/* The API that launched r, by base name; only records the last dump
+ * linked. */
+static uint64_t key_launch_api(const struct gpu_rec *r)
+{
+	const struct gpu_rec *a =
+		r->correlation ? link_api_for(r->correlation) : NULL;
+
+	return a ? a->name : UINT64_MAX;
+}
+
+static uint64_t key_host_range(const struct gpu_rec *r)
+{
+	const struct gpu_rec *a =
+		r->correlation ? link_api_for(r->correlation) : NULL;
+
+	const struct coll_rec *h = a ? link_range(a->ext) : NULL;
+
+	if (!h) {
+		return UINT64_MAX;
+	}
+	return (uint64_t)h->group << 32 | h->name;
+}
+
+/*
+ * Appends the GPU sections to b, the tables of the text format (see
+ * struct coll_source): kernels, copies, sets, API calls no hook showed,
+ * GPU time by launching API and by host range (as of the latest dump),
+ * and a line with the GPU records lost, when there were any. Nothing for
+ * the JSON and CSV formats, for one category, or when there is no GPU
+ * record. Can't fail (memory runs out: the sections are left out).
+ */
+void tables_write(struct sbuf *b, const struct table_opts *o)
+{
+	size_t n = store_count();
+
+	if (o->format != TABLE_TEXT || !n || o->category) {
+		return;
+	}
+	struct kv *v = malloc(n * sizeof(*v));
+	if (!v) {
+		return;
+	}
+	sort_key_g = o->sort;
+	sort_asc_g = o->ascending;
+	size_t k = collect(v, n, GPU_KERNEL, key_name);
+	tsection(b, "CUDA GPU Kernels", SEC_KERNEL, v, k, o->top, label_str);
+	k = collect(v, n, GPU_MEMCPY, key_name);
+	tsection(b, "CUDA GPU Memcpy", SEC_BYTES, v, k, o->top, label_str);
+	k = collect(v, n, GPU_MEMSET, key_name);
+	tsection(b, "CUDA GPU Memset", SEC_BYTES, v, k, o->top, label_str);
+	k = collect(v, n, GPU_RUNTIME, key_api_base);
+	tsection(b, "CUDA API (CUPTI)", SEC_TIME, v, k, o->top, label_str);
+	size_t linked = link_count();
+	if (linked) {
+		size_t lim = linked < n ? linked : n;
+		k = collect(v, lim, -1, key_launch_api);
+		tsection(b, "GPU Time by API", SEC_GPUTIME, v, k, o->top,
+			 label_str);
+		k = collect(v, lim, -1, key_host_range);
+		tsection(b, "GPU Time by Host Range", SEC_GPUTIME, v, k,
+			 o->top, label_range);
+	}
+	if (store_dropped()) {
+		sb_printf(b, "Dropped GPU records: %llu\n",
+			  (unsigned long long)store_dropped());
+	}
+	free(v);
+}

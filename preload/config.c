@@ -1,0 +1,69 @@
+/*
+ * config.c - this process's collector settings: the trace path it writes
+ * and the rest of struct coll_config, from the MXPROF_* settings.
+ *
+ * A relative MXPROF_OUTPUT names a file in the folder the program started
+ * in (kept at load), even after the program changes folder. A forked child
+ * and an exec'ed descendant write "<base>.<pid>.json" unless the pattern
+ * has %p, so that no child ever replaces its parent's file.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "preload.h"
+
+struct settings preload_settings;
+
+/* The working folder when the library was loaded. */
+static char launch_cwd[PATH_MAX];
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+void config_init(void)
+{
+	if (!getcwd(launch_cwd, sizeof(launch_cwd))) {
+		launch_cwd[0] = 0; /* gone or too long: relative it stays */
+	}
+}
+
+void config_output(char *out, size_t len, int descendant)
+{
+	const struct settings *s = &preload_settings;
+	char rel[PATH_MAX];
+	int rc = settings_expand_output(s->output, (int)getpid(),
+					settings_rank(env), descendant, rel,
+					sizeof(rel));
+
+	if (rc < 0) {
+		settings_expand_output("profile.json", (int)getpid(), 0,
+				       descendant, rel, sizeof(rel));
+	}
+	if (rel[0] == '/' || !launch_cwd[0] ||
+	    snprintf(out, len, "%s/%s", launch_cwd, rel) >= (int)len) {
+		snprintf(out, len, "%s", rel);
+	}
+}
+
+void config_collector(struct coll_config *c)
+{
+	const struct settings *s = &preload_settings;
+	const char *root = getenv("MXPROF_ROOT_PID");
+	int descendant = root && atoi(root) != (int)getpid();
+
+	memset(c, 0, sizeof(*c));
+	config_output(c->output, sizeof(c->output), descendant);
+	c->ring_records = s->ring_records;
+	c->overflow = s->overflow;
+	c->drain_period_ms = s->drain_period_ms;
+	c->dump_period_s = s->continuous_dump ? s->dump_period_s : 0;
+	c->max_trace_bytes = s->max_trace_mb << 20;
+	c->rank = settings_rank(env);
+	c->dump_signal = s->signal;
+}

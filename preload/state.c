@@ -1,0 +1,170 @@
+/*
+ * state.c - the run/pause/stop state machine and the capture window.
+ *
+ * State: stopped or running, and, while running, paused or not, inside or
+ * outside the capture window (MXPROF_DELAY / MXPROF_DURATION) and inside
+ * or outside the MXPROF_CAPTURE_NVTX range. Sources record only when
+ * running, not paused and inside both; the collector's coll_recording
+ * flag caches that answer for the hot path, and every change is noted for
+ * sources whose records arrive late (coll_note_recording).
+ *
+ * LOCK_STATE guards all of it. It comes before the collector's locks in
+ * the lock order: the first run starts the collector under it, and the
+ * capture window's tick (on the drain thread) takes it with no collector
+ * lock held. fork() holds it (the state source below).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collector.h"
+#include "preload.h"
+
+static struct coll_lock state_lock = COLL_LOCK_INIT(LOCK_STATE);
+static int running;
+static int paused;
+static int window_open = 1;
+static int window_over;
+static int nvtx_gate = 1;  /* inside the MXPROF_CAPTURE_NVTX range */
+static int capture_depth;  /* open occurrences of that range */
+uint32_t state_capture_id; /* its name's id, 0 when not set */
+static int started;
+static int finished_dump; /* dump(finished=1) happened */
+static uint64_t run_since_ns;
+
+/* Caller holds state_lock. */
+static void update_recording(void)
+{
+	int on = running && !paused && window_open && nvtx_gate &&
+		 !finished_dump;
+
+	if (on != coll_recording) {
+		coll_note_recording(on);
+	}
+	coll_recording = on;
+}
+
+/* Drain-thread tick: opens and closes the capture window. */
+static void window_tick(uint64_t now)
+{
+	const struct settings *s = &preload_settings;
+
+	coll_lock(&state_lock);
+	if (running && !window_over) {
+		double since = (double)(now - run_since_ns) / 1e9;
+		int open = since >= s->delay_s;
+		if (s->duration_s > 0 && since >= s->delay_s + s->duration_s) {
+			open = 0;
+			window_over = 1;
+		}
+		if (open != window_open) {
+			window_open = open;
+			update_recording();
+		}
+	}
+	coll_unlock(&state_lock);
+}
+
+void state_nvtx_range(uint32_t name, int enter)
+{
+	if (name != state_capture_id || !name) {
+		return;
+	}
+	coll_lock(&state_lock);
+	capture_depth += enter ? 1 : -1;
+	if (capture_depth < 0) {
+		capture_depth = 0;
+	}
+	nvtx_gate = capture_depth > 0;
+	update_recording();
+	coll_unlock(&state_lock);
+}
+
+int state_run(void)
+{
+	struct coll_config cfg;
+	int rc = 0;
+
+	coll_lock(&state_lock);
+	if (!started) {
+		config_collector(&cfg);
+		cfg.tick = window_tick;
+		rc = coll_start(&cfg);
+		started = 1;
+		run_since_ns = ticks_mono_ns();
+		window_open = preload_settings.delay_s <= 0;
+		if (preload_settings.capture_nvtx[0]) {
+			state_capture_id =
+				strtab_intern(preload_settings.capture_nvtx);
+			nvtx_gate = capture_depth > 0;
+		}
+	}
+	running = 1;
+	paused = 0;
+	finished_dump = 0;
+	update_recording();
+	coll_unlock(&state_lock);
+	return rc == -ENOMEM ? rc : 0;
+}
+
+void state_stop(void)
+{
+	coll_lock(&state_lock);
+	running = 0;
+	update_recording();
+	coll_unlock(&state_lock);
+}
+
+void state_pause(int pause)
+{
+	coll_lock(&state_lock);
+	paused = pause;
+	update_recording();
+	coll_unlock(&state_lock);
+}
+
+int state_started(void)
+{
+	coll_lock(&state_lock);
+	int s = started;
+	coll_unlock(&state_lock);
+	return s;
+}
+
+void state_finished_dump(void)
+{
+	coll_lock(&state_lock);
+	running = 0;
+	finished_dump = 1;
+	update_recording();
+	coll_unlock(&state_lock);
+}
+
+void state_at_exit(void)
+{
+	coll_lock(&state_lock);
+	running = 0;
+	update_recording();
+	int dump = started && !finished_dump;
+	coll_unlock(&state_lock);
+	coll_finish(dump);
+}
+
+/* fork(): the state is held across it, in the lock order's place. */
+static void fork_prepare(void)
+{
+	coll_lock(&state_lock);
+}
+
+static void fork_release(void)
+{
+	coll_unlock(&state_lock);
+}
+
+const struct coll_source state_source = {
+	.name = "state",
+	.fork_rank = LOCK_STATE,
+	.fork_prepare = fork_prepare,
+	.fork_parent = fork_release,
+	.fork_child = fork_release,
+};
