@@ -19,7 +19,7 @@ static char names[COLL_CAT_MAX][32] = {
 	[COLL_CAT_CAPI] = "c_api",
 };
 static unsigned count = 2;
-static struct coll_lock lock = COLL_LOCK_INIT(LOCK_NAMES);
+static struct coll_lock lock = COLL_LOCK_INIT(LOCK_CATEGORIES);
 
 int cat_find(const char *name)
 {

@@ -63,7 +63,8 @@ enum coll_lock_rank {
 	LOCK_OWNER,	  /* drain.c: the collector's state             */
 	LOCK_REQUESTS,	  /* drain.c: requests to the drain thread      */
 	LOCK_WINDOWS,	  /* window.c: when recording was on            */
-	LOCK_NAMES,	  /* names given by the program, categories     */
+	LOCK_NAMES,	  /* threads.c: thread names the program gave   */
+	LOCK_CATEGORIES,  /* cat.c: registering categories              */
 	LOCK_DOMAINS,	  /* preload/api.c: the domains                 */
 	LOCK_STRTAB,	  /* strtab.c: interning                        */
 	LOCK_RANKS,
@@ -112,7 +113,7 @@ enum coll_cat {
 
 /* Returns the id of category name, registering it on first use, or
  * COLL_CAT_CAPI when COLL_CAT_MAX are taken (one line says so). Takes
- * LOCK_NAMES: call it when a source is set up, not per event. */
+ * LOCK_CATEGORIES: call it when a source is set up, not per event. */
 unsigned cat_id(const char *name);
 
 /* Returns the id of category name, or -1 when none is registered.

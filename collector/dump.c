@@ -225,8 +225,8 @@ int dump_write(uint64_t dropped)
 	}
 	S.last_trace_err = rc_trace;
 
-	rc_stats = dump_write_tables(S.agg, dropped, &with_sources,
-				     S.stats_path);
+	rc_stats =
+		dump_write_tables(S.agg, dropped, &with_sources, S.stats_path);
 	if (rc_stats < 0 && rc_stats != S.last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", S.stats_path,
 			strerror(-rc_stats));

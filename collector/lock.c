@@ -31,7 +31,8 @@ static const char *const rank_names[LOCK_RANKS] = {
 	[LOCK_OWNER] = "collector owner",
 	[LOCK_REQUESTS] = "requests",
 	[LOCK_WINDOWS] = "recording windows",
-	[LOCK_NAMES] = "names",
+	[LOCK_NAMES] = "thread names",
+	[LOCK_CATEGORIES] = "categories",
 	[LOCK_DOMAINS] = "domains",
 	[LOCK_STRTAB] = "string table",
 };

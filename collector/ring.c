@@ -416,34 +416,36 @@ uint64_t ring_dropped(void)
 	uint64_t n;
 	unsigned seq;
 
+	/* A sequence count: the loads of the counts are acquires, so the
+	 * second read of seq cannot move before them. */
 	do {
 		while ((seq = __atomic_load_n(&dropped_seq, __ATOMIC_ACQUIRE)) &
 		       1u) {
 			sched_yield();
 		}
-		n = __atomic_load_n(&dropped_other, __ATOMIC_RELAXED) +
-		    __atomic_load_n(&dropped_gone, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&dropped_other, __ATOMIC_ACQUIRE) +
+		    __atomic_load_n(&dropped_gone, __ATOMIC_ACQUIRE);
 		for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE);
 		     r; r = r->next) {
 			if (in_use(r)) {
 				n += __atomic_load_n(&r->dropped,
-						     __ATOMIC_RELAXED);
+						     __ATOMIC_ACQUIRE);
 			}
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&dropped_seq, __ATOMIC_RELAXED) != seq);
 	return n;
 }
 
-/* Frees the dead, empty ring r, moving its drop count into the total. */
+/* Frees the dead, empty ring r, moving its drop count into the total:
+ * between two increments of the sequence count, the first an acquire (the
+ * moves cannot start before it), the second a release. */
 static void recycle(struct ring *r)
 {
-	__atomic_store_n(&dropped_seq, dropped_seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_fetch_add(&dropped_seq, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&dropped_gone, dropped_gone + r->dropped,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&r->dropped, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&dropped_seq, dropped_seq + 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&dropped_seq, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
 }
 

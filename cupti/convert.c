@@ -40,7 +40,7 @@ static struct {
 		uint64_t hash;
 		char *mangled;
 		uint32_t id;
-	} *v;
+	} * v;
 	size_t cap, used;
 } K;
 
@@ -62,8 +62,8 @@ static uint32_t api_name(int driver, uint32_t cbid)
 	}
 	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API
 					  : CUPTI_CB_DOMAIN_RUNTIME_API;
-	if (!callback_name || callback_name(dom, cbid, &name) != CUPTI_SUCCESS ||
-	    !name) {
+	if (!callback_name ||
+	    callback_name(dom, cbid, &name) != CUPTI_SUCCESS || !name) {
 		snprintf(buf, sizeof(buf), "%s %u",
 			 driver ? "driver API" : "runtime API", cbid);
 		name = buf;

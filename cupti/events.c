@@ -223,7 +223,7 @@ void events_write(struct coll_trace *t)
 			   r->device < GPU_MAX_DEVICES) {
 			int64_t *u = &use[r->device];
 			*u += (r->flags & GPU_FREE) ? -(int64_t)r->bytes
-							 : (int64_t)r->bytes;
+						    : (int64_t)r->bytes;
 			if (*u < 0) {
 				*u = 0;
 			}
@@ -260,8 +260,7 @@ void events_write(struct coll_trace *t)
 		const struct gpu_device *dev = store_device(d);
 		store_device_label(d, given, sizeof(given));
 		if (given[0]) {
-			snprintf(label, sizeof(label), "GPU %d (%s)", d,
-				 given);
+			snprintf(label, sizeof(label), "GPU %d (%s)", d, given);
 		} else if (dev) {
 			snprintf(label, sizeof(label), "GPU %d (%s)", d,
 				 dev->name);
@@ -272,15 +271,15 @@ void events_write(struct coll_trace *t)
 		meta(t, "process_sort_index", d, 0, "sort_index", NULL,
 		     0x1000000 + d);
 		if (counter_dev[d]) {
-			meta(t, "thread_name", d, 0, "name",
-			     "device memory", 0);
+			meta(t, "thread_name", d, 0, "name", "device memory",
+			     0);
 		}
 	}
 	for (size_t i = 0; i < nstreams; i++) {
 		char label[64];
 		snprintf(label, sizeof(label), "stream %u", streams[i].stream);
-		meta(t, "thread_name", streams[i].device,
-		     streams[i].stream, "name", label, 0);
+		meta(t, "thread_name", streams[i].device, streams[i].stream,
+		     "name", label, 0);
 		meta(t, "thread_sort_index", streams[i].device,
 		     streams[i].stream, "sort_index", NULL, streams[i].stream);
 	}
@@ -326,4 +325,3 @@ void events_devices(struct out *o, int *first)
 		out_str(o, "}");
 	}
 }
-

@@ -271,7 +271,8 @@ void link_claim(int tid, const struct coll_rec *r)
  * Second pass, while the span is written: fills l with what the first pass
  * linked to span r: for a hook's slice, the absorbed call's correlation,
  * external id and whether it launched GPU work; for a range, its external
- * id. Returns non-zero when l has something to write. Owner held (drain thread).
+ * id. Returns non-zero when l has something to write. Owner held (drain
+ * thread).
  */
 static int linked(int tid, const struct coll_rec *r, struct gpu_link *l)
 {
@@ -311,7 +312,6 @@ static int linked(int tid, const struct coll_rec *r, struct gpu_link *l)
 	}
 	return 0;
 }
-
 
 /* What link_span() found for the span being written. */
 static struct {

@@ -269,8 +269,8 @@ void tables_write(struct sbuf *b, const struct table_opts *o)
 		tsection(b, "GPU Time by API", SEC_GPUTIME, v, k, o->top,
 			 label_str);
 		k = collect(v, lim, -1, key_host_range);
-		tsection(b, "GPU Time by Host Range", SEC_GPUTIME, v, k,
-			 o->top, label_range);
+		tsection(b, "GPU Time by Host Range", SEC_GPUTIME, v, k, o->top,
+			 label_range);
 	}
 	if (store_dropped()) {
 		sb_printf(b, "Dropped GPU records: %llu\n",
