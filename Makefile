@@ -108,6 +108,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -fvisibility=default -o $@ $< \
 	    $(AR_LIB) $(TEST_LDLIBS)
 
+# core_first_record defines write(): the library's calls must find it.
+$(BUILD)/programs/core_first_record: CFLAGS += -rdynamic
+
 $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread

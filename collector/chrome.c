@@ -16,7 +16,7 @@
  * The group of a record (its table section) travels in args.group, except
  * on counters, whose args are plotted, so it sits in a top-level "group".
  *
- * Sources with records of their own (the GPU source of cupti/) take part
+ * Sources with records of their own (the GPU source) take part
  * through their struct coll_source: they may see every host span in a
  * first pass over the journal (to link their records to host ranges), add
  * args and events to host spans as they are written, write their own

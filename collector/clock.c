@@ -29,7 +29,7 @@
  * Only the thread that drains calls clock_anchor() and clock_to_ns(); the
  * owner lock serialises them. Any thread may call clock_now_ns(), which
  * reads the newest segment through a sequence count: sources that take
- * nanoseconds rather than ticks (CUPTI's timestamps) then share the
+ * nanoseconds rather than ticks (GPU timestamps) then share the
  * mapping, so that their slices nest with ranges recorded in ticks even
  * in the first seconds, while the mapping may still be microseconds off
  * CLOCK_MONOTONIC.

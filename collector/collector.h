@@ -4,7 +4,7 @@
  * and the table through which event sources plug in.
  *
  * Nothing in collector/ knows about GPUs or hooking. Event sources (the
- * public API, hook trampolines, NVTX, the GPU source in cupti/) fill a
+ * public API, hook trampolines, NVTX, a GPU activity source) fill a
  * struct coll_rec and call ring_push(); the drain thread moves records from
  * the per-thread rings into the journal (a binary file beside the trace,
  * the crash-safe record of the run) and into the aggregates. A dump turns
@@ -59,7 +59,7 @@
 enum coll_lock_rank {
 	LOCK_HOOK = 1,	  /* preload/hook: patterns, objects, stubs     */
 	LOCK_STATE,	  /* preload/state.c: run, pause, windows       */
-	LOCK_CUPTI_START, /* cupti/: loading and enabling CUPTI         */
+	LOCK_GPU_START,	  /* the GPU source: loading its library        */
 	LOCK_OWNER,	  /* drain.c: the collector's state             */
 	LOCK_REQUESTS,	  /* drain.c: requests to the drain thread      */
 	LOCK_WINDOWS,	  /* window.c: when recording was on            */
@@ -567,7 +567,8 @@ const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
 /*
  * HOT, async-signal-safe, any thread. Now, in CLOCK_MONOTONIC nanoseconds
  * on the mapping that converts ticks (clock.c): the clock for sources that
- * stamp nanoseconds themselves, such as CUPTI's timestamp callback, so
+ * stamp nanoseconds themselves, such as a GPU library's timestamp
+ * callback, so
  * that their slices nest with those recorded in ticks.
  */
 uint64_t clock_now_ns(void);

@@ -11,7 +11,7 @@
  *
  * The owner lock (LOCK_OWNER) is held for each pass and each dump, never
  * while waiting and never around a source's flush or tick: a source may
- * call into its library there (CUPTI's flush runs its buffer callback),
+ * call into its library there (a GPU library's flush runs its callback),
  * and that library may hold locks of its own that other threads need.
  * fork()'s prepare handler takes the owner lock, so a child sees the
  * state between two steps. When there is no drain thread (not started,

@@ -27,7 +27,7 @@ static __thread uint32_t held __attribute__((tls_model("initial-exec")));
 static const char *const rank_names[LOCK_RANKS] = {
 	[LOCK_HOOK] = "hook patcher",
 	[LOCK_STATE] = "state",
-	[LOCK_CUPTI_START] = "CUPTI start",
+	[LOCK_GPU_START] = "GPU source start",
 	[LOCK_OWNER] = "collector owner",
 	[LOCK_REQUESTS] = "requests",
 	[LOCK_WINDOWS] = "recording windows",

@@ -2,7 +2,7 @@
  * source.c - the table of event sources that plug into the collector.
  *
  * A source that keeps records of its own beside the rings (the GPU source
- * of cupti/) or takes part in the collector's life cycle (the hook
+ * source) or takes part in the collector's life cycle (the hook
  * engine's fork handlers) registers a struct coll_source at start-up,
  * before recording begins; the collector calls it on the drain thread as
  * collector.h describes. The table is written only before the drain

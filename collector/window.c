@@ -1,7 +1,7 @@
 /*
  * window.c - when recording was on: intervals in CLOCK_MONOTONIC ns.
  *
- * Some sources deliver their records late: CUPTI hands over GPU activity
+ * Some sources deliver their records late: GPU activity is handed over
  * in buffers, seconds after the work ran, so the state when a buffer
  * arrives says nothing about the work in it. What counts is whether the
  * profiler was recording when the work started. The state machine notes
