@@ -63,8 +63,11 @@ PROG_SRC := $(filter-out tests/programs/nvtx_% tests/programs/cuda_%,$(PROG_SRC)
 endif
 PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%) \
             $(BUILD)/examples/demo
-TOOL_SRC := $(sort $(wildcard tools/*.c))
-TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
+# The mxprof command: tools/mxprof.c (main) and every tools/cli/*.c, each
+# compiled on its own, linked against libmxprof.a.
+CLI_SRC  := tools/mxprof.c $(sort $(wildcard tools/cli/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TOOL_BIN := $(BUILD)/mxprof
 HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \
               cupti/*.h tests/fakes/*.h)
 
@@ -106,10 +109,10 @@ $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
 
-$(BUILD)/mxprof: $(wildcard tools/cli/*.c tools/cli/*.h)
+$(CLI_OBJ): $(wildcard tools/cli/*.h)
 
-$(BUILD)/%: tools/%.c $(AR_LIB) $(HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(AR_LIB) -lyajl $(LDLIBS_LIB)
+$(BUILD)/mxprof: $(CLI_OBJ) $(AR_LIB)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(AR_LIB) -lyajl $(LDLIBS_LIB)
 
 $(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
 	@mkdir -p $(dir $@)

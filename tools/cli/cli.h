@@ -1,8 +1,10 @@
 /*
  * cli.h - the map of the mxprof command.
  *
- * tools/mxprof.c holds main() and includes every file below (a unity build,
- * so that the Makefile's one rule per tools/NAME.c builds the whole command):
+ * tools/mxprof.c holds main(); each file below is a translation unit of its
+ * own, and this header declares everything one of them offers another.
+ * Non-static names carry their file's name (util_, trace_read_, cmd_report_,
+ * ...); everything else in a file is static.
  *
  *   util.c        messages, path helpers, number parsing
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
@@ -137,17 +139,36 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				  uint64_t *trunc_at);
 
 /* Prints the standard warning for a truncated file on stderr. */
-void trace_warn_truncated(const char *path, uint64_t at);
+void trace_read_warn_truncated(const char *path, uint64_t at);
 
 /* ---- commands ---------------------------------------------------------- */
 
-/* Each takes argv after the subcommand's name (argv[0] is the name) and
- * returns the exit status. */
+/*
+ * Each command takes argv after the subcommand's name (argv[0] is the name,
+ * as getopt prints it), parses its options with getopt_long and returns its
+ * exit status: CLI_OK, CLI_FAIL after one line on stderr (through
+ * util_err()), or CLI_USAGE after the usage line. Each is called once per
+ * process, from main().
+ */
+
+/* mxprof report: prints the tables of the traces named in argv. */
 int cmd_report(int argc, char **argv);
+
+/* mxprof diff: prints per-row differences between two traces. */
 int cmd_diff(int argc, char **argv);
+
+/* mxprof merge: writes one trace from several, clocks aligned. */
 int cmd_merge(int argc, char **argv);
+
+/* mxprof run: runs a program with libmxprof.so preloaded, waits for it and
+ * prints its tables. Returns the program's status (128 + a signal that
+ * ended it), 127 or 126 when it cannot be found or run, 1 or 2 as above. */
 int cmd_run(int argc, char **argv);
+
+/* mxprof dump: makes a recording process dump and prints the trace path. */
 int cmd_dump(int argc, char **argv);
+
+/* mxprof recover: writes the trace and tables of a journal left behind. */
 int cmd_recover(int argc, char **argv);
 
 /*
@@ -156,7 +177,7 @@ int cmd_recover(int argc, char **argv);
  * Returns TRACE_COMPLETE, TRACE_TRUNCATED (the warning was printed) or
  * TRACE_BAD (the reason was printed). Shared by report and run.
  */
-enum trace_status report_aggregate(const char *path, struct agg *a,
-				   uint64_t *dropped);
+enum trace_status cmd_report_aggregate(const char *path, struct agg *a,
+				       uint64_t *dropped);
 
 #endif /* MXPROF_CLI_H */

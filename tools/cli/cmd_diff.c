@@ -323,6 +323,8 @@ static const char df_help[] =
 	"exit status: 0 printed, 1 a trace could not be read or the output\n"
 	"could not be written, 2 bad usage.\n";
 
+/* mxprof diff A B: the rows of two traces side by side, largest increase
+ * first. Returns the exit status (cli.h). */
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -389,7 +391,7 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 		if (st == TRACE_TRUNCATED) {
-			trace_warn_truncated(path, at);
+			trace_read_warn_truncated(path, at);
 		}
 	}
 	rows = calloc(m.len ? m.len : 1, sizeof(*rows));

@@ -101,6 +101,8 @@ static const char dp_help[] =
 	"exit status: 0 dumped, 1 no such process, not profiled by mxprof, no\n"
 	"dump signal, or no dump within the timeout, 2 bad usage.\n";
 
+/* mxprof dump PID: signals PID and waits for its status file to count one
+ * more dump. Returns the exit status (cli.h). */
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {

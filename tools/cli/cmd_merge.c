@@ -31,6 +31,7 @@
 #include <zlib.h>
 
 #include "cli.h"
+#include "mxprof.h"
 
 #define MG_CHUNK (256 * 1024)
 #define MG_DEPTH 256
@@ -828,6 +829,8 @@ static void mg_top_level(struct mg_buf *b, struct mg_file *files, size_t nf,
 	mg_puts(b, "]}}\n");
 }
 
+/* mxprof merge -o OUT FILE...: one trace from several, clocks aligned.
+ * Returns the exit status (cli.h). */
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {

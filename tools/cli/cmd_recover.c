@@ -58,6 +58,8 @@ static int rc_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* mxprof recover JOURNAL: the trace and the tables of a process that died,
+ * through the collector's recover_*. Returns the exit status (cli.h). */
 int cmd_recover(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -309,7 +309,7 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 			struct table_opts o = {.top = top};
 			char *text = NULL;
 
-			if (a && report_aggregate(path, a, &o.dropped) !=
+			if (a && cmd_report_aggregate(path, a, &o.dropped) !=
 					 TRACE_BAD) {
 				text = table_format(a, &o);
 			}
@@ -436,6 +436,9 @@ struct run_env {
 	const char *value;
 };
 
+/* mxprof run CMD: runs CMD with the library preloaded and prints its
+ * tables. Returns CMD's status as a shell gives it, or 126, 127, 1, 2
+ * (cli.h). */
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -591,13 +591,18 @@ static void rd_parse_error(yajl_handle h, const char *path, uint64_t at,
 	}
 }
 
-void trace_warn_truncated(const char *path, uint64_t at)
+/* Prints the one warning for a trace that ends early. This function can't
+ * fail. */
+void trace_read_warn_truncated(const char *path, uint64_t at)
 {
 	util_err("%s: truncated at byte %llu; tables cover the events before "
 		 "it",
 		 path, (unsigned long long)at);
 }
 
+/* Streams the events of the trace at path to fn and fills meta. Returns
+ * TRACE_COMPLETE, TRACE_TRUNCATED (*trunc_at set) or TRACE_BAD (printed);
+ * see cli.h. */
 enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				  void *opaque, struct trace_meta *meta,
 				  uint64_t *trunc_at)

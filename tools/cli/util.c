@@ -10,11 +10,13 @@
 
 static const char *util_cmd;
 
+/* Names the subcommand for util_err(). This function can't fail. */
 void util_set_cmd(const char *s)
 {
 	util_cmd = s;
 }
 
+/* Prints one message line on stderr, prefixed with the command. */
 void util_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -30,6 +32,8 @@ void util_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Flushes stdout. Returns CLI_OK, or CLI_FAIL after one line naming what
+ * could not be written and why. */
 int util_stdout_done(const char *what)
 {
 	int err = errno;
@@ -43,6 +47,7 @@ int util_stdout_done(const char *what)
 	return CLI_FAIL;
 }
 
+/* Parses a decimal in [min, max]. Returns 0 or -EINVAL. */
 int util_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out)
 {
@@ -61,6 +66,7 @@ int util_parse_uint(const char *s, unsigned long long min,
 	return 0;
 }
 
+/* Parses microseconds into rounded nanoseconds. Returns 0 or -EINVAL. */
 int util_us_to_ns(const char *s, size_t len, int64_t *ns)
 {
 	const char *p = s, *end = s + len;
@@ -136,6 +142,8 @@ slow : {
 }
 }
 
+/* Parses a JSON integer (a fraction truncated). Returns 0, -ERANGE or
+ * -EINVAL. */
 int util_parse_i64(const char *s, size_t len, int64_t *out)
 {
 	char buf[64];
@@ -172,6 +180,7 @@ int util_parse_i64(const char *s, size_t len, int64_t *out)
 	return 0;
 }
 
+/* Writes the tables path of trace. Returns 0 or -ENAMETOOLONG. */
 int util_stats_path(const char *trace, char *buf, size_t len)
 {
 	size_t n = strlen(trace);
