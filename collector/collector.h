@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <zlib.h>
+
 #include "ticks.h"
 
 /* ---- records ---------------------------------------------------------- */
@@ -225,12 +227,6 @@ void agg_reset(struct agg *a);
  * saturate at INT64_MAX and INT64_MIN. */
 int agg_add(struct agg *a, const struct agg_sample *s);
 
-/* Returns the length of the valid UTF-8 sequence at s[0..n) (1 for an
- * ASCII byte), or 0 when s does not start with one (a stray or invalid
- * byte, an overlong form, a surrogate, past U+10FFFF, or cut at n). This
- * function can't fail; it is safe anywhere. */
-size_t out_utf8_len(const unsigned char *s, size_t n);
-
 /* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
  * This function can't fail; it is safe anywhere. */
 int64_t agg_sat_add(int64_t x, int64_t y);
@@ -311,6 +307,99 @@ void recover_close(struct recovery *r);
  * returns buf. A name too long for buf is cut.
  */
 const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
+
+/* ---- output files (out.c; also used by the mxprof command) ------------ */
+
+/*
+ * A file being written: buffered, gzip-compressed when asked, and replaced
+ * atomically. It is written to "<path>.tmp.<pid>" beside path and renamed
+ * over path by out_commit() only when whole, so a reader never sees half a
+ * file and a failed write leaves the previous file in place. Write errors
+ * are kept, not returned, and come back from out_commit(). About 130 KiB:
+ * allocate it, do not put it on a small stack. Not for the hot path.
+ */
+struct out {
+	int fd;
+	int gz;
+	int err; /* first error, negative errno */
+	z_stream zs;
+	size_t n;
+	char path[4096];
+	char tmp[4200];
+	unsigned char buf[1 << 16];
+	unsigned char zbuf[1 << 16];
+};
+
+/*
+ * Starts writing path: creates its temporary file (mode 0644). With
+ * allow_gz non-zero, a path ending in ".gz" is gzip-compressed (level 6).
+ * Returns 0, -ENAMETOOLONG (path or its temporary name too long), -ENOMEM
+ * (zlib), or the errno of open() negated, with o->tmp naming the file that
+ * could not be created. On error o needs no out_abort().
+ */
+int out_open(struct out *o, const char *path, int allow_gz);
+
+/* Appends n bytes of p. This function can't fail (see out_commit). */
+void out_write(struct out *o, const void *p, size_t n);
+
+/* Appends the C string s, unquoted. This function can't fail. */
+void out_str(struct out *o, const char *s);
+
+/* Appends v in decimal. This function can't fail. */
+void out_u64(struct out *o, uint64_t v);
+
+/* Appends v in decimal, with a '-' when negative. This function can't
+ * fail. */
+void out_i64(struct out *o, int64_t v);
+
+/* Appends ns as microseconds with three decimals: 1234567 -> "1234.567".
+ * This function can't fail. */
+void out_us(struct out *o, uint64_t ns);
+
+/* Appends the C string s as a quoted JSON string (out_json_escape()).
+ * This function can't fail. */
+void out_json_str(struct out *o, const char *s);
+
+/* Appends s[0..n), NUL bytes included, as a quoted JSON string
+ * (out_json_escape()). This function can't fail. */
+void out_json_strn(struct out *o, const char *s, size_t n);
+
+/*
+ * Flushes and closes the file and renames it over path. Returns 0, or the
+ * first error of any write since out_open() (or of the close or rename) as
+ * a negative errno; the temporary file is then removed and the previous
+ * file at path is untouched. o is finished either way.
+ */
+int out_commit(struct out *o);
+
+/* Closes and removes the temporary file; path is untouched. This function
+ * can't fail. */
+void out_abort(struct out *o);
+
+/*
+ * Escapes s[0..n) for the body of a JSON string (no quotes) into
+ * dst[0..cap), without a terminator; the one escaper of the library and the
+ * mxprof command. '"' and '\' get a backslash, control characters (NUL
+ * included) become \u00XX, valid UTF-8 is copied as it is, and each byte
+ * that does not start a valid UTF-8 sequence (a stray continuation byte, a
+ * byte that never starts one, an overlong form, a surrogate, past
+ * U+10FFFF, a sequence cut by n) becomes \ufffd, so the output is valid
+ * JSON in valid UTF-8 whatever s holds. It stops before the first
+ * character whose escape does not fit in dst, so it never ends inside an
+ * escape or a UTF-8 sequence. Returns the bytes written; *used, when used
+ * is not NULL, gets the bytes of s consumed (n when all fit). A byte of s
+ * takes at most 6 bytes of dst: cap >= 6 * n always takes all of s, and
+ * cap >= 6 always takes at least one character. This function can't fail;
+ * it allocates nothing and is safe anywhere.
+ */
+size_t out_json_escape(char *dst, size_t cap, const char *s, size_t n,
+		       size_t *used);
+
+/* Returns the length of the valid UTF-8 sequence at s[0..n) (1 for an
+ * ASCII byte), or 0 when s does not start with one (n is 0, a stray or
+ * invalid byte, an overlong form, a surrogate, past U+10FFFF, or cut at
+ * n). This function can't fail; it is safe anywhere. */
+size_t out_utf8_len(const unsigned char *s, size_t n);
 
 /* ---- GPU activity ------------------------------------------------------- */
 

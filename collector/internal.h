@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <sys/types.h>
-#include <zlib.h>
 
 #include "collector.h"
 
@@ -35,29 +34,6 @@ void ring_after_fork_child(void);
 /* strtab.c */
 void strtab_lock(void);
 void strtab_unlock(void);
-
-/* out.c: a buffered output file, plain or gzip, replaced atomically. */
-struct out {
-	int fd;
-	int gz;
-	int err; /* first error, negative errno */
-	z_stream zs;
-	size_t n;
-	char path[4096];
-	char tmp[4200];
-	unsigned char buf[1 << 16];
-	unsigned char zbuf[1 << 16];
-};
-int out_open(struct out *o, const char *path, int allow_gz);
-void out_write(struct out *o, const void *p, size_t n);
-void out_str(struct out *o, const char *s);
-void out_u64(struct out *o, uint64_t v);
-void out_i64(struct out *o, int64_t v);
-void out_us(struct out *o, uint64_t ns);
-void out_json_str(struct out *o, const char *s);
-int out_commit(struct out *o);
-void out_abort(struct out *o);
-size_t fmt_json_escape(char *dst, size_t cap, const char *s);
 
 /* journal.c: the binary, append-only record of a run. */
 enum journal_type {

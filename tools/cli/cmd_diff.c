@@ -199,26 +199,19 @@ static void df_csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Writes s as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+/* Writes s as a JSON string with the collector's escaper: bytes that are
+ * not UTF-8 become U+FFFD. */
 static void df_json_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t l;
+	char buf[1024];
+	size_t n = strlen(s), used;
 
 	fputc('"', f);
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-		} else if (*p < 0x20) {
-			fprintf(f, "\\u%04x", *p++);
-		} else if ((l = out_utf8_len(p, 4)) != 0) {
-			/* A NUL ends a sequence early: 4 stays in s. */
-			fwrite(p, 1, l, f);
-			p += l;
-		} else {
-			fputs("\\ufffd", f);
-			p++;
-		}
+	while (n > 0) {
+		fwrite(buf, 1, out_json_escape(buf, sizeof(buf), s, n, &used),
+		       f);
+		s += used;
+		n -= used;
 	}
 	fputc('"', f);
 }

@@ -80,25 +80,36 @@ struct mg_buf {
 	int oom;
 };
 
+/* Makes room for n more bytes. Returns 0, or -1 and sets b->oom. */
+static int mg_reserve(struct mg_buf *b, size_t n)
+{
+	size_t nc;
+	char *np;
+
+	if (b->oom) {
+		return -1;
+	}
+	if (b->len + n <= b->cap) {
+		return 0;
+	}
+	nc = b->cap ? b->cap : 4096;
+	while (nc < b->len + n) {
+		nc *= 2;
+	}
+	np = realloc(b->p, nc);
+	if (!np) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = np;
+	b->cap = nc;
+	return 0;
+}
+
 static void mg_put(struct mg_buf *b, const void *s, size_t n)
 {
-	if (b->oom) {
+	if (mg_reserve(b, n) < 0) {
 		return;
-	}
-	if (b->len + n > b->cap) {
-		size_t nc = b->cap ? b->cap : 4096;
-		char *np;
-
-		while (nc < b->len + n) {
-			nc *= 2;
-		}
-		np = realloc(b->p, nc);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
@@ -109,45 +120,20 @@ static void mg_puts(struct mg_buf *b, const char *s)
 	mg_put(b, s, strlen(s));
 }
 
-/* Writes s as a JSON string. Bytes that are not UTF-8 (a damaged input)
- * become U+FFFD, so that the output always parses. */
+/* Writes s[0..n) as a JSON string with the collector's escaper: bytes
+ * that are not UTF-8 (a damaged input) become U+FFFD, so that the output
+ * always parses. */
 static void mg_putstr(struct mg_buf *b, const unsigned char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i = 0, start = 0, l;
+	size_t k;
 
+	/* Room for the worst case, then one call. */
 	mg_put(b, "\"", 1);
-	while (i < n) {
-		unsigned char c = s[i];
-		char esc[6] = {'\\', 'u', '0', '0', 0, 0};
-
-		if (c >= 0x80) {
-			l = out_utf8_len(s + i, n - i);
-			if (l) {
-				i += l;
-				continue;
-			}
-			mg_put(b, s + start, i - start);
-			mg_puts(b, "\\ufffd");
-			start = ++i;
-			continue;
-		}
-		if (c != '"' && c != '\\' && c >= 0x20) {
-			i++;
-			continue;
-		}
-		mg_put(b, s + start, i - start);
-		if (c == '"' || c == '\\') {
-			esc[1] = (char)c;
-			mg_put(b, esc, 2);
-		} else {
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			mg_put(b, esc, 6);
-		}
-		start = ++i;
+	if (b->oom || mg_reserve(b, n * 6 + 1) < 0) {
+		return;
 	}
-	mg_put(b, s + start, n - start);
+	k = out_json_escape(b->p + b->len, n * 6, (const char *)s, n, NULL);
+	b->len += k;
 	mg_put(b, "\"", 1);
 }
 
