@@ -12,7 +12,11 @@
  *                 large the file is
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
- *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned
+ *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned,
+ *                 written through the collector's struct out
+ *   merge_index.c merge's first pass: each file's pids and threads, and
+ *                 the pids they become
+ *   merge_copy.c  merge's second pass: one file's events, rewritten
  *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
  *   cmd_recover.c mxprof recover: a crashed process's journal -> its
@@ -140,6 +144,78 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 
 /* Prints the standard warning for a truncated file on stderr. */
 void trace_read_warn_truncated(const char *path, uint64_t at);
+
+/* ---- merge_index.c, merge_copy.c: the passes of mxprof merge ---------- */
+
+/* A pid of an input and the pid it has in the merged trace. */
+struct merge_pid {
+	int64_t from, to;
+	int named; /* has a process_name event */
+};
+
+/* A thread that has events; a truncated trace may lack its name, which
+ * merge_index_write_names() adds. */
+struct merge_tid {
+	int64_t pid, tid;
+	int named;
+};
+
+/* A hash map from a pair of integers to a position in an array (owned by
+ * merge_index.c; zeroed means empty). */
+struct merge_ent;
+struct merge_map {
+	struct merge_ent *e;
+	size_t cap, len;
+};
+
+/* One input of a merge. Zero it, set path, then let trace_read_file() call
+ * merge_index_event() for each event. */
+struct merge_file {
+	const char *path;
+	struct trace_meta meta;
+	struct merge_pid *pids;
+	size_t npids, cap;
+	struct merge_map pid_map; /* (from, 0) -> pids[] */
+	struct merge_tid *tids;
+	size_t ntids, tcap;
+	struct merge_map tid_map; /* (pid, tid) -> tids[] */
+	int64_t shift_ns;	  /* added to every ts */
+	enum trace_status st;	  /* of the first pass */
+};
+
+/* A trace_event_fn: notes ev's pid and thread in file, a struct
+ * merge_file. Returns 0, or -ENOMEM after one line on stderr. */
+int merge_index_event(const struct trace_event *ev, void *file);
+
+/* Gives every pid that an earlier file of files[0..nf) uses a fresh
+ * number, past the largest pid of any file. Returns 0, or -ENOMEM after one
+ * line on stderr. */
+int merge_index_assign_pids(struct merge_file *files, size_t nf);
+
+/* Returns the pid that pid of f has in the merged trace (pid itself when f
+ * has no such pid). This function can't fail. */
+int64_t merge_index_pid(const struct merge_file *f, int64_t pid);
+
+/* Writes the process_name and thread_name events f lacks (a truncated
+ * file), each after ",\n" unless *events is 0, counting them in *events.
+ * Write errors stay in o for out_commit(). */
+void merge_index_write_names(const struct merge_file *f, struct out *o,
+			     uint64_t *events);
+
+/* Frees the arrays and maps of f. This function can't fail. */
+void merge_index_free(struct merge_file *f);
+
+/*
+ * Copies the events of f (indexed by the first pass) to o, rewritten: pids
+ * through merge_index_pid(), ts shifted by f->shift_ns, flow ids moved by
+ * idx << 40, process names given rank and host. Only whole events are
+ * written, each after ",\n" unless *events is 0; *events counts them.
+ * Returns 0 (also when f ends early or has an error where the first pass
+ * found it cut short), or -1 after one line on stderr (f cannot be opened,
+ * out of memory, nested too deeply). Write errors stay in o.
+ */
+int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
+		    uint64_t *events);
 
 /* ---- commands ---------------------------------------------------------- */
 
