@@ -301,13 +301,6 @@ int recover_write_tables(struct recovery *r, const char *path);
 /* Frees what recover_open() allocated. This function can't fail. */
 void recover_close(struct recovery *r);
 
-/*
- * Writes the tables path that belongs to the trace path trace into buf
- * ("X.json" or "X.json.gz" gives "X.stats.txt"), the name a dump uses, and
- * returns buf. A name too long for buf is cut.
- */
-const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
-
 /* ---- output files (out.c; also used by the mxprof command) ------------ */
 
 /*
@@ -512,16 +505,50 @@ void coll_gpu_name_device(int device, const char *name);
  */
 void coll_thread_name(int tid, const char *name);
 
-/* ---- the status file ---------------------------------------------------- */
+/* ---- file names (paths.c; also used by the mxprof command) ----------- */
 
 /*
- * While a process records, /tmp/mxprof-<uid>/<pid>.status (or under
- * $XDG_RUNTIME_DIR/mxprof/) holds "key=value" lines: output=<abs trace
- * path>, stats=<abs tables path>, signal=<dump signal number, 0 if none>,
- * dumps=<completed dumps>. It is rewritten atomically after every dump and
- * removed at exit. `mxprof dump PID` waits for dumps to grow.
- * Writes the path of pid's status file into buf. Returns 0 or -ENAMETOOLONG.
+ * The library writes, and the mxprof command looks for, these names; both
+ * take them from here. X is the trace's name without its ending: ".gz",
+ * then ".json", each only when something other than '/' precedes it, with
+ * their case ("t.json", "t.json.gz" and "t.gz" give "t"; "t", "t.JSON" and
+ * "a.b/t" are their own X). Each function writes into buf and returns 0,
+ * or -ENAMETOOLONG when the name does not fit in len bytes (buf is then
+ * ""). None allocates or takes a lock: safe after fork, not in a signal
+ * handler (snprintf).
  */
-int coll_status_path(int pid, char *buf, size_t len);
+
+/* Returns the length of X in the trace path trace: trace[0..X) is the
+ * name, the rest its ending ("", ".gz", ".json" or ".json.gz"). This
+ * function can't fail. */
+size_t paths_stem_len(const char *trace);
+
+/* Writes the tables path of the trace path trace: "X.stats.txt". */
+int paths_stats(const char *trace, char *buf, size_t len);
+
+/* Writes the journal path of the trace path trace: the whole name with
+ * ".journal" added ("t.json.gz.journal"). */
+int paths_journal(const char *trace, char *buf, size_t len);
+
+/* Writes the trace path whose journal is journal: journal without its
+ * ".journal" ending. Returns -EINVAL (buf "") when journal does not end in
+ * ".journal" after at least one byte. */
+int paths_journal_trace(const char *journal, char *buf, size_t len);
+
+/* Writes the trace path of a descendant: "X.<tag>" with the trace's ending
+ * after it ("t.json.gz" and tag "123" give "t.123.json.gz"; "t" gives
+ * "t.123"). The library's tag is the pid; a glob such as "[0-9]*" finds
+ * them all. */
+int paths_child(const char *trace, const char *tag, char *buf, size_t len);
+
+/*
+ * While a process records, its status file, /tmp/mxprof-<uid>/<pid>.status
+ * (or $XDG_RUNTIME_DIR/mxprof/<pid>.status when that is set), holds
+ * "key=value" lines: output=<abs trace path>, stats=<abs tables path>,
+ * signal=<dump signal number, 0 if none>, dumps=<completed dumps>. It is
+ * rewritten atomically after every dump and removed at exit. `mxprof dump
+ * PID` waits for dumps to grow. Writes the path of pid's status file.
+ */
+int paths_status(int pid, char *buf, size_t len);
 
 #endif /* MXPROF_COLLECTOR_H */

@@ -141,8 +141,7 @@ static int ensure_journal(void)
 	if (D.journal_open) {
 		return D.journal_open > 0 ? 0 : -EIO;
 	}
-	snprintf(D.journal_path, sizeof(D.journal_path), "%s.journal",
-		 D.cfg.output);
+	paths_journal(D.cfg.output, D.journal_path, sizeof(D.journal_path));
 	D.j->max_bytes = D.cfg.max_trace_bytes;
 	const char *why = output_unusable(D.cfg.output);
 	int rc = why ? -EINVAL
@@ -164,10 +163,9 @@ static int ensure_journal(void)
 			why ? "to" : "beside", D.cfg.output,
 			why ? why : strerror(-rc), fallback);
 		snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", fallback);
-		coll_stats_path_for(D.cfg.output, D.stats_path,
-				    sizeof(D.stats_path));
-		snprintf(D.journal_path, sizeof(D.journal_path), "%s.journal",
-			 D.cfg.output);
+		paths_stats(D.cfg.output, D.stats_path, sizeof(D.stats_path));
+		paths_journal(D.cfg.output, D.journal_path,
+			      sizeof(D.journal_path));
 		rc = journal_open(D.j, D.journal_path, (int)getpid());
 	}
 	if (rc < 0) {
@@ -306,20 +304,6 @@ void coll_thread_name(int tid, const char *name)
 	ring_set_quiet(quiet);
 }
 
-int coll_status_path(int pid, char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (xdg && *xdg) {
-		n = snprintf(buf, len, "%s/mxprof/%d.status", xdg, pid);
-	} else {
-		n = snprintf(buf, len, "/tmp/mxprof-%u/%d.status",
-			     (unsigned)getuid(), pid);
-	}
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 static void abs_path(const char *p, char *buf, size_t len)
 {
 	char cwd[4096];
@@ -336,7 +320,7 @@ static void write_status(void)
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
 	struct out *o = malloc(sizeof(*o));
 
-	if (!o || coll_status_path((int)getpid(), path, sizeof(path)) < 0) {
+	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0) {
 		free(o);
 		return;
 	}
@@ -360,7 +344,7 @@ static void remove_status(void)
 {
 	char path[4200];
 
-	if (coll_status_path((int)getpid(), path, sizeof(path)) == 0) {
+	if (paths_status((int)getpid(), path, sizeof(path)) == 0) {
 		unlink(path);
 	}
 }
@@ -515,26 +499,12 @@ static int start_thread(void)
 	return 0;
 }
 
-const char *coll_stats_path_for(const char *trace, char *buf, size_t len)
-{
-	size_t n = strlen(trace);
-
-	if (n > 3 && strcmp(trace + n - 3, ".gz") == 0) {
-		n -= 3;
-	}
-	if (n > 5 && strncmp(trace + n - 5, ".json", 5) == 0) {
-		n -= 5;
-	}
-	snprintf(buf, len, "%.*s.stats.txt", (int)n, trace);
-	return buf;
-}
-
 static int setup(const struct coll_config *cfg)
 {
 	D.cfg = *cfg;
 	ring_capacity = cfg->ring_records;
 	ring_overflow = cfg->overflow;
-	coll_stats_path_for(D.cfg.output, D.stats_path, sizeof(D.stats_path));
+	paths_stats(D.cfg.output, D.stats_path, sizeof(D.stats_path));
 	D.journal_open = 0;
 	D.dumps_done = 0;
 	D.last_dump_ns = ticks_mono_ns();
@@ -623,8 +593,7 @@ int coll_set_output(const char *output)
 	int busy = D.journal_open != 0;
 	if (!busy) {
 		snprintf(D.cfg.output, sizeof(D.cfg.output), "%s", output);
-		coll_stats_path_for(D.cfg.output, D.stats_path,
-				    sizeof(D.stats_path));
+		paths_stats(D.cfg.output, D.stats_path, sizeof(D.stats_path));
 	}
 	pthread_mutex_unlock(&D.lock);
 	return busy ? -EBUSY : 0;

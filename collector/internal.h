@@ -146,7 +146,7 @@ void table_row_name(struct sbuf *b, const char *name);
 double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 			int64_t max);
 
-/* drain.c: the tables file of a dump (coll_stats_path_for: collector.h) */
+/* drain.c: the tables file of a dump (its name: paths_stats, collector.h) */
 int drain_write_tables(const struct agg *a, uint64_t dropped, const char *path);
 
 /* Set in a forked child whose drain thread is still to start (drain.c);

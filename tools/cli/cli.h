@@ -6,7 +6,8 @@
  * Non-static names carry their file's name (util_, trace_read_, cmd_report_,
  * ...); everything else in a file is static.
  *
- *   util.c        messages, path helpers, number parsing
+ *   util.c        messages, number parsing (file names: collector's
+ *                 paths_*)
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
  *                 top of yajl's callback parser: memory stays flat however
  *                 large the file is
@@ -71,11 +72,6 @@ int util_us_to_ns(const char *s, size_t len, int64_t *ns);
  * zero). Returns 0, or -ERANGE when it does not fit in int64_t, or -EINVAL
  * when it is not a number; *out is then left as it was. */
 int util_parse_i64(const char *s, size_t len, int64_t *out);
-
-/* Writes the tables path that belongs to the trace path trace ("X.json" or
- * "X.json.gz" gives "X.stats.txt"; another name gets ".stats.txt" added).
- * Returns 0 or -ENAMETOOLONG. */
-int util_stats_path(const char *trace, char *buf, size_t len);
 
 /* ---- trace_read.c ------------------------------------------------------ */
 

@@ -284,12 +284,32 @@ static int run_print_stats(const char *path, unsigned top)
 	return 0;
 }
 
+/* The tag of a descendant's trace name, as a glob (paths_child). */
+#define RUN_PID_GLOB "[0-9]*"
+
+/* Returns 1 when name[pre .. strlen(name) - suf) is a non-empty run of
+ * digits: a pid, not the glob's match of "X.1.stats.txt" or "X.1.journal"
+ * for a trace without an ending. */
+static int run_is_tag(const char *name, size_t pre, size_t suf)
+{
+	size_t n = strlen(name), i;
+
+	if (n < pre + suf + 1) {
+		return 0;
+	}
+	for (i = pre; i < n - suf; i++) {
+		if (name[i] < '0' || name[i] > '9') {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* Prints the summary: tables (top rows) and the files written. */
 static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 {
 	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
 	glob_t g;
-	size_t n;
 	int have = 0;
 
 	if (!pat || !*pat) {
@@ -301,7 +321,7 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 		}
 		globfree(&g);
 	}
-	util_stats_path(path, stats, sizeof(stats));
+	paths_stats(path, stats, sizeof(stats));
 	have = access(path, F_OK) == 0;
 	if (!quiet) {
 		if (run_print_stats(stats, top) < 0 && have) {
@@ -326,32 +346,30 @@ static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
 	if (access(stats, F_OK) == 0) {
 		fprintf(stderr, "mxprof: tables %s\n", stats);
 	}
-	/* Descendants write <base>.<pid>.json beside the parent's file. */
-	n = strlen(path);
-	if (n > 8 && strcmp(path + n - 8, ".json.gz") == 0) {
-		snprintf(cpat, sizeof(cpat), "%.*s.[0-9]*.json.gz",
-			 (int)(n - 8), path);
-	} else if (n > 5 && strcmp(path + n - 5, ".json") == 0) {
-		snprintf(cpat, sizeof(cpat), "%.*s.[0-9]*.json", (int)(n - 5),
-			 path);
-	} else {
-		snprintf(cpat, sizeof(cpat), "%s.[0-9]*.json", path);
-	}
-	if (glob(cpat, 0, NULL, &g) == 0) {
-		size_t i;
+	/* Descendants write X.<pid>.json (paths_child) beside the parent's
+	 * file: the glob's matches whose tag is all digits. */
+	if (paths_child(path, RUN_PID_GLOB, cpat, sizeof(cpat)) == 0) {
+		size_t i, stem = paths_stem_len(path);
 
-		for (i = 0; i < g.gl_pathc; i++) {
-			fprintf(stderr, "mxprof: child  %s\n", g.gl_pathv[i]);
-			have = 1;
+		if (glob(cpat, 0, NULL, &g) == 0) {
+			for (i = 0; i < g.gl_pathc; i++) {
+				if (!run_is_tag(g.gl_pathv[i], stem + 1,
+						strlen(path) - stem)) {
+					continue;
+				}
+				fprintf(stderr, "mxprof: child  %s\n",
+					g.gl_pathv[i]);
+				have = 1;
+			}
 		}
+		globfree(&g);
 	}
-	globfree(&g);
 	if (!have) {
 		char journal[4200];
 		struct stat st;
 
-		snprintf(journal, sizeof(journal), "%s.journal", path);
-		if (stat(journal, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (paths_journal(path, journal, sizeof(journal)) == 0 &&
+		    stat(journal, &st) == 0 && S_ISREG(st.st_mode)) {
 			util_err("no trace at %s (the program may have been "
 				 "killed before mxprof could write it); "
 				 "`mxprof recover %s` rebuilds it",

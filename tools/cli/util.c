@@ -179,21 +179,3 @@ int util_parse_i64(const char *s, size_t len, int64_t *out)
 	*out = (int64_t)d;
 	return 0;
 }
-
-/* Writes the tables path of trace. Returns 0 or -ENAMETOOLONG. */
-int util_stats_path(const char *trace, char *buf, size_t len)
-{
-	size_t n = strlen(trace);
-	int w;
-
-	if (n > 8 && strcmp(trace + n - 8, ".json.gz") == 0) {
-		n -= 8;
-	} else if (n > 5 && strcmp(trace + n - 5, ".json") == 0) {
-		n -= 5;
-	}
-	w = snprintf(buf, len, "%.*s.stats.txt", (int)n, trace);
-	if (w < 0 || (size_t)w >= len) {
-		return -ENAMETOOLONG;
-	}
-	return 0;
-}
