@@ -105,13 +105,11 @@ static void test_paths_journal_keeps_the_whole_trace_name(void **st)
 	assert_int_equal(paths_journal("a.b/t", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "a.b/t.journal");
 	/* And back. */
-	assert_int_equal(paths_journal_trace("t.json.gz.journal", buf,
-					     sizeof(buf)),
-			 0);
+	assert_int_equal(
+		paths_journal_trace("t.json.gz.journal", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "t.json.gz");
-	assert_int_equal(paths_journal_trace("t.journal.journal", buf,
-					     sizeof(buf)),
-			 0);
+	assert_int_equal(
+		paths_journal_trace("t.journal.journal", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "t.journal");
 	assert_int_equal(paths_journal_trace("t.json", buf, sizeof(buf)),
 			 -EINVAL);
@@ -183,8 +181,7 @@ int main(void)
 		cmocka_unit_test(test_paths_dots_in_folders_are_not_endings),
 		cmocka_unit_test(
 			test_paths_child_puts_the_tag_before_the_ending),
-		cmocka_unit_test(
-			test_paths_journal_keeps_the_whole_trace_name),
+		cmocka_unit_test(test_paths_journal_keeps_the_whole_trace_name),
 		cmocka_unit_test(
 			test_paths_long_names_fit_exactly_or_fail_empty),
 		cmocka_unit_test(
