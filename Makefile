@@ -6,6 +6,7 @@
 #   make demo         profile the bundled example and print its tables
 #   make asan|ubsan|tsan   the test suite under a sanitizer (build-<name>/)
 #   make format-check clang-format without changes
+#   make cppcheck     cppcheck over the sources (tests/cppcheck.sh)
 #   make install      PREFIX=/usr/local
 #
 # Sources are found by folder: every collector/*.c, preload/*.c and
@@ -74,8 +75,8 @@ HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \
 SO       := $(BUILD)/libmxprof.so
 AR_LIB   := $(BUILD)/libmxprof.a
 
-.PHONY: all test check unit integration demo asan ubsan tsan cross format \
-        format-check install clean bench programs deps
+.PHONY: all test check unit integration demo asan ubsan tsan cross cppcheck \
+        format format-check install clean bench programs deps
 
 all: $(SO) $(AR_LIB) $(TOOL_BIN) libmxprof.so
 
@@ -185,6 +186,12 @@ tsan:
 # The library built for aarch64 and checked (tests/cross.sh).
 cross:
 	+@tests/cross.sh
+
+# cppcheck over collector/, preload/, cupti/, tools/ and include/, for the
+# x86-64 and the aarch64 build; tests/cppcheck.sh gives the checks and the
+# reason of each suppression.
+cppcheck:
+	@tests/cppcheck.sh
 
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || \
              find include collector preload tools tests -name '*.[ch]')

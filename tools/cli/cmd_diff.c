@@ -204,12 +204,12 @@ static void df_csv_field(FILE *f, const char *s)
 static void df_json_str(FILE *f, const char *s)
 {
 	char buf[1024];
-	size_t n = strlen(s), used;
+	size_t n = strlen(s), used, k;
 
 	fputc('"', f);
 	while (n > 0) {
-		fwrite(buf, 1, out_json_escape(buf, sizeof(buf), s, n, &used),
-		       f);
+		k = out_json_escape(buf, sizeof(buf), s, n, &used);
+		fwrite(buf, 1, k, f);
 		s += used;
 		n -= used;
 	}

@@ -541,7 +541,7 @@ static ssize_t rd_in_read(struct rd_in *in, unsigned char *buf, size_t len)
 		 * that meets the end; ask for the state explicitly. */
 		int zerr;
 
-		gzerror(in->gz, &zerr);
+		(void)gzerror(in->gz, &zerr); /* only zerr is wanted */
 		if (zerr == Z_BUF_ERROR) {
 			in->gz_truncated = 1;
 		}
