@@ -8,6 +8,7 @@
  *
  *   util.c        messages, number parsing (file names: collector's
  *                 paths_*)
+ *   trace_in.c    the bytes of a trace file or pipe, plain or gzip
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
  *                 top of yajl's callback parser: memory stays flat however
  *                 large the file is
@@ -31,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <zlib.h>
 
 #include "collector.h"
 
@@ -72,6 +75,42 @@ int util_us_to_ns(const char *s, size_t len, int64_t *ns);
  * zero). Returns 0, or -ERANGE when it does not fit in int64_t, or -EINVAL
  * when it is not a number; *out is then left as it was. */
 int util_parse_i64(const char *s, size_t len, int64_t *out);
+
+/* ---- trace_in.c -------------------------------------------------------- */
+
+/* The chunk size of trace reads (and of zlib's buffer). */
+#define TRACE_IN_CHUNK (256 * 1024)
+
+/* A trace being read: a file or a pipe, plain or gzip. */
+struct trace_in {
+	int fd;
+	gzFile gz; /* NULL: plain reads of fd */
+	const char *path;
+	int gz_truncated; /* the gzip stream ended early */
+	int failed;	  /* a read failed; the reason was printed */
+};
+
+/*
+ * Opens path for reading: gzip when it starts with the gzip magic or is a
+ * pipe (zlib passes other data through), plain otherwise. Returns 0, or -1
+ * after one line on stderr (missing, unreadable, a folder, empty); nothing
+ * stays open then, and trace_in_close() may still be called.
+ */
+int trace_in_open(struct trace_in *in, const char *path);
+
+/* Reads up to len bytes into buf. Returns the count, 0 at the end (also of
+ * a gzip stream cut short, which sets gz_truncated), or -1 after one line
+ * on stderr (a read error, corrupt gzip data; failed is set). */
+ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len);
+
+/* Returns 1 when buf[off..len) and everything after it in the input are
+ * NUL bytes (a file extended before it was written), 0 otherwise. Reads
+ * the rest of the input into buf, cap bytes at a time. */
+int trace_in_rest_is_nul(struct trace_in *in, unsigned char *buf, size_t off,
+			 size_t len, size_t cap);
+
+/* Closes in. This function can't fail. */
+void trace_in_close(struct trace_in *in);
 
 /* ---- trace_read.c ------------------------------------------------------ */
 

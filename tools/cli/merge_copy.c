@@ -14,15 +14,12 @@
  * closes, then written whole to the output, so that a truncated input
  * adds only whole events.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
 
 #include "cli.h"
 
-#define MC_CHUNK (256 * 1024)
 #define MC_DEPTH 256
 
 /* A growable byte buffer. */
@@ -370,10 +367,11 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 		    uint64_t *events)
 {
 	struct mc_copy *c = calloc(1, sizeof(*c));
-	unsigned char *buf = malloc(MC_CHUNK);
+	unsigned char *buf = malloc(TRACE_IN_CHUNK);
+	struct trace_in in = {.fd = -1};
 	yajl_handle h = NULL;
-	gzFile gz = NULL;
-	int n, ret = -1;
+	ssize_t n;
+	int ret = -1;
 
 	if (!c || !buf) {
 		util_err("out of memory");
@@ -383,17 +381,17 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 	c->out = o;
 	c->events = *events;
 	c->id_offset = (uint64_t)idx << 40;
-	gz = gzopen(f->path, "rb");
+	if (trace_in_open(&in, f->path) < 0) {
+		goto out;
+	}
 	h = yajl_alloc(&mc_callbacks, NULL, c);
-	if (!gz || !h) {
-		util_err("%s: %s", f->path,
-			 gz ? "out of memory" : strerror(errno));
+	if (!h) {
+		util_err("%s: out of memory", f->path);
 		goto out;
 	}
 	yajl_config(h, yajl_dont_validate_strings, 1);
 	yajl_config(h, yajl_allow_trailing_garbage, 1);
-	gzbuffer(gz, MC_CHUNK);
-	while ((n = gzread(gz, buf, MC_CHUNK)) > 0) {
+	while ((n = trace_in_read(&in, buf, TRACE_IN_CHUNK)) > 0) {
 		yajl_status st = yajl_parse(h, buf, (size_t)n);
 
 		if (c->ev.oom) {
@@ -416,9 +414,7 @@ out:
 	if (h) {
 		yajl_free(h);
 	}
-	if (gz) {
-		gzclose(gz);
-	}
+	trace_in_close(&in);
 	if (c) {
 		free(c->ev.p);
 	}
