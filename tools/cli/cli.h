@@ -20,6 +20,7 @@
  *                 the pids they become
  *   merge_copy.c  merge's second pass: one file's events, rewritten
  *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
+ *   run_summary.c mxprof run's summary: the tables and the files written
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
  *   cmd_recover.c mxprof recover: a crashed process's journal -> its
  *                 trace and tables (collector's recover_*)
@@ -179,6 +180,18 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 
 /* Prints the standard warning for a truncated file on stderr. */
 void trace_read_warn_truncated(const char *path, uint64_t at);
+
+/* ---- run_summary.c ----------------------------------------------------- */
+
+/*
+ * Prints, on stderr, the summary of a run of process pid whose
+ * MXPROF_OUTPUT was pat (NULL or "" for the default): unless quiet, the
+ * tables with at most top rows per section (0: all); then the trace, the
+ * tables and every descendant's trace that exist, or, when there is none,
+ * one line saying so (and how to recover the journal if one is left).
+ * This function can't fail.
+ */
+void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
 
 /* ---- merge_index.c, merge_copy.c: the passes of mxprof merge ---------- */
 
