@@ -9,6 +9,10 @@
  * The formatting helpers write digits by hand instead of calling printf:
  * they are fast, allocate nothing, and use only write(), so the same code
  * can later run from a crash handler.
+ *
+ * out_json_escape() is the one JSON string escaper of the library and of
+ * the mxprof command (report, diff, merge): whatever bytes a name holds,
+ * what it writes is valid JSON in valid UTF-8.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,11 +118,13 @@ void out_write(struct out *o, const void *p, size_t n)
 	}
 }
 
+/* Appends the C string s. This function can't fail. */
 void out_str(struct out *o, const char *s)
 {
 	out_write(o, s, strlen(s));
 }
 
+/* Appends v in decimal, without printf. This function can't fail. */
 void out_u64(struct out *o, uint64_t v)
 {
 	char tmp[24];
@@ -131,6 +137,8 @@ void out_u64(struct out *o, uint64_t v)
 	out_write(o, tmp + i, sizeof(tmp) - (size_t)i);
 }
 
+/* Appends v in decimal, with a '-' when negative. This function can't
+ * fail. */
 void out_i64(struct out *o, int64_t v)
 {
 	if (v < 0) {

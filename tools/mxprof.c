@@ -40,6 +40,8 @@ static const struct main_cmd main_cmds[] = {
 	{"merge", cmd_merge}, {"diff", cmd_diff},     {"recover", cmd_recover},
 };
 
+/* Runs the command named in argv[1]. Returns its exit status, or
+ * CLI_USAGE when there is none; --help and --version print to stdout. */
 int main(int argc, char **argv)
 {
 	size_t i;
