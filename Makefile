@@ -6,6 +6,7 @@
 #   make demo         profile the bundled example and print its tables
 #   make asan|ubsan|tsan   the test suite under a sanitizer (build-<name>/)
 #   make format-check clang-format without changes
+#   make cppcheck     cppcheck over the sources (tests/cppcheck.sh)
 #   make install      PREFIX=/usr/local
 #
 # Sources are found by folder: every collector/*.c, preload/*.c and
@@ -69,16 +70,19 @@ PROG_SRC := $(filter-out tests/programs/nvtx_% tests/programs/cuda_%,$(PROG_SRC)
 endif
 PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%) \
             $(BUILD)/examples/demo
-TOOL_SRC := $(sort $(wildcard tools/*.c))
-TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
+# The mxprof command: tools/mxprof.c (main) and every tools/cli/*.c, each
+# compiled on its own, linked against libmxprof.a.
+CLI_SRC  := tools/mxprof.c $(sort $(wildcard tools/cli/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TOOL_BIN := $(BUILD)/mxprof
 HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \
               cupti/*.h tests/fakes/*.h)
 
 SO       := $(BUILD)/libmxprof.so
 AR_LIB   := $(BUILD)/libmxprof.a
 
-.PHONY: all test check unit integration demo asan ubsan tsan cross format \
-        format-check install clean bench programs deps
+.PHONY: all test check unit integration demo asan ubsan tsan cross cppcheck \
+        format format-check install clean bench programs deps
 
 all: $(SO) $(AR_LIB) $(TOOL_BIN) libmxprof.so
 
@@ -115,10 +119,10 @@ $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
 
-$(BUILD)/mxprof: $(wildcard tools/cli/*.c tools/cli/*.h)
+$(CLI_OBJ): $(wildcard tools/cli/*.h)
 
-$(BUILD)/%: tools/%.c $(AR_LIB) $(HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(AR_LIB) -lyajl $(LDLIBS_LIB)
+$(BUILD)/mxprof: $(CLI_OBJ) $(AR_LIB)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(AR_LIB) -lyajl $(LDLIBS_LIB)
 
 $(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
 	@mkdir -p $(dir $@)
@@ -196,6 +200,12 @@ tsan:
 # The library built for aarch64 and checked (tests/cross.sh).
 cross:
 	+@tests/cross.sh
+
+# cppcheck over collector/, preload/, cupti/, tools/ and include/, for the
+# x86-64 and the aarch64 build; tests/cppcheck.sh gives the checks and the
+# reason of each suppression.
+cppcheck:
+	@tests/cppcheck.sh
 
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || \
              find include collector preload tools tests -name '*.[ch]')

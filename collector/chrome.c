@@ -118,15 +118,13 @@ static void on_str(void *ctx, uint32_t id, const char *s, size_t len)
 		w->names = nn;
 		w->nnames = n;
 	}
-	char *raw = strndup(s, len);
-	char *q = raw ? malloc(len * 6 + 3) : NULL;
+	char *q = malloc(len * 6 + 3);
 	if (q) {
 		q[0] = '"';
-		size_t k = fmt_json_escape(q + 1, len * 6 + 1, raw);
+		size_t k = out_json_escape(q + 1, len * 6, s, len, NULL);
 		q[k + 1] = '"';
 		q[k + 2] = 0;
 	}
-	free(raw);
 	free(w->names[id]);
 	w->names[id] = q;
 }

@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <zlib.h>
+
 #include "ticks.h"
 
 /* ---- the lock order ----------------------------------------------------- */
@@ -57,16 +59,16 @@
  * dl wrappers only try it).
  */
 enum coll_lock_rank {
-	LOCK_HOOK = 1,	  /* preload/hook: patterns, objects, stubs     */
-	LOCK_STATE,	  /* preload/state.c: run, pause, windows       */
-	LOCK_GPU_START,	  /* the GPU source: loading its library        */
-	LOCK_OWNER,	  /* drain.c: the collector's state             */
-	LOCK_REQUESTS,	  /* drain.c: requests to the drain thread      */
-	LOCK_WINDOWS,	  /* window.c: when recording was on            */
-	LOCK_NAMES,	  /* threads.c: thread names the program gave   */
-	LOCK_CATEGORIES,  /* cat.c: registering categories              */
-	LOCK_DOMAINS,	  /* preload/api.c: the domains                 */
-	LOCK_STRTAB,	  /* strtab.c: interning                        */
+	LOCK_HOOK = 1,	 /* preload/hook: patterns, objects, stubs     */
+	LOCK_STATE,	 /* preload/state.c: run, pause, windows       */
+	LOCK_GPU_START,	 /* the GPU source: loading its library        */
+	LOCK_OWNER,	 /* drain.c: the collector's state             */
+	LOCK_REQUESTS,	 /* drain.c: requests to the drain thread      */
+	LOCK_WINDOWS,	 /* window.c: when recording was on            */
+	LOCK_NAMES,	 /* threads.c: thread names the program gave   */
+	LOCK_CATEGORIES, /* cat.c: registering categories              */
+	LOCK_DOMAINS,	 /* preload/api.c: the domains                 */
+	LOCK_STRTAB,	 /* strtab.c: interning                        */
 	LOCK_RANKS,
 };
 
@@ -328,19 +330,6 @@ void coll_disown(void);
 
 /* ---- writers: what sources use to add to the trace and the tables ----- */
 
-/* A buffered output file, plain or gzip, replaced atomically (out.c). */
-struct out;
-
-/* Appends n bytes of p. Errors stay in o, reported by out_commit(). */
-void out_write(struct out *o, const void *p, size_t n);
-void out_str(struct out *o, const char *s);
-void out_u64(struct out *o, uint64_t v);
-void out_i64(struct out *o, int64_t v);
-/* Writes ns as microseconds with three decimals ("12.345"). */
-void out_us(struct out *o, uint64_t ns);
-/* Writes s as a quoted, escaped JSON string. */
-void out_json_str(struct out *o, const char *s);
-
 /*
  * A trace being written (chrome.c). Sources add events with
  * coll_trace_event(), which starts a new element of traceEvents and
@@ -469,12 +458,6 @@ void agg_reset(struct agg *a);
  * saturate at INT64_MAX and INT64_MIN. */
 int agg_add(struct agg *a, const struct agg_sample *s);
 
-/* Returns the length of the valid UTF-8 sequence at s[0..n) (1 for an
- * ASCII byte), or 0 when s does not start with one (a stray or invalid
- * byte, an overlong form, a surrogate, past U+10FFFF, or cut at n). This
- * function can't fail; it is safe anywhere. */
-size_t out_utf8_len(const unsigned char *s, size_t n);
-
 /* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
  * This function can't fail; it is safe anywhere. */
 int64_t agg_sat_add(int64_t x, int64_t y);
@@ -555,12 +538,98 @@ int recover_write_tables(struct recovery *r, const char *path);
 /* Frees what recover_open() allocated. This function can't fail. */
 void recover_close(struct recovery *r);
 
+/* ---- output files (out.c; also used by the mxprof command) ------------ */
+
 /*
- * Writes the tables path that belongs to the trace path trace into buf
- * ("X.json" or "X.json.gz" gives "X.stats.txt"), the name a dump uses, and
- * returns buf. A name too long for buf is cut.
+ * A file being written: buffered, gzip-compressed when asked, and replaced
+ * atomically. It is written to "<path>.tmp.<pid>" beside path and renamed
+ * over path by out_commit() only when whole, so a reader never sees half a
+ * file and a failed write leaves the previous file in place. Write errors
+ * are kept, not returned, and come back from out_commit(). About 130 KiB:
+ * allocate it, do not put it on a small stack. Not for the hot path.
  */
-const char *coll_stats_path_for(const char *trace, char *buf, size_t len);
+struct out {
+	int fd;
+	int gz;
+	int err; /* first error, negative errno */
+	z_stream zs;
+	size_t n;
+	char path[4096];
+	char tmp[4200];
+	unsigned char buf[1 << 16];
+	unsigned char zbuf[1 << 16];
+};
+
+/*
+ * Starts writing path: creates its temporary file (mode 0644). With
+ * allow_gz non-zero, a path ending in ".gz" is gzip-compressed (level 6).
+ * Returns 0, -ENAMETOOLONG (path or its temporary name too long), -ENOMEM
+ * (zlib), or the errno of open() negated, with o->tmp naming the file that
+ * could not be created. On error o needs no out_abort().
+ */
+int out_open(struct out *o, const char *path, int allow_gz);
+
+/* Appends n bytes of p. This function can't fail (see out_commit). */
+void out_write(struct out *o, const void *p, size_t n);
+
+/* Appends the C string s, unquoted. This function can't fail. */
+void out_str(struct out *o, const char *s);
+
+/* Appends v in decimal. This function can't fail. */
+void out_u64(struct out *o, uint64_t v);
+
+/* Appends v in decimal, with a '-' when negative. This function can't
+ * fail. */
+void out_i64(struct out *o, int64_t v);
+
+/* Appends ns as microseconds with three decimals: 1234567 -> "1234.567".
+ * This function can't fail. */
+void out_us(struct out *o, uint64_t ns);
+
+/* Appends the C string s as a quoted JSON string (out_json_escape()).
+ * This function can't fail. */
+void out_json_str(struct out *o, const char *s);
+
+/* Appends s[0..n), NUL bytes included, as a quoted JSON string
+ * (out_json_escape()). This function can't fail. */
+void out_json_strn(struct out *o, const char *s, size_t n);
+
+/*
+ * Flushes and closes the file and renames it over path. Returns 0, or the
+ * first error of any write since out_open() (or of the close or rename) as
+ * a negative errno; the temporary file is then removed and the previous
+ * file at path is untouched. o is finished either way.
+ */
+int out_commit(struct out *o);
+
+/* Closes and removes the temporary file; path is untouched. This function
+ * can't fail. */
+void out_abort(struct out *o);
+
+/*
+ * Escapes s[0..n) for the body of a JSON string (no quotes) into
+ * dst[0..cap), without a terminator; the one escaper of the library and the
+ * mxprof command. '"' and '\' get a backslash, control characters (NUL
+ * included) become \u00XX, valid UTF-8 is copied as it is, and each byte
+ * that does not start a valid UTF-8 sequence (a stray continuation byte, a
+ * byte that never starts one, an overlong form, a surrogate, past
+ * U+10FFFF, a sequence cut by n) becomes \ufffd, so the output is valid
+ * JSON in valid UTF-8 whatever s holds. It stops before the first
+ * character whose escape does not fit in dst, so it never ends inside an
+ * escape or a UTF-8 sequence. Returns the bytes written; *used, when used
+ * is not NULL, gets the bytes of s consumed (n when all fit). A byte of s
+ * takes at most 6 bytes of dst: cap >= 6 * n always takes all of s, and
+ * cap >= 6 always takes at least one character. This function can't fail;
+ * it allocates nothing and is safe anywhere.
+ */
+size_t out_json_escape(char *dst, size_t cap, const char *s, size_t n,
+		       size_t *used);
+
+/* Returns the length of the valid UTF-8 sequence at s[0..n) (1 for an
+ * ASCII byte), or 0 when s does not start with one (n is 0, a stray or
+ * invalid byte, an overlong form, a surrogate, past U+10FFFF, or cut at
+ * n). This function can't fail; it is safe anywhere. */
+size_t out_utf8_len(const unsigned char *s, size_t n);
 
 /* ---- the clock for sources with their own timestamps ------------------ */
 
@@ -576,16 +645,50 @@ uint64_t clock_now_ns(void);
 /* CLOCK_MONOTONIC ns of the trace's ts 0. Lock-free. */
 uint64_t clock_base_mono_ns(void);
 
-/* ---- the status file ---------------------------------------------------- */
+/* ---- file names (paths.c; also used by the mxprof command) ----------- */
 
 /*
- * While a process records, /tmp/mxprof-<uid>/<pid>.status (or under
- * $XDG_RUNTIME_DIR/mxprof/) holds "key=value" lines: output=<abs trace
- * path>, stats=<abs tables path>, signal=<dump signal number, 0 if none>,
- * dumps=<completed dumps>. It is rewritten atomically after every dump and
- * removed at exit. `mxprof dump PID` waits for dumps to grow.
- * Writes the path of pid's status file into buf. Returns 0 or -ENAMETOOLONG.
+ * The library writes, and the mxprof command looks for, these names; both
+ * take them from here. X is the trace's name without its ending: ".gz",
+ * then ".json", each only when something other than '/' precedes it, with
+ * their case ("t.json", "t.json.gz" and "t.gz" give "t"; "t", "t.JSON" and
+ * "a.b/t" are their own X). Each function writes into buf and returns 0,
+ * or -ENAMETOOLONG when the name does not fit in len bytes (buf is then
+ * ""). None allocates or takes a lock: safe after fork, not in a signal
+ * handler (snprintf).
  */
-int coll_status_path(int pid, char *buf, size_t len);
+
+/* Returns the length of X in the trace path trace: trace[0..X) is the
+ * name, the rest its ending ("", ".gz", ".json" or ".json.gz"). This
+ * function can't fail. */
+size_t paths_stem_len(const char *trace);
+
+/* Writes the tables path of the trace path trace: "X.stats.txt". */
+int paths_stats(const char *trace, char *buf, size_t len);
+
+/* Writes the journal path of the trace path trace: the whole name with
+ * ".journal" added ("t.json.gz.journal"). */
+int paths_journal(const char *trace, char *buf, size_t len);
+
+/* Writes the trace path whose journal is journal: journal without its
+ * ".journal" ending. Returns -EINVAL (buf "") when journal does not end in
+ * ".journal" after at least one byte. */
+int paths_journal_trace(const char *journal, char *buf, size_t len);
+
+/* Writes the trace path of a descendant: "X.<tag>" with the trace's ending
+ * after it ("t.json.gz" and tag "123" give "t.123.json.gz"; "t" gives
+ * "t.123"). The library's tag is the pid; a glob such as "[0-9]*" finds
+ * them all. */
+int paths_child(const char *trace, const char *tag, char *buf, size_t len);
+
+/*
+ * While a process records, its status file, /tmp/mxprof-<uid>/<pid>.status
+ * (or $XDG_RUNTIME_DIR/mxprof/<pid>.status when that is set), holds
+ * "key=value" lines: output=<abs trace path>, stats=<abs tables path>,
+ * signal=<dump signal number, 0 if none>, dumps=<completed dumps>. It is
+ * rewritten atomically after every dump and removed at exit. `mxprof dump
+ * PID` waits for dumps to grow. Writes the path of pid's status file.
+ */
+int paths_status(int pid, char *buf, size_t len);
 
 #endif /* MXPROF_COLLECTOR_H */

@@ -451,7 +451,7 @@ static int setup(const struct coll_config *cfg)
 	S.cfg = *cfg;
 	ring_capacity = cfg->ring_records;
 	ring_overflow = cfg->overflow;
-	coll_stats_path_for(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
 	S.journal_open = 0;
 	S.dumps_done = 0;
 	S.last_dump_ns = ticks_mono_ns();
@@ -507,8 +507,7 @@ int coll_set_output(const char *output)
 	int busy = S.journal_open != 0;
 	if (!busy) {
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
-		coll_stats_path_for(S.cfg.output, S.stats_path,
-				    sizeof(S.stats_path));
+		paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
 	}
 	coll_unlock(&owner);
 	return busy ? -EBUSY : 0;

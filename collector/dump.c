@@ -49,8 +49,7 @@ int dump_ensure_journal(void)
 	if (S.journal_open) {
 		return S.journal_open > 0 ? 0 : -EIO;
 	}
-	snprintf(S.journal_path, sizeof(S.journal_path), "%s.journal",
-		 S.cfg.output);
+	paths_journal(S.cfg.output, S.journal_path, sizeof(S.journal_path));
 	S.j->max_bytes = S.cfg.max_trace_bytes;
 	const char *why = output_unusable(S.cfg.output);
 	int rc = why ? -EINVAL
@@ -72,10 +71,9 @@ int dump_ensure_journal(void)
 			why ? "to" : "beside", S.cfg.output,
 			why ? why : strerror(-rc), fallback);
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", fallback);
-		coll_stats_path_for(S.cfg.output, S.stats_path,
-				    sizeof(S.stats_path));
-		snprintf(S.journal_path, sizeof(S.journal_path), "%s.journal",
-			 S.cfg.output);
+		paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+		paths_journal(S.cfg.output, S.journal_path,
+			      sizeof(S.journal_path));
 		rc = journal_open(S.j, S.journal_path, (int)getpid());
 	}
 	if (rc < 0) {
@@ -89,20 +87,6 @@ int dump_ensure_journal(void)
 	S.j->max_bytes = S.cfg.max_trace_bytes;
 	S.journal_open = 1;
 	return 0;
-}
-
-int coll_status_path(int pid, char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (xdg && *xdg) {
-		n = snprintf(buf, len, "%s/mxprof/%d.status", xdg, pid);
-	} else {
-		n = snprintf(buf, len, "/tmp/mxprof-%u/%d.status",
-			     (unsigned)getuid(), pid);
-	}
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 static void abs_path(const char *p, char *buf, size_t len)
@@ -121,7 +105,7 @@ void dump_write_status(void)
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
 	struct out *o = malloc(sizeof(*o));
 
-	if (!o || coll_status_path((int)getpid(), path, sizeof(path)) < 0) {
+	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0) {
 		free(o);
 		return;
 	}
@@ -145,7 +129,7 @@ void dump_remove_status(void)
 {
 	char path[4200];
 
-	if (coll_status_path((int)getpid(), path, sizeof(path)) == 0) {
+	if (paths_status((int)getpid(), path, sizeof(path)) == 0) {
 		unlink(path);
 	}
 }
@@ -236,18 +220,4 @@ int dump_write(uint64_t dropped)
 	S.last_dump_ns = ticks_mono_ns();
 	dump_write_status();
 	return rc_trace < 0 ? rc_trace : rc_stats;
-}
-
-const char *coll_stats_path_for(const char *trace, char *buf, size_t len)
-{
-	size_t n = strlen(trace);
-
-	if (n > 3 && strcmp(trace + n - 3, ".gz") == 0) {
-		n -= 3;
-	}
-	if (n > 5 && strncmp(trace + n - 5, ".json", 5) == 0) {
-		n -= 5;
-	}
-	snprintf(buf, len, "%.*s.stats.txt", (int)n, trace);
-	return buf;
 }

@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <sys/types.h>
-#include <zlib.h>
 
 #include "collector.h"
 
@@ -44,23 +43,6 @@ void window_fork_child(void);
 /* cat.c: held across fork(). */
 void cat_fork_prepare(void);
 void cat_fork_parent(void);
-
-/* out.c: a buffered output file, plain or gzip, replaced atomically. */
-struct out {
-	int fd;
-	int gz;
-	int err; /* first error, negative errno */
-	z_stream zs;
-	size_t n;
-	char path[4096];
-	char tmp[4200];
-	unsigned char buf[1 << 16];
-	unsigned char zbuf[1 << 16];
-};
-int out_open(struct out *o, const char *path, int allow_gz);
-int out_commit(struct out *o);
-void out_abort(struct out *o);
-size_t fmt_json_escape(char *dst, size_t cap, const char *s);
 
 /* journal.c: the binary, append-only record of a run. */
 enum journal_type {
@@ -176,7 +158,7 @@ int dump_ensure_journal(void);
 int dump_write(uint64_t dropped);
 void dump_write_status(void);
 void dump_remove_status(void);
-/* The tables file of a dump (coll_stats_path_for: collector.h); extra
+/* The tables file of a dump (its name: paths_stats, collector.h); extra
  * gives the sources' sections, or NULL. */
 int dump_write_tables(const struct agg *a, uint64_t dropped,
 		      const struct table_opts *extra, const char *path);

@@ -9,6 +9,10 @@
  * The formatting helpers write digits by hand instead of calling printf:
  * they are fast, allocate nothing, and use only write(), so the same code
  * can later run from a crash handler.
+ *
+ * out_json_escape() is the one JSON string escaper of the library and of
+ * the mxprof command (report, diff, merge): whatever bytes a name holds,
+ * what it writes is valid JSON in valid UTF-8.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,11 +118,13 @@ void out_write(struct out *o, const void *p, size_t n)
 	}
 }
 
+/* Appends the C string s. This function can't fail. */
 void out_str(struct out *o, const char *s)
 {
 	out_write(o, s, strlen(s));
 }
 
+/* Appends v in decimal, without printf. This function can't fail. */
 void out_u64(struct out *o, uint64_t v)
 {
 	char tmp[24];
@@ -131,6 +137,8 @@ void out_u64(struct out *o, uint64_t v)
 	out_write(o, tmp + i, sizeof(tmp) - (size_t)i);
 }
 
+/* Appends v in decimal, with a '-' when negative. This function can't
+ * fail. */
 void out_i64(struct out *o, int64_t v)
 {
 	if (v < 0) {
@@ -152,11 +160,16 @@ void out_us(struct out *o, uint64_t ns)
 	out_write(o, frac, 3);
 }
 
+/* Returns the length of the valid UTF-8 sequence at s[0..n), or 0 (see
+ * collector.h). This function can't fail. */
 size_t out_utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len, i;
 	uint32_t cp;
 
+	if (n == 0) {
+		return 0;
+	}
 	if (s[0] < 0x80) {
 		return 1;
 	}
@@ -190,88 +203,103 @@ size_t out_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-/*
- * Escapes s for a JSON string body into dst (without quotes). Returns the
- * length written; output is cut at cap - 1 bytes, never inside an escape
- * or a UTF-8 sequence, and always terminated. Bytes that are not UTF-8
- * become \ufffd, so that the output is valid JSON whatever s holds: at
- * most six bytes per byte of s.
- */
-size_t fmt_json_escape(char *dst, size_t cap, const char *s)
+/* A byte that stands for itself inside a JSON string. */
+static inline int json_plain(unsigned char c)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 0;
-
-	while (*p) {
-		unsigned char c = *p;
-		char e[7];
-		size_t k = 0, used = 1;
-		if (c >= 0x80) {
-			/* A NUL ends a sequence early, so 4 reads no further
-			 * than the terminator. */
-			used = out_utf8_len(p, 4);
-			if (used) {
-				memcpy(e, p, used);
-				k = used;
-			} else {
-				memcpy(e, "\\ufffd", 6);
-				k = 6;
-				used = 1;
-			}
-		} else if (c == '"' || c == '\\') {
-			e[k++] = '\\';
-			e[k++] = (char)c;
-		} else if (c < 0x20) {
-			e[k++] = '\\';
-			e[k++] = 'u';
-			e[k++] = '0';
-			e[k++] = '0';
-			e[k++] = hex[c >> 4];
-			e[k++] = hex[c & 15];
-		} else {
-			e[k++] = (char)c;
-		}
-		if (n + k >= cap) {
-			break;
-		}
-		memcpy(dst + n, e, k);
-		n += k;
-		p += used;
-	}
-	if (cap) {
-		dst[n] = 0;
-	}
-	return n;
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-/* Writes s as a quoted JSON string. */
-void out_json_str(struct out *o, const char *s)
+/*
+ * Escapes s[0..n) into dst[0..cap) (see collector.h). Runs of plain ASCII
+ * are copied whole, so that names, nearly all ASCII, cost a scan and a
+ * memcpy. This function can't fail; it allocates nothing.
+ */
+size_t out_json_escape(char *dst, size_t cap, const char *s, size_t n,
+		       size_t *used)
 {
-	char buf[1024];
-	size_t len = strlen(s);
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	size_t k = 0;
 
+	while (p < end) {
+		const unsigned char *q = p;
+		size_t run = (size_t)(end - p) < cap - k ? (size_t)(end - p)
+							 : cap - k;
+		while (q < p + run && json_plain(*q)) {
+			q++;
+		}
+		memcpy(dst + k, p, (size_t)(q - p));
+		k += (size_t)(q - p);
+		p = q;
+		if (p == end || k == cap) {
+			break;
+		}
+		/* *p needs more than itself, or is the start of UTF-8. */
+		unsigned char c = *p;
+		size_t take = 1, len;
+		if (c >= 0x80 && (len = out_utf8_len(p, (size_t)(end - p)))) {
+			if (cap - k < len) {
+				break;
+			}
+			memcpy(dst + k, p, len);
+			k += len;
+			take = len;
+		} else if (c >= 0x80) {
+			if (cap - k < 6) {
+				break;
+			}
+			memcpy(dst + k, "\\ufffd", 6);
+			k += 6;
+		} else if (c == '"' || c == '\\') {
+			if (cap - k < 2) {
+				break;
+			}
+			dst[k++] = '\\';
+			dst[k++] = (char)c;
+		} else {
+			if (cap - k < 6) {
+				break;
+			}
+			memcpy(dst + k, "\\u00", 4);
+			dst[k + 4] = hex[c >> 4];
+			dst[k + 5] = hex[c & 15];
+			k += 6;
+		}
+		p += take;
+	}
+	if (used) {
+		*used = (size_t)(p - (const unsigned char *)s);
+	}
+	return k;
+}
+
+/* Writes s[0..n) as a quoted JSON string, escaped straight into the
+ * buffer. Errors are kept for out_commit(). */
+void out_json_strn(struct out *o, const char *s, size_t n)
+{
 	out_write(o, "\"", 1);
-	while (len > 0) {
-		/* Escape in slices; a slice never ends inside an escape, nor
-		 * inside a UTF-8 sequence (of at most four bytes). */
-		size_t take = len < 160 ? len : 160;
-		for (int k = 0; k < 3 && take < len && take > 1 &&
-				(s[take] & 0xc0) == 0x80;
-		     k++) {
-			take--;
+	while (n > 0) {
+		size_t used;
+		/* An escape takes at most six bytes: with that much room,
+		 * every call takes at least one character. */
+		if (sizeof(o->buf) - o->n < 6) {
+			flush_buf(o, 0);
 		}
-		if (take < len && (s[take] & 0xc0) == 0x80) {
-			take = 160; /* not UTF-8: the bytes become U+FFFD */
+		o->n += out_json_escape((char *)o->buf + o->n,
+					sizeof(o->buf) - o->n, s, n, &used);
+		s += used;
+		n -= used;
+		if (o->n == sizeof(o->buf)) {
+			flush_buf(o, 0);
 		}
-		char slice[161];
-		memcpy(slice, s, take);
-		slice[take] = 0;
-		out_write(o, buf, fmt_json_escape(buf, sizeof(buf), slice));
-		s += take;
-		len -= take;
 	}
 	out_write(o, "\"", 1);
+}
+
+/* Writes the C string s as a quoted JSON string. */
+void out_json_str(struct out *o, const char *s)
+{
+	out_json_strn(o, s, strlen(s));
 }
 
 /*

@@ -69,14 +69,14 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
  * bytes per byte of s. */
 static void sb_json_str(struct sbuf *b, const char *s)
 {
-	size_t cap = strlen(s) * 6 + 1;
-	char *buf = malloc(cap);
+	size_t n = strlen(s);
+	char *buf = malloc(n * 6 + 1);
 
 	if (!buf) {
 		b->err = 1;
 		return;
 	}
-	fmt_json_escape(buf, cap, s);
+	buf[out_json_escape(buf, n * 6, s, n, NULL)] = 0;
 	sb_printf(b, "\"%s\"", buf);
 	free(buf);
 }

@@ -54,8 +54,8 @@ int settings_parse(struct settings *s, const char *(*get)(const char *));
 /*
  * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
  * When descendant is non-zero and the pattern has no %p, ".<pid>" is put
- * before the ".json" / ".json.gz" ending, so that a child never writes its
- * parent's file. Returns 0, or -EINVAL for another % sequence, or
+ * before the trace's ending (paths_child()), so that a child never writes
+ * its parent's file. Returns 0, or -EINVAL for another % sequence, or
  * -ENAMETOOLONG.
  */
 int settings_expand_output(const char *pattern, int pid, int rank,

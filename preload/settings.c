@@ -207,21 +207,15 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 		return -EINVAL;
 	}
 	if (descendant && !has_pid) {
-		/* Insert ".<pid>" before the ending, so a child never
-		 * replaces its parent's file. */
-		size_t stem = n;
-		if (stem > 3 && !strcmp(buf + stem - 3, ".gz")) {
-			stem -= 3;
-		}
-		if (stem > 5 && !strncmp(buf + stem - 5, ".json", 5)) {
-			stem -= 5;
-		}
-		int k = snprintf(tmp, sizeof(tmp), ".%d", pid);
-		if (n + (size_t)k >= len) {
+		/* Insert ".<pid>" before the ending (paths_child), so a child
+		 * never replaces its parent's file. */
+		char name[4096];
+		if (n >= sizeof(name)) {
 			return -ENAMETOOLONG;
 		}
-		memmove(buf + stem + k, buf + stem, n - stem + 1);
-		memcpy(buf + stem, tmp, (size_t)k);
+		memcpy(name, buf, n + 1);
+		snprintf(tmp, sizeof(tmp), "%d", pid);
+		return paths_child(name, tmp, buf, len);
 	}
 	return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * mxprof.c - the mxprof command: run, report, dump, merge, diff, recover.
  *
- * The subcommands live under tools/cli/ (cli/cli.h is their map) and are
- * compiled here as one unit, so that the build needs one rule per tool.
+ * The subcommands live under tools/cli/, one translation unit each;
+ * cli/cli.h is their map.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,15 +10,6 @@
 
 #include "mxprof.h"
 #include "cli/cli.h"
-
-#include "cli/util.c"
-#include "cli/trace_read.c"
-#include "cli/cmd_report.c"
-#include "cli/cmd_diff.c"
-#include "cli/cmd_merge.c"
-#include "cli/cmd_run.c"
-#include "cli/cmd_dump.c"
-#include "cli/cmd_recover.c"
 
 static const char main_usage[] =
 	"usage: mxprof [--version] [--help] COMMAND [ARGS]\n";
@@ -49,6 +40,8 @@ static const struct main_cmd main_cmds[] = {
 	{"merge", cmd_merge}, {"diff", cmd_diff},     {"recover", cmd_recover},
 };
 
+/* Runs the command named in argv[1]. Returns its exit status, or
+ * CLI_USAGE when there is none; --help and --version print to stdout. */
 int main(int argc, char **argv)
 {
 	size_t i;

@@ -107,8 +107,7 @@ int main(void)
 	__atomic_store_n(&released, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	MXPROF(task_destroy)(t);
-	printf("first record while the drain wrote: %s\n",
-	       done ? "yes" : "no");
+	printf("first record while the drain wrote: %s\n", done ? "yes" : "no");
 	printf("first record cost: %ld ns\n", first_ns);
 	return 0;
 }

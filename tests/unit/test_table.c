@@ -570,30 +570,6 @@ static void test_table_json_replaces_bytes_that_are_not_utf8(void **st)
 	agg_destroy(a);
 }
 
-static void test_table_json_escape_never_cuts_a_sequence(void **st)
-{
-	char dst[8];
-
-	(void)st;
-	/* "ab" + e-acute fits in 5 bytes with the terminator; a cap of 4
-	 * leaves the whole sequence out instead of half of it. */
-	assert_int_equal(fmt_json_escape(dst, 5, "ab\xc3\xa9"), 4);
-	assert_string_equal(dst, "ab\xc3\xa9");
-	assert_int_equal(fmt_json_escape(dst, 4, "ab\xc3\xa9"), 2);
-	assert_string_equal(dst, "ab");
-	assert_int_equal(fmt_json_escape(dst, 8, "\xf0\x9f\x98\x80!"), 5);
-	assert_string_equal(dst, "\xf0\x9f\x98\x80!");
-	/* Past U+10FFFF, and a sequence cut by the terminator. */
-	assert_int_equal(fmt_json_escape(dst, 8, "\xf4\x90"), 6);
-	assert_string_equal(dst, "\\ufffd");
-	assert_int_equal(
-		out_utf8_len((const unsigned char *)"\xf4\x90\x80\x80", 4), 0);
-	assert_int_equal(
-		out_utf8_len((const unsigned char *)"\xf4\x8f\xbf\xbf", 4), 4);
-	assert_int_equal(out_utf8_len((const unsigned char *)"\xe2\x82\xac", 2),
-			 0);
-}
-
 static void test_table_csv_has_header_and_one_line_per_row(void **st)
 {
 	struct agg *a = golden_agg();
@@ -701,7 +677,6 @@ int main(void)
 		cmocka_unit_test(test_table_json_escapes_names),
 		cmocka_unit_test(
 			test_table_json_replaces_bytes_that_are_not_utf8),
-		cmocka_unit_test(test_table_json_escape_never_cuts_a_sequence),
 		cmocka_unit_test(
 			test_table_csv_has_header_and_one_line_per_row),
 		cmocka_unit_test(

@@ -1,17 +1,26 @@
 /*
  * cli.h - the map of the mxprof command.
  *
- * tools/mxprof.c holds main() and includes every file below (a unity build,
- * so that the Makefile's one rule per tools/NAME.c builds the whole command):
+ * tools/mxprof.c holds main(); each file below is a translation unit of its
+ * own, and this header declares everything one of them offers another.
+ * Non-static names carry their file's name (util_, trace_read_, cmd_report_,
+ * ...); everything else in a file is static.
  *
- *   util.c        messages, path helpers, number parsing
+ *   util.c        messages, number parsing (file names: collector's
+ *                 paths_*)
+ *   trace_in.c    the bytes of a trace file or pipe, plain or gzip
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
  *                 top of yajl's callback parser: memory stays flat however
  *                 large the file is
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
- *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned
+ *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned,
+ *                 written through the collector's struct out
+ *   merge_index.c merge's first pass: each file's pids and threads, and
+ *                 the pids they become
+ *   merge_copy.c  merge's second pass: one file's events, rewritten
  *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
+ *   run_summary.c mxprof run's summary: the tables and the files written
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
  *   cmd_recover.c mxprof recover: a crashed process's journal -> its
  *                 trace and tables (collector's recover_*)
@@ -24,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <zlib.h>
 
 #include "collector.h"
 
@@ -66,10 +77,41 @@ int util_us_to_ns(const char *s, size_t len, int64_t *ns);
  * when it is not a number; *out is then left as it was. */
 int util_parse_i64(const char *s, size_t len, int64_t *out);
 
-/* Writes the tables path that belongs to the trace path trace ("X.json" or
- * "X.json.gz" gives "X.stats.txt"; another name gets ".stats.txt" added).
- * Returns 0 or -ENAMETOOLONG. */
-int util_stats_path(const char *trace, char *buf, size_t len);
+/* ---- trace_in.c -------------------------------------------------------- */
+
+/* The chunk size of trace reads (and of zlib's buffer). */
+#define TRACE_IN_CHUNK (256 * 1024)
+
+/* A trace being read: a file or a pipe, plain or gzip. */
+struct trace_in {
+	int fd;
+	gzFile gz; /* NULL: plain reads of fd */
+	const char *path;
+	int gz_truncated; /* the gzip stream ended early */
+	int failed;	  /* a read failed; the reason was printed */
+};
+
+/*
+ * Opens path for reading: gzip when it starts with the gzip magic or is a
+ * pipe (zlib passes other data through), plain otherwise. Returns 0, or -1
+ * after one line on stderr (missing, unreadable, a folder, empty); nothing
+ * stays open then, and trace_in_close() may still be called.
+ */
+int trace_in_open(struct trace_in *in, const char *path);
+
+/* Reads up to len bytes into buf. Returns the count, 0 at the end (also of
+ * a gzip stream cut short, which sets gz_truncated), or -1 after one line
+ * on stderr (a read error, corrupt gzip data; failed is set). */
+ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len);
+
+/* Returns 1 when buf[off..len) and everything after it in the input are
+ * NUL bytes (a file extended before it was written), 0 otherwise. Reads
+ * the rest of the input into buf, cap bytes at a time. */
+int trace_in_rest_is_nul(struct trace_in *in, unsigned char *buf, size_t off,
+			 size_t len, size_t cap);
+
+/* Closes in. This function can't fail. */
+void trace_in_close(struct trace_in *in);
 
 /* ---- trace_read.c ------------------------------------------------------ */
 
@@ -137,17 +179,120 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				  uint64_t *trunc_at);
 
 /* Prints the standard warning for a truncated file on stderr. */
-void trace_warn_truncated(const char *path, uint64_t at);
+void trace_read_warn_truncated(const char *path, uint64_t at);
+
+/* ---- run_summary.c ----------------------------------------------------- */
+
+/*
+ * Prints, on stderr, the summary of a run of process pid whose
+ * MXPROF_OUTPUT was pat (NULL or "" for the default): unless quiet, the
+ * tables with at most top rows per section (0: all); then the trace, the
+ * tables and every descendant's trace that exist, or, when there is none,
+ * one line saying so (and how to recover the journal if one is left).
+ * This function can't fail.
+ */
+void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
+
+/* ---- merge_index.c, merge_copy.c: the passes of mxprof merge ---------- */
+
+/* A pid of an input and the pid it has in the merged trace. */
+struct merge_pid {
+	int64_t from, to;
+	int named; /* has a process_name event */
+};
+
+/* A thread that has events; a truncated trace may lack its name, which
+ * merge_index_write_names() adds. */
+struct merge_tid {
+	int64_t pid, tid;
+	int named;
+};
+
+/* A hash map from a pair of integers to a position in an array (owned by
+ * merge_index.c; zeroed means empty). */
+struct merge_ent;
+struct merge_map {
+	struct merge_ent *e;
+	size_t cap, len;
+};
+
+/* One input of a merge. Zero it, set path, then let trace_read_file() call
+ * merge_index_event() for each event. */
+struct merge_file {
+	const char *path;
+	struct trace_meta meta;
+	struct merge_pid *pids;
+	size_t npids, cap;
+	struct merge_map pid_map; /* (from, 0) -> pids[] */
+	struct merge_tid *tids;
+	size_t ntids, tcap;
+	struct merge_map tid_map; /* (pid, tid) -> tids[] */
+	int64_t shift_ns;	  /* added to every ts */
+	enum trace_status st;	  /* of the first pass */
+};
+
+/* A trace_event_fn: notes ev's pid and thread in file, a struct
+ * merge_file. Returns 0, or -ENOMEM after one line on stderr. */
+int merge_index_event(const struct trace_event *ev, void *file);
+
+/* Gives every pid that an earlier file of files[0..nf) uses a fresh
+ * number, past the largest pid of any file. Returns 0, or -ENOMEM after one
+ * line on stderr. */
+int merge_index_assign_pids(struct merge_file *files, size_t nf);
+
+/* Returns the pid that pid of f has in the merged trace (pid itself when f
+ * has no such pid). This function can't fail. */
+int64_t merge_index_pid(const struct merge_file *f, int64_t pid);
+
+/* Writes the process_name and thread_name events f lacks (a truncated
+ * file), each after ",\n" unless *events is 0, counting them in *events.
+ * Write errors stay in o for out_commit(). */
+void merge_index_write_names(const struct merge_file *f, struct out *o,
+			     uint64_t *events);
+
+/* Frees the arrays and maps of f. This function can't fail. */
+void merge_index_free(struct merge_file *f);
+
+/*
+ * Copies the events of f (indexed by the first pass) to o, rewritten: pids
+ * through merge_index_pid(), ts shifted by f->shift_ns, flow ids moved by
+ * idx << 40, process names given rank and host. Only whole events are
+ * written, each after ",\n" unless *events is 0; *events counts them.
+ * Returns 0 (also when f ends early or has an error where the first pass
+ * found it cut short), or -1 after one line on stderr (f cannot be opened,
+ * out of memory, nested too deeply). Write errors stay in o.
+ */
+int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
+		    uint64_t *events);
 
 /* ---- commands ---------------------------------------------------------- */
 
-/* Each takes argv after the subcommand's name (argv[0] is the name) and
- * returns the exit status. */
+/*
+ * Each command takes argv after the subcommand's name (argv[0] is the name,
+ * as getopt prints it), parses its options with getopt_long and returns its
+ * exit status: CLI_OK, CLI_FAIL after one line on stderr (through
+ * util_err()), or CLI_USAGE after the usage line. Each is called once per
+ * process, from main().
+ */
+
+/* mxprof report: prints the tables of the traces named in argv. */
 int cmd_report(int argc, char **argv);
+
+/* mxprof diff: prints per-row differences between two traces. */
 int cmd_diff(int argc, char **argv);
+
+/* mxprof merge: writes one trace from several, clocks aligned. */
 int cmd_merge(int argc, char **argv);
+
+/* mxprof run: runs a program with libmxprof.so preloaded, waits for it and
+ * prints its tables. Returns the program's status (128 + a signal that
+ * ended it), 127 or 126 when it cannot be found or run, 1 or 2 as above. */
 int cmd_run(int argc, char **argv);
+
+/* mxprof dump: makes a recording process dump and prints the trace path. */
 int cmd_dump(int argc, char **argv);
+
+/* mxprof recover: writes the trace and tables of a journal left behind. */
 int cmd_recover(int argc, char **argv);
 
 /*
@@ -156,7 +301,7 @@ int cmd_recover(int argc, char **argv);
  * Returns TRACE_COMPLETE, TRACE_TRUNCATED (the warning was printed) or
  * TRACE_BAD (the reason was printed). Shared by report and run.
  */
-enum trace_status report_aggregate(const char *path, struct agg *a,
-				   uint64_t *dropped);
+enum trace_status cmd_report_aggregate(const char *path, struct agg *a,
+				       uint64_t *dropped);
 
 #endif /* MXPROF_CLI_H */

@@ -199,26 +199,19 @@ static void df_csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Writes s as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+/* Writes s as a JSON string with the collector's escaper: bytes that are
+ * not UTF-8 become U+FFFD. */
 static void df_json_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t l;
+	char buf[1024];
+	size_t n = strlen(s), used, k;
 
 	fputc('"', f);
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-		} else if (*p < 0x20) {
-			fprintf(f, "\\u%04x", *p++);
-		} else if ((l = out_utf8_len(p, 4)) != 0) {
-			/* A NUL ends a sequence early: 4 stays in s. */
-			fwrite(p, 1, l, f);
-			p += l;
-		} else {
-			fputs("\\ufffd", f);
-			p++;
-		}
+	while (n > 0) {
+		k = out_json_escape(buf, sizeof(buf), s, n, &used);
+		fwrite(buf, 1, k, f);
+		s += used;
+		n -= used;
 	}
 	fputc('"', f);
 }
@@ -323,6 +316,8 @@ static const char df_help[] =
 	"exit status: 0 printed, 1 a trace could not be read or the output\n"
 	"could not be written, 2 bad usage.\n";
 
+/* mxprof diff A B: the rows of two traces side by side, largest increase
+ * first. Returns the exit status (cli.h). */
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -389,7 +384,7 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 		if (st == TRACE_TRUNCATED) {
-			trace_warn_truncated(path, at);
+			trace_read_warn_truncated(path, at);
 		}
 	}
 	rows = calloc(m.len ? m.len : 1, sizeof(*rows));

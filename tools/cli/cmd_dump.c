@@ -1,7 +1,7 @@
 /*
  * cmd_dump.c - mxprof dump: make a running process write its trace now.
  *
- * A recording process keeps a status file (coll_status_path()) with
+ * A recording process keeps a status file (paths_status()) with
  * "output=", "stats=", "signal=" and "dumps=" lines. dump reads it, sends
  * the dump signal, and waits until "dumps=" grows: the library rewrites
  * the file after each complete dump. Then it prints the trace's path.
@@ -101,6 +101,8 @@ static const char dp_help[] =
 	"exit status: 0 dumped, 1 no such process, not profiled by mxprof, no\n"
 	"dump signal, or no dump within the timeout, 2 bad usage.\n";
 
+/* mxprof dump PID: signals PID and waits for its status file to count one
+ * more dump. Returns the exit status (cli.h). */
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -149,7 +151,7 @@ int cmd_dump(int argc, char **argv)
 		util_err("no process with pid %d", (int)pid);
 		return CLI_FAIL;
 	}
-	if (coll_status_path((int)pid, spath, sizeof(spath)) < 0) {
+	if (paths_status((int)pid, spath, sizeof(spath)) < 0) {
 		util_err("status file path too long");
 		return CLI_FAIL;
 	}

@@ -63,6 +63,8 @@ static int rc_exists(const char *path)
 static const char *const rc_legacy_cats[] = {"cuda_runtime", "cuda_driver",
 					     "cuda_sync", NULL};
 
+/* mxprof recover JOURNAL: the trace and the tables of a process that died,
+ * through the collector's recover_*. Returns the exit status (cli.h). */
 int cmd_recover(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -71,13 +73,10 @@ int cmd_recover(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	static const char ending[] = ".journal";
-	const size_t elen = sizeof(ending) - 1;
 	struct recovery *r = NULL;
 	char trace[4096], stats[4200];
 	const char *journal, *out = NULL;
 	int force = 0, c, n, rc, ret = CLI_FAIL;
-	size_t len;
 
 	util_set_cmd("recover");
 	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
@@ -102,27 +101,25 @@ int cmd_recover(int argc, char **argv)
 		goto usage;
 	}
 	journal = argv[optind];
-	len = strlen(journal);
-	if (!out && (len <= elen || strcmp(journal + len - elen, ending))) {
-		util_err("%s does not end in %s; name the trace with -o TRACE",
-			 journal, ending);
+	n = out ? 0 : paths_journal_trace(journal, trace, sizeof(trace));
+	if (n == -EINVAL) {
+		util_err("%s does not end in .journal; name the trace with -o "
+			 "TRACE",
+			 journal);
 		goto usage;
 	}
 	if (out && !*out) {
 		util_err("-o needs a file name");
 		goto usage;
 	}
-	if (out) {
-		n = snprintf(trace, sizeof(trace), "%s", out);
-	} else {
-		n = snprintf(trace, sizeof(trace), "%.*s", (int)(len - elen),
-			     journal);
+	if (out && (size_t)snprintf(trace, sizeof(trace), "%s", out) >=
+			   sizeof(trace)) {
+		n = -ENAMETOOLONG;
 	}
-	if (n < 0 || (size_t)n >= sizeof(trace)) {
+	if (n < 0 || paths_stats(trace, stats, sizeof(stats)) < 0) {
 		util_err("%s: name too long", out ? out : journal);
 		return CLI_FAIL;
 	}
-	coll_stats_path_for(trace, stats, sizeof(stats));
 
 	r = malloc(sizeof(*r));
 	if (!r) {

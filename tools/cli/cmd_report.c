@@ -139,8 +139,11 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 	return 0;
 }
 
-enum trace_status report_aggregate(const char *path, struct agg *a,
-				   uint64_t *dropped)
+/* Aggregates the trace at path into a and adds its dropped count to
+ * *dropped. Returns TRACE_COMPLETE, TRACE_TRUNCATED or TRACE_BAD, each
+ * with its message printed (cli.h). */
+enum trace_status cmd_report_aggregate(const char *path, struct agg *a,
+				       uint64_t *dropped)
 {
 	struct rp_ctx c = {.path = path, .agg = a};
 	struct trace_meta meta;
@@ -155,7 +158,7 @@ enum trace_status report_aggregate(const char *path, struct agg *a,
 	}
 	*dropped += meta.dropped;
 	if (st == TRACE_TRUNCATED) {
-		trace_warn_truncated(path, at);
+		trace_read_warn_truncated(path, at);
 	} else if (meta.timeline_truncated) {
 		util_err("%s: the timeline was capped (MXPROF_MAX_TRACE_MB); "
 			 "these tables cover its events only, the library's "
@@ -197,6 +200,8 @@ static const char rp_help[] =
 	"missing, empty, corrupt or not a trace, or the tables could not be\n"
 	"written, 2 bad usage.\n";
 
+/* mxprof report FILE...: the tables of one or more traces, through the
+ * collector's formatter. Returns the exit status (cli.h). */
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -261,7 +266,7 @@ int cmd_report(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	for (i = optind; i < argc; i++) {
-		if (report_aggregate(argv[i], a, &o.dropped) == TRACE_BAD) {
+		if (cmd_report_aggregate(argv[i], a, &o.dropped) == TRACE_BAD) {
 			goto out;
 		}
 	}

@@ -6,7 +6,8 @@
  * the program is executed in a child process. mxprof waits for it, passing
  * on SIGINT, SIGTERM, SIGHUP and the dump signal, and exits as a shell would:
  * with the program's status, or 128 + the signal that ended it. Then it
- * prints the top rows of the tables and the paths of the files written.
+ * prints the top rows of the tables and the paths of the files written
+ * (run_summary.c).
  *
  * The library is found, in order, at $MXPROF_LIB, beside the mxprof binary
  * (the build folder), and at ../lib/libmxprof.so from it (an installed
@@ -15,12 +16,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -192,178 +191,6 @@ static int run_set_preload(const char *lib)
 	return r;
 }
 
-/*
- * Writes the trace path the library will use for pid: MXPROF_OUTPUT's
- * pattern with %p, %h and %% expanded and %r as a glob. Returns 1 when the
- * pattern holds a glob.
- */
-static int run_expand_output(const char *pat, pid_t pid, char *buf, size_t len)
-{
-	char host[256] = "";
-	size_t o = 0;
-	int globbed = 0;
-
-	gethostname(host, sizeof(host) - 1);
-	for (; *pat && o + 1 < len; pat++) {
-		const char *ins = NULL;
-		char num[32];
-
-		if (*pat == '%' && pat[1]) {
-			pat++;
-			switch (*pat) {
-			case 'p':
-				snprintf(num, sizeof(num), "%d", (int)pid);
-				ins = num;
-				break;
-			case 'h':
-				ins = host;
-				break;
-			case 'r':
-				ins = "*";
-				globbed = 1;
-				break;
-			case '%':
-				ins = "%";
-				break;
-			default:
-				num[0] = '%';
-				num[1] = *pat;
-				num[2] = 0;
-				ins = num;
-				break;
-			}
-			while (*ins && o + 1 < len) {
-				buf[o++] = *ins++;
-			}
-			continue;
-		}
-		buf[o++] = *pat;
-	}
-	buf[o] = 0;
-	return globbed;
-}
-
-/* Prints the stats file with at most top rows in each section. Returns 0,
- * or -1 when it cannot be read. */
-static int run_print_stats(const char *path, unsigned top)
-{
-	FILE *f = fopen(path, "r");
-	char line[4096];
-	int in_rows = 0;
-	unsigned rows = 0, hidden = 0;
-
-	if (!f) {
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] == '\n') {
-			if (hidden) {
-				fprintf(stderr, "... %u more\n", hidden);
-			}
-			in_rows = 0;
-			hidden = 0;
-			fputs(line, stderr);
-			continue;
-		}
-		if (in_rows) {
-			if (top && rows >= top) {
-				hidden++;
-				continue;
-			}
-			rows++;
-		} else if (strncmp(line, "----", 4) == 0) {
-			in_rows = 1;
-			rows = 0;
-		}
-		fputs(line, stderr);
-	}
-	if (hidden) {
-		fprintf(stderr, "... %u more\n", hidden);
-	}
-	fclose(f);
-	return 0;
-}
-
-/* Prints the summary: tables (top rows) and the files written. */
-static void run_summary(const char *pat, pid_t pid, unsigned top, int quiet)
-{
-	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
-	glob_t g;
-	size_t n;
-	int have = 0;
-
-	if (!pat || !*pat) {
-		pat = "profile.json";
-	}
-	if (run_expand_output(pat, pid, path, sizeof(path))) {
-		if (glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
-			snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
-		}
-		globfree(&g);
-	}
-	util_stats_path(path, stats, sizeof(stats));
-	have = access(path, F_OK) == 0;
-	if (!quiet) {
-		if (run_print_stats(stats, top) < 0 && have) {
-			struct agg *a = agg_create();
-			struct table_opts o = {.top = top};
-			char *text = NULL;
-
-			if (a && report_aggregate(path, a, &o.dropped) !=
-					 TRACE_BAD) {
-				text = table_format(a, &o);
-			}
-			if (text) {
-				fputs(text, stderr);
-			}
-			free(text);
-			agg_destroy(a);
-		}
-	}
-	if (have) {
-		fprintf(stderr, "mxprof: trace  %s\n", path);
-	}
-	if (access(stats, F_OK) == 0) {
-		fprintf(stderr, "mxprof: tables %s\n", stats);
-	}
-	/* Descendants write <base>.<pid>.json beside the parent's file. */
-	n = strlen(path);
-	if (n > 8 && strcmp(path + n - 8, ".json.gz") == 0) {
-		snprintf(cpat, sizeof(cpat), "%.*s.[0-9]*.json.gz",
-			 (int)(n - 8), path);
-	} else if (n > 5 && strcmp(path + n - 5, ".json") == 0) {
-		snprintf(cpat, sizeof(cpat), "%.*s.[0-9]*.json", (int)(n - 5),
-			 path);
-	} else {
-		snprintf(cpat, sizeof(cpat), "%s.[0-9]*.json", path);
-	}
-	if (glob(cpat, 0, NULL, &g) == 0) {
-		size_t i;
-
-		for (i = 0; i < g.gl_pathc; i++) {
-			fprintf(stderr, "mxprof: child  %s\n", g.gl_pathv[i]);
-			have = 1;
-		}
-	}
-	globfree(&g);
-	if (!have) {
-		char journal[4200];
-		struct stat st;
-
-		snprintf(journal, sizeof(journal), "%s.journal", path);
-		if (stat(journal, &st) == 0 && S_ISREG(st.st_mode)) {
-			util_err("no trace at %s (the program may have been "
-				 "killed before mxprof could write it); "
-				 "`mxprof recover %s` rebuilds it",
-				 path, journal);
-		} else {
-			util_err("no trace at %s (the program may have been "
-				 "killed before mxprof could write it)",
-				 path);
-		}
-	}
-}
-
 static const char run_usage[] =
 	"usage: mxprof run [options] [--] COMMAND [ARG...]\n";
 
@@ -436,6 +263,9 @@ struct run_env {
 	const char *value;
 };
 
+/* mxprof run CMD: runs CMD with the library preloaded and prints its
+ * tables. Returns CMD's status as a shell gives it, or 126, 127, 1, 2
+ * (cli.h). */
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -676,7 +506,7 @@ int cmd_run(int argc, char **argv)
 				pat = env[i].value;
 			}
 		}
-		run_summary(pat, pid, (unsigned)top, quiet);
+		run_summary_print(pat, pid, (unsigned)top, quiet);
 	}
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",

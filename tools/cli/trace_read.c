@@ -1,7 +1,8 @@
 /*
  * trace_read.c - a streaming reader of the traces mxprof writes.
  *
- * The file is fed in 256 KiB chunks to yajl's callback parser (never
+ * The file (trace_in.c: plain or gzip, a file or a pipe) is fed in 256 KiB
+ * chunks to yajl's callback parser (never
  * yajl_tree), so a multi-gigabyte trace costs the same memory as a small
  * one. Only the keys the commands need are kept; everything else is skipped
  * by counting nesting levels.
@@ -23,17 +24,13 @@
  * the end have been delivered.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
 
 #include "cli.h"
 
-#define RD_CHUNK (256 * 1024)
+#define RD_CHUNK TRACE_IN_CHUNK
 #define RD_DEPTH 8
 /* The longest run of input without a complete token. yajl keeps a token
  * that spans chunks in one buffer and lexes it again from its start with
@@ -498,80 +495,6 @@ static const yajl_callbacks rd_callbacks = {
 	.yajl_end_array = rd_end,
 };
 
-/* The input: a plain file descriptor or a gzip stream over it. */
-struct rd_in {
-	int fd;
-	gzFile gz;
-	const char *path;
-	int gz_truncated; /* the gzip stream ended early */
-	int failed;	  /* a read failed; the reason was printed */
-};
-
-/* Returns bytes read, 0 at the end, -1 on failure (printed). */
-static ssize_t rd_in_read(struct rd_in *in, unsigned char *buf, size_t len)
-{
-	ssize_t n;
-
-	if (!in->gz) {
-		do {
-			n = read(in->fd, buf, len);
-		} while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			util_err("%s: %s", in->path, strerror(errno));
-			in->failed = 1;
-		}
-		return n;
-	}
-	n = gzread(in->gz, buf, (unsigned)len);
-	if (n < 0) {
-		int zerr;
-		const char *msg = gzerror(in->gz, &zerr);
-
-		if (zerr == Z_BUF_ERROR) {
-			in->gz_truncated = 1;
-			return 0;
-		}
-		util_err("%s: corrupt gzip data (%s)", in->path,
-			 msg ? msg : "unknown error");
-		in->failed = 1;
-		return -1;
-	}
-	if (n == 0) {
-		/* gzread reports a stream cut short only once, on the call
-		 * that meets the end; ask for the state explicitly. */
-		int zerr;
-
-		gzerror(in->gz, &zerr);
-		if (zerr == Z_BUF_ERROR) {
-			in->gz_truncated = 1;
-		}
-	}
-	return n;
-}
-
-/* Returns 1 when everything from buf[off] to the end of the input is NUL
- * bytes. Consumes the input. */
-static int rd_rest_is_nul(struct rd_in *in, unsigned char *buf, size_t off,
-			  size_t len)
-{
-	ssize_t n;
-	size_t i;
-
-	for (i = off; i < len; i++) {
-		if (buf[i]) {
-			return 0;
-		}
-	}
-	while ((n = rd_in_read(in, buf, RD_CHUNK)) > 0) {
-		for (i = 0; i < (size_t)n; i++) {
-			if (buf[i]) {
-				return 0;
-			}
-		}
-	}
-	return n == 0;
-}
-
 static void rd_parse_error(yajl_handle h, const char *path, uint64_t at,
 			   const unsigned char *chunk, size_t len)
 {
@@ -591,64 +514,38 @@ static void rd_parse_error(yajl_handle h, const char *path, uint64_t at,
 	}
 }
 
-void trace_warn_truncated(const char *path, uint64_t at)
+/* Prints the one warning for a trace that ends early. This function can't
+ * fail. */
+void trace_read_warn_truncated(const char *path, uint64_t at)
 {
 	util_err("%s: truncated at byte %llu; tables cover the events before "
 		 "it",
 		 path, (unsigned long long)at);
 }
 
+/* Streams the events of the trace at path to fn and fills meta. Returns
+ * TRACE_COMPLETE, TRACE_TRUNCATED (*trunc_at set) or TRACE_BAD (printed);
+ * see cli.h. */
 enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				  void *opaque, struct trace_meta *meta,
 				  uint64_t *trunc_at)
 {
 	struct rd *r = NULL;
-	struct rd_in in = {.fd = -1, .path = path};
-	unsigned char *buf = NULL, magic[2];
+	struct trace_in in = {.fd = -1};
+	unsigned char *buf = NULL;
 	yajl_handle h = NULL;
 	enum trace_status ret = TRACE_BAD;
 	uint64_t total = 0, quiet = 0;
 	unsigned long calls = 0;
 	yajl_status st = yajl_status_ok;
-	struct stat sb;
 	ssize_t n;
 	int truncated = 0;
 
 	memset(meta, 0, sizeof(*meta));
 	meta->mx_pid = -1;
 	*trunc_at = 0;
-	in.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (in.fd < 0) {
-		util_err("%s: %s", path, strerror(errno));
+	if (trace_in_open(&in, path) < 0) {
 		goto out;
-	}
-	if (fstat(in.fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		util_err("%s: is a directory", path);
-		goto out;
-	}
-	n = pread(in.fd, magic, 2, 0);
-	if (n < 0 && errno != ESPIPE) {
-		util_err("%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (n == 0) {
-		util_err("%s: empty file, not a trace", path);
-		goto out;
-	}
-	/* A pipe cannot be peeked at without consuming it; zlib reads it
-	 * either way, passing data that is not gzip through unchanged. */
-	if (n < 0 || (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b)) {
-		int fd2 = dup(in.fd);
-
-		in.gz = fd2 >= 0 ? gzdopen(fd2, "rb") : NULL;
-		if (!in.gz) {
-			if (fd2 >= 0) {
-				close(fd2);
-			}
-			util_err("%s: cannot open the gzip stream", path);
-			goto out;
-		}
-		gzbuffer(in.gz, RD_CHUNK);
 	}
 	r = calloc(1, sizeof(*r));
 	buf = malloc(RD_CHUNK);
@@ -667,7 +564,7 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 	yajl_config(h, yajl_dont_validate_strings, 1);
 	yajl_config(h, yajl_allow_trailing_garbage, 1);
 
-	while ((n = rd_in_read(&in, buf, RD_CHUNK)) > 0) {
+	while ((n = trace_in_read(&in, buf, RD_CHUNK)) > 0) {
 		st = yajl_parse(h, buf, (size_t)n);
 		if (st != yajl_status_ok) {
 			size_t used = yajl_get_bytes_consumed(h);
@@ -688,7 +585,8 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				at--;
 			}
 			if (r->seen_events &&
-			    rd_rest_is_nul(&in, buf, used, (size_t)n)) {
+			    trace_in_rest_is_nul(&in, buf, used, (size_t)n,
+						 RD_CHUNK)) {
 				truncated = 1;
 				*trunc_at = at;
 				break;
@@ -759,12 +657,7 @@ out:
 	if (h) {
 		yajl_free(h);
 	}
-	if (in.gz) {
-		gzclose(in.gz);
-	}
-	if (in.fd >= 0) {
-		close(in.fd);
-	}
+	trace_in_close(&in);
 	free(buf);
 	free(r);
 	return ret;

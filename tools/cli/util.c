@@ -10,11 +10,13 @@
 
 static const char *util_cmd;
 
+/* Names the subcommand for util_err(). This function can't fail. */
 void util_set_cmd(const char *s)
 {
 	util_cmd = s;
 }
 
+/* Prints one message line on stderr, prefixed with the command. */
 void util_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -30,6 +32,8 @@ void util_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Flushes stdout. Returns CLI_OK, or CLI_FAIL after one line naming what
+ * could not be written and why. */
 int util_stdout_done(const char *what)
 {
 	int err = errno;
@@ -43,6 +47,7 @@ int util_stdout_done(const char *what)
 	return CLI_FAIL;
 }
 
+/* Parses a decimal in [min, max]. Returns 0 or -EINVAL. */
 int util_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out)
 {
@@ -61,6 +66,7 @@ int util_parse_uint(const char *s, unsigned long long min,
 	return 0;
 }
 
+/* Parses microseconds into rounded nanoseconds. Returns 0 or -EINVAL. */
 int util_us_to_ns(const char *s, size_t len, int64_t *ns)
 {
 	const char *p = s, *end = s + len;
@@ -136,6 +142,8 @@ slow : {
 }
 }
 
+/* Parses a JSON integer (a fraction truncated). Returns 0, -ERANGE or
+ * -EINVAL. */
 int util_parse_i64(const char *s, size_t len, int64_t *out)
 {
 	char buf[64];
@@ -169,22 +177,5 @@ int util_parse_i64(const char *s, size_t len, int64_t *out)
 		return -ERANGE;
 	}
 	*out = (int64_t)d;
-	return 0;
-}
-
-int util_stats_path(const char *trace, char *buf, size_t len)
-{
-	size_t n = strlen(trace);
-	int w;
-
-	if (n > 8 && strcmp(trace + n - 8, ".json.gz") == 0) {
-		n -= 8;
-	} else if (n > 5 && strcmp(trace + n - 5, ".json") == 0) {
-		n -= 5;
-	}
-	w = snprintf(buf, len, "%.*s.stats.txt", (int)n, trace);
-	if (w < 0 || (size_t)w >= len) {
-		return -ENAMETOOLONG;
-	}
 	return 0;
 }

@@ -1,0 +1,119 @@
+/*
+ * paths.c - the names of the files that belong to a trace, in one place for
+ * the library and the mxprof command, which must agree on them: the command
+ * looks for what the library wrote.
+ *
+ *   X.json, X.json.gz, X.gz, X   the trace (a ".gz" ending compresses)
+ *   X.stats.txt                  its tables
+ *   <trace>.journal              its journal (the whole trace name kept)
+ *   X.<pid>.json, X.<pid>.gz ... a descendant's trace
+ *   .../mxprof[-<uid>]/<pid>.status   a recording process's status file
+ *
+ * X is the trace's name without its ending: first ".gz", then ".json", each
+ * taken off only when something other than a '/' comes before it, so that
+ * "t.gz" and "t.json.gz" both give "t" and a file named ".json" keeps its
+ * name. Endings are matched with their case: "t.JSON" is its own X, as
+ * out.c compresses "t.gz" but not "t.GZ".
+ *
+ * Every function writes into the caller's buffer and returns 0 or
+ * -ENAMETOOLONG (buf is then ""); none allocates, so each is safe after
+ * fork in a multi-threaded program.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+/* Returns 1 when s[0..n) ends with the ending e and something other than a
+ * '/' comes before it. */
+static int has_ending(const char *s, size_t n, const char *e)
+{
+	size_t k = strlen(e);
+
+	return n > k && memcmp(s + n - k, e, k) == 0 && s[n - k - 1] != '/';
+}
+
+/* Returns the length of X, the trace's name without ".json", ".gz" or
+ * ".json.gz" (see collector.h). */
+size_t paths_stem_len(const char *trace)
+{
+	size_t n = strlen(trace);
+
+	if (has_ending(trace, n, ".gz")) {
+		n -= 3;
+	}
+	if (has_ending(trace, n, ".json")) {
+		n -= 5;
+	}
+	return n;
+}
+
+/* Returns 0 when snprintf's result w fit in len; else empties buf and
+ * returns -ENAMETOOLONG. */
+static int fit(int w, char *buf, size_t len)
+{
+	if (w >= 0 && (size_t)w < len) {
+		return 0;
+	}
+	if (len > 0) {
+		buf[0] = 0;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Writes X.stats.txt for the trace path trace (see collector.h). */
+int paths_stats(const char *trace, char *buf, size_t len)
+{
+	size_t n = paths_stem_len(trace);
+
+	return fit(snprintf(buf, len, "%.*s.stats.txt", (int)n, trace), buf,
+		   len);
+}
+
+/* Writes <trace>.journal (see collector.h). */
+int paths_journal(const char *trace, char *buf, size_t len)
+{
+	return fit(snprintf(buf, len, "%s.journal", trace), buf, len);
+}
+
+/* Writes the trace whose journal is journal (see collector.h). */
+int paths_journal_trace(const char *journal, char *buf, size_t len)
+{
+	static const char ending[] = ".journal";
+	size_t n = strlen(journal), k = sizeof(ending) - 1;
+
+	if (n <= k || strcmp(journal + n - k, ending) != 0) {
+		if (len > 0) {
+			buf[0] = 0;
+		}
+		return -EINVAL;
+	}
+	return fit(snprintf(buf, len, "%.*s", (int)(n - k), journal), buf, len);
+}
+
+/* Writes X.<tag> followed by the trace's ending (see collector.h). */
+int paths_child(const char *trace, const char *tag, char *buf, size_t len)
+{
+	size_t n = paths_stem_len(trace);
+
+	return fit(
+		snprintf(buf, len, "%.*s.%s%s", (int)n, trace, tag, trace + n),
+		buf, len);
+}
+
+/* Writes the status file's path of process pid (see collector.h). */
+int paths_status(int pid, char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (xdg && *xdg) {
+		return fit(snprintf(buf, len, "%s/mxprof/%d.status", xdg, pid),
+			   buf, len);
+	}
+	return fit(snprintf(buf, len, "/tmp/mxprof-%u/%d.status",
+			    (unsigned)getuid(), pid),
+		   buf, len);
+}

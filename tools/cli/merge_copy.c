@@ -1,0 +1,424 @@
+/*
+ * merge_copy.c - the second pass of mxprof merge: the events of one input,
+ * copied into the merged trace and rewritten on the way.
+ *
+ * yajl's callbacks rebuild each event of traceEvents as JSON text:
+ *   - "pid" through the file's pid map (merge_index_pid());
+ *   - "ts" shifted by the file's shift_ns, so that every file shares the
+ *     clock of the earliest one;
+ *   - numeric flow "id"s moved into a range of their own per file
+ *     (idx << 40), so that launch->kernel arrows never join two processes;
+ *   - the process_name of each process gains its rank and host.
+ * Strings go through the collector's JSON escaper, so bytes that are not
+ * UTF-8 become U+FFFD. An event is kept in a buffer of its own until it
+ * closes, then written whole to the output, so that a truncated input
+ * adds only whole events.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "cli.h"
+
+#define MC_DEPTH 256
+
+/* A growable byte buffer. */
+struct mc_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+/* Makes room for n more bytes. Returns 0, or -1 and sets b->oom. */
+static int mc_reserve(struct mc_buf *b, size_t n)
+{
+	size_t nc;
+	char *np;
+
+	if (b->oom) {
+		return -1;
+	}
+	if (b->len + n <= b->cap) {
+		return 0;
+	}
+	nc = b->cap ? b->cap : 4096;
+	while (nc < b->len + n) {
+		nc *= 2;
+	}
+	np = realloc(b->p, nc);
+	if (!np) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = np;
+	b->cap = nc;
+	return 0;
+}
+
+static void mc_put(struct mc_buf *b, const void *s, size_t n)
+{
+	if (mc_reserve(b, n) < 0) {
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void mc_puts(struct mc_buf *b, const char *s)
+{
+	mc_put(b, s, strlen(s));
+}
+
+/* Writes s[0..n) as a JSON string with the collector's escaper: bytes
+ * that are not UTF-8 (a damaged input) become U+FFFD, so that the output
+ * always parses. */
+static void mc_putstr(struct mc_buf *b, const unsigned char *s, size_t n)
+{
+	size_t k;
+
+	/* Room for the worst case, then one call. */
+	mc_put(b, "\"", 1);
+	if (b->oom || mc_reserve(b, n * 6 + 1) < 0) {
+		return;
+	}
+	k = out_json_escape(b->p + b->len, n * 6, (const char *)s, n, NULL);
+	b->len += k;
+	mc_put(b, "\"", 1);
+}
+
+struct mc_copy {
+	struct merge_file *f;
+	uint64_t id_offset;
+	struct mc_buf ev; /* the event being copied */
+	struct out *out;  /* whole events go here */
+	int depth;	  /* containers open */
+	unsigned char is_map[MC_DEPTH];
+	unsigned char first[MC_DEPTH];
+	int skip;	     /* levels inside something not copied */
+	int in_events;	     /* inside the traceEvents array */
+	int root_key_events; /* the last root key was traceEvents */
+	int key_at3;	     /* event-level key: 1 pid, 2 ts, 3 id, 4 args,
+				5 ph, 6 name */
+	int args_open;	     /* depth 4 is the args object */
+	int key_name_at4;    /* the last args key was "name" */
+	int ph_m, pname;
+	int too_deep;
+	uint64_t events;
+};
+
+/* Writes the comma before an element or key at the current depth. */
+static void mc_sep(struct mc_copy *c)
+{
+	if (c->depth <= 2) {
+		return;
+	}
+	if (!c->first[c->depth]) {
+		if (!c->is_map[c->depth]) {
+			mc_put(&c->ev, ",", 1);
+		}
+	}
+	c->first[c->depth] = 0;
+}
+
+/* Returns 1 when the current scalar is copied. */
+static int mc_copying(struct mc_copy *c)
+{
+	return !c->skip && c->depth >= 3;
+}
+
+static int mc_null(void *ctx)
+{
+	struct mc_copy *c = ctx;
+
+	if (mc_copying(c)) {
+		mc_sep(c);
+		mc_puts(&c->ev, "null");
+	}
+	return 1;
+}
+
+static int mc_boolean(void *ctx, int v)
+{
+	struct mc_copy *c = ctx;
+
+	if (mc_copying(c)) {
+		mc_sep(c);
+		mc_puts(&c->ev, v ? "true" : "false");
+	}
+	return 1;
+}
+
+static void mc_put_us(struct mc_buf *b, int64_t ns)
+{
+	char s[48];
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+
+	snprintf(s, sizeof(s), "%s%llu.%03llu", ns < 0 ? "-" : "",
+		 (unsigned long long)(a / 1000),
+		 (unsigned long long)(a % 1000));
+	mc_puts(b, s);
+}
+
+static int mc_number(void *ctx, const char *s, size_t n)
+{
+	struct mc_copy *c = ctx;
+	char tmp[48];
+	int64_t v;
+
+	if (!mc_copying(c)) {
+		return 1;
+	}
+	mc_sep(c);
+	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
+		v = merge_index_pid(c->f, v);
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
+		mc_puts(&c->ev, tmp);
+		return 1;
+	}
+	if (c->depth == 3 && c->key_at3 == 2 && c->f->shift_ns &&
+	    util_us_to_ns(s, n, &v) == 0) {
+		mc_put_us(&c->ev, v + c->f->shift_ns);
+		return 1;
+	}
+	if (c->depth == 3 && c->key_at3 == 3 && c->id_offset &&
+	    !memchr(s, '.', n) && util_parse_i64(s, n, &v) == 0) {
+		snprintf(tmp, sizeof(tmp), "%llu",
+			 (unsigned long long)((uint64_t)v + c->id_offset));
+		mc_puts(&c->ev, tmp);
+		return 1;
+	}
+	mc_put(&c->ev, s, n);
+	return 1;
+}
+
+static int mc_string(void *ctx, const unsigned char *s, size_t n)
+{
+	struct mc_copy *c = ctx;
+	const struct trace_meta *m = &c->f->meta;
+
+	if (!mc_copying(c)) {
+		return 1;
+	}
+	mc_sep(c);
+	if (c->depth == 3 && c->key_at3 == 5) {
+		c->ph_m = n == 1 && s[0] == 'M';
+	} else if (c->depth == 3 && c->key_at3 == 6) {
+		c->pname = n == 12 && memcmp(s, "process_name", 12) == 0;
+	} else if (c->depth == 4 && c->args_open && c->key_name_at4 &&
+		   c->ph_m && c->pname) {
+		struct mc_buf nb = {0};
+		char tail[TRACE_SHORT_MAX + 64];
+
+		mc_put(&nb, s, n);
+		if (m->has_rank) {
+			snprintf(tail, sizeof(tail), " rank %lld",
+				 (long long)m->rank);
+			mc_puts(&nb, tail);
+		}
+		if (m->host[0]) {
+			snprintf(tail, sizeof(tail), " on %s", m->host);
+			mc_puts(&nb, tail);
+		}
+		if (nb.oom) {
+			c->ev.oom = 1;
+			free(nb.p);
+			return 1;
+		}
+		mc_putstr(&c->ev, (const unsigned char *)nb.p, nb.len);
+		free(nb.p);
+		return 1;
+	}
+	mc_putstr(&c->ev, s, n);
+	return 1;
+}
+
+static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct mc_copy *c = ctx;
+
+	if (c->skip) {
+		return 1;
+	}
+	if (c->depth == 1) {
+		c->root_key_events =
+			n == 11 && memcmp(k, "traceEvents", 11) == 0;
+		return 1;
+	}
+	if (c->depth < 3) {
+		return 1;
+	}
+	if (!c->first[c->depth]) {
+		mc_put(&c->ev, ",", 1);
+	}
+	c->first[c->depth] = 0;
+	if (c->depth == 3) {
+		c->key_at3 = n == 3 && !memcmp(k, "pid", 3)    ? 1
+			     : n == 2 && !memcmp(k, "ts", 2)   ? 2
+			     : n == 2 && !memcmp(k, "id", 2)   ? 3
+			     : n == 4 && !memcmp(k, "args", 4) ? 4
+			     : n == 2 && !memcmp(k, "ph", 2)   ? 5
+			     : n == 4 && !memcmp(k, "name", 4) ? 6
+							       : 0;
+	} else if (c->depth == 4) {
+		c->key_name_at4 = n == 4 && !memcmp(k, "name", 4);
+	}
+	mc_putstr(&c->ev, k, n);
+	mc_put(&c->ev, ":", 1);
+	return 1;
+}
+
+static int mc_open(struct mc_copy *c, int is_map)
+{
+	if (c->skip) {
+		c->skip++;
+		return 1;
+	}
+	if (c->depth == 0) {
+		c->depth = 1;
+		return 1;
+	}
+	if (c->depth == 1) {
+		if (!is_map && c->root_key_events) {
+			c->depth = 2;
+			c->in_events = 1;
+			return 1;
+		}
+		c->skip = 1;
+		return 1;
+	}
+	if (c->depth == 2 && !is_map) {
+		c->skip = 1; /* an array inside traceEvents: not an event */
+		return 1;
+	}
+	if (c->depth + 1 >= MC_DEPTH) {
+		c->too_deep = 1;
+		return 0;
+	}
+	if (c->depth == 2) {
+		c->ev.len = 0;
+		c->ph_m = c->pname = 0;
+		c->key_at3 = 0;
+	} else {
+		mc_sep(c);
+	}
+	c->args_open = c->depth == 3 ? c->key_at3 == 4 : c->args_open;
+	c->depth++;
+	c->is_map[c->depth] = (unsigned char)is_map;
+	c->first[c->depth] = 1;
+	mc_put(&c->ev, is_map ? "{" : "[", 1);
+	return 1;
+}
+
+static int mc_start_map(void *ctx)
+{
+	return mc_open(ctx, 1);
+}
+
+static int mc_start_array(void *ctx)
+{
+	return mc_open(ctx, 0);
+}
+
+static int mc_close(void *ctx)
+{
+	struct mc_copy *c = ctx;
+
+	if (c->skip) {
+		c->skip--;
+		return 1;
+	}
+	if (c->depth <= 2) {
+		c->depth--;
+		return 1;
+	}
+	mc_put(&c->ev, c->is_map[c->depth] ? "}" : "]", 1);
+	c->depth--;
+	if (c->depth == 2) {
+		/* A whole event: commit it. */
+		if (c->events++) {
+			out_write(c->out, ",\n", 2);
+		}
+		out_write(c->out, c->ev.p, c->ev.len);
+		c->ev.len = 0;
+	}
+	return 1;
+}
+
+static const yajl_callbacks mc_callbacks = {
+	.yajl_null = mc_null,
+	.yajl_boolean = mc_boolean,
+	.yajl_number = mc_number,
+	.yajl_string = mc_string,
+	.yajl_start_map = mc_start_map,
+	.yajl_map_key = mc_map_key,
+	.yajl_end_map = mc_close,
+	.yajl_start_array = mc_start_array,
+	.yajl_end_array = mc_close,
+};
+
+/* Copies the whole events of f into o, rewritten for the merged trace,
+ * each after ",\n" unless it is the first (*events counts them); idx is
+ * f's place among the inputs, which keeps its flow ids apart. Returns 0,
+ * or -1 after one line on stderr (out of memory, f cannot be opened or is
+ * nested too deeply). The end of f's JSON, or an error in it, ends the
+ * copy without failing: the first pass accepted f, so that is where f was
+ * cut short. Write errors stay in o. */
+int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
+		    uint64_t *events)
+{
+	struct mc_copy *c = calloc(1, sizeof(*c));
+	unsigned char *buf = malloc(TRACE_IN_CHUNK);
+	struct trace_in in = {.fd = -1};
+	yajl_handle h = NULL;
+	ssize_t n;
+	int ret = -1;
+
+	if (!c || !buf) {
+		util_err("out of memory");
+		goto out;
+	}
+	c->f = f;
+	c->out = o;
+	c->events = *events;
+	c->id_offset = (uint64_t)idx << 40;
+	if (trace_in_open(&in, f->path) < 0) {
+		goto out;
+	}
+	h = yajl_alloc(&mc_callbacks, NULL, c);
+	if (!h) {
+		util_err("%s: out of memory", f->path);
+		goto out;
+	}
+	yajl_config(h, yajl_dont_validate_strings, 1);
+	yajl_config(h, yajl_allow_trailing_garbage, 1);
+	while ((n = trace_in_read(&in, buf, TRACE_IN_CHUNK)) > 0) {
+		yajl_status st = yajl_parse(h, buf, (size_t)n);
+
+		if (c->ev.oom) {
+			util_err("out of memory");
+			goto out;
+		}
+		if (c->too_deep) {
+			util_err("%s: nested too deeply", f->path);
+			goto out;
+		}
+		if (st != yajl_status_ok) {
+			/* Pass 1 accepted this file: the error is where it
+			 * was cut short. Whole events before it are kept. */
+			break;
+		}
+	}
+	ret = 0;
+	*events = c->events;
+out:
+	if (h) {
+		yajl_free(h);
+	}
+	trace_in_close(&in);
+	if (c) {
+		free(c->ev.p);
+	}
+	free(c);
+	free(buf);
+	return ret;
+}

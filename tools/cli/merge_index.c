@@ -1,0 +1,250 @@
+/*
+ * merge_index.c - what the first pass of mxprof merge learns of each file:
+ * its pids and threads, the pid each becomes in the merged trace, and the
+ * process_name and thread_name events a truncated file lacks.
+ *
+ * A trace can have many processes and threads (a merge of merges), so the
+ * lookups go through an open-addressing hash map from a pair of integers to
+ * a position in the file's array: linear time in the number of events.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* One slot of a map. */
+struct merge_ent {
+	int64_t a, b;
+	size_t pos; /* the position + 1; 0 marks an empty slot */
+};
+
+static size_t mi_slot(int64_t a, int64_t b, size_t cap)
+{
+	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ (h >> 29) ^ (uint64_t)b) * 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+/* Returns the slot of (a, b) in m: its entry, or the empty slot where it
+ * belongs. m->cap is a power of two and m is never full. */
+static struct merge_ent *mi_map_slot(const struct merge_map *m, int64_t a,
+				     int64_t b)
+{
+	size_t i = mi_slot(a, b, m->cap);
+
+	while (m->e[i].pos && (m->e[i].a != a || m->e[i].b != b)) {
+		i = (i + 1) & (m->cap - 1);
+	}
+	return &m->e[i];
+}
+
+/* Returns the position stored for (a, b), or -1 when there is none. */
+static ssize_t mi_map_find(const struct merge_map *m, int64_t a, int64_t b)
+{
+	const struct merge_ent *e;
+
+	if (!m->cap) {
+		return -1;
+	}
+	e = mi_map_slot(m, a, b);
+	return e->pos ? (ssize_t)(e->pos - 1) : -1;
+}
+
+/* Stores pos for (a, b), which m does not hold. Returns 0 or -ENOMEM
+ * (printed). */
+static int mi_map_add(struct merge_map *m, int64_t a, int64_t b, size_t pos)
+{
+	if ((m->len + 1) * 2 > m->cap) {
+		struct merge_map n = {.cap = m->cap ? m->cap * 2 : 64};
+		size_t i;
+
+		n.e = calloc(n.cap, sizeof(*n.e));
+		if (!n.e) {
+			util_err("out of memory");
+			return -ENOMEM;
+		}
+		for (i = 0; i < m->cap; i++) {
+			if (m->e[i].pos) {
+				*mi_map_slot(&n, m->e[i].a, m->e[i].b) =
+					m->e[i];
+			}
+		}
+		n.len = m->len;
+		free(m->e);
+		*m = n;
+	}
+	*mi_map_slot(m, a, b) = (struct merge_ent){a, b, pos + 1};
+	m->len++;
+	return 0;
+}
+
+static int mi_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t nc;
+	void *np;
+
+	if (n < *cap) {
+		return 0;
+	}
+	nc = *cap ? *cap * 2 : 8;
+	np = realloc(*p, nc * size);
+	if (!np) {
+		util_err("out of memory");
+		return -ENOMEM;
+	}
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* Notes the pid and thread of ev in f (a struct merge_file). Returns 0 or
+ * -ENOMEM (printed), which stops the read. */
+int merge_index_event(const struct trace_event *ev, void *file)
+{
+	struct merge_file *f = file;
+	int pname, tname;
+	ssize_t found;
+	size_t i;
+
+	if (!ev->has_pid) {
+		return 0;
+	}
+	pname = ev->ph == 'M' && strcmp(ev->name, "process_name") == 0;
+	tname = ev->ph == 'M' && strcmp(ev->name, "thread_name") == 0;
+	found = mi_map_find(&f->pid_map, ev->pid, 0);
+	i = found < 0 ? f->npids : (size_t)found;
+	if (i == f->npids) {
+		if (mi_grow((void **)&f->pids, &f->cap, f->npids,
+			    sizeof(*f->pids)) < 0 ||
+		    mi_map_add(&f->pid_map, ev->pid, 0, i) < 0) {
+			return -ENOMEM;
+		}
+		f->pids[i].from = f->pids[i].to = ev->pid;
+		f->pids[i].named = 0;
+		f->npids++;
+	}
+	f->pids[i].named |= pname;
+	if (ev->ph == 'M' && !tname) {
+		return 0;
+	}
+	found = mi_map_find(&f->tid_map, ev->pid, ev->tid);
+	i = found < 0 ? f->ntids : (size_t)found;
+	if (i == f->ntids) {
+		if (mi_grow((void **)&f->tids, &f->tcap, f->ntids,
+			    sizeof(*f->tids)) < 0 ||
+		    mi_map_add(&f->tid_map, ev->pid, ev->tid, i) < 0) {
+			return -ENOMEM;
+		}
+		f->tids[i].pid = ev->pid;
+		f->tids[i].tid = ev->tid;
+		f->tids[i].named = 0;
+		f->ntids++;
+	}
+	f->tids[i].named |= tname;
+	return 0;
+}
+
+/* Returns the pid that pid of f becomes, or pid when f has no such pid.
+ * This function can't fail. */
+int64_t merge_index_pid(const struct merge_file *f, int64_t pid)
+{
+	ssize_t i = mi_map_find(&f->pid_map, pid, 0);
+
+	return i >= 0 ? f->pids[i].to : pid;
+}
+
+/* Gives every pid that an earlier file uses a fresh number, past the
+ * largest pid of any file. Returns 0 or -ENOMEM (printed). */
+int merge_index_assign_pids(struct merge_file *files, size_t nf)
+{
+	struct merge_map used = {0}; /* (to, 0) of the files before i */
+	int64_t next = 0;
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < nf; i++) {
+		for (j = 0; j < files[i].npids; j++) {
+			if (files[i].pids[j].from >= next) {
+				next = files[i].pids[j].from + 1;
+			}
+		}
+	}
+	for (i = 0; i < nf && ret == 0; i++) {
+		for (j = 0; j < files[i].npids; j++) {
+			if (i > 0 &&
+			    mi_map_find(&used, files[i].pids[j].from, 0) >= 0) {
+				files[i].pids[j].to = next++;
+			}
+		}
+		for (j = 0; j < files[i].npids && ret == 0; j++) {
+			if (mi_map_find(&used, files[i].pids[j].to, 0) < 0) {
+				ret = mi_map_add(&used, files[i].pids[j].to, 0,
+						 j);
+			}
+		}
+	}
+	free(used.e);
+	return ret;
+}
+
+/* Writes a process_name event for every pid of f that has none, and a
+ * thread_name event for every such thread, each after ",\n" unless it is
+ * the first event (*events counts them). Write errors stay in o. */
+void merge_index_write_names(const struct merge_file *f, struct out *o,
+			     uint64_t *events)
+{
+	const char *base = strrchr(f->path, '/');
+	char tmp[TRACE_SHORT_MAX * 2 + 256];
+	size_t i;
+
+	base = base ? base + 1 : f->path;
+	for (i = 0; i < f->npids; i++) {
+		if (f->pids[i].named) {
+			continue;
+		}
+		snprintf(tmp, sizeof(tmp), "%s (pid %lld)", base,
+			 (long long)f->pids[i].from);
+		if (f->meta.has_rank) {
+			snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
+				 " rank %lld", (long long)f->meta.rank);
+		}
+		if (f->meta.host[0]) {
+			snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
+				 " on %s", f->meta.host);
+		}
+		if ((*events)++) {
+			out_str(o, ",\n");
+		}
+		out_str(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+		out_i64(o, f->pids[i].to);
+		out_str(o, ",\"tid\":0,\"args\":{\"name\":");
+		out_json_str(o, tmp);
+		out_str(o, "}}");
+	}
+	for (i = 0; i < f->ntids; i++) {
+		if (f->tids[i].named) {
+			continue;
+		}
+		if ((*events)++) {
+			out_str(o, ",\n");
+		}
+		out_str(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+		out_i64(o, merge_index_pid(f, f->tids[i].pid));
+		out_str(o, ",\"tid\":");
+		out_i64(o, f->tids[i].tid);
+		out_str(o, ",\"args\":{\"name\":\"thread ");
+		out_i64(o, f->tids[i].tid);
+		out_str(o, "\"}}");
+	}
+}
+
+/* Frees what the index of f holds. This function can't fail. */
+void merge_index_free(struct merge_file *f)
+{
+	free(f->pids);
+	free(f->tids);
+	free(f->pid_map.e);
+	free(f->tid_map.e);
+}

@@ -1,0 +1,210 @@
+/*
+ * run_summary.c - what mxprof run prints once the program has ended: the
+ * top rows of each table and the files written, on stderr.
+ *
+ * The names come from the output pattern as the library expands it (%p,
+ * %h, %%; %r as a glob) and from collector/paths.c, which the library
+ * writes by: the tables beside the trace, the descendants' traces, the
+ * journal a killed program leaves. The tables are the library's own
+ * X.stats.txt; only when that is missing are they aggregated again from
+ * the trace.
+ */
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/*
+ * Writes the trace path the library will use for pid: MXPROF_OUTPUT's
+ * pattern with %p, %h and %% expanded and %r as a glob. Returns 1 when the
+ * pattern holds a glob.
+ */
+static int rs_expand_output(const char *pat, pid_t pid, char *buf, size_t len)
+{
+	char host[256] = "";
+	size_t o = 0;
+	int globbed = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	for (; *pat && o + 1 < len; pat++) {
+		const char *ins = NULL;
+		char num[32];
+
+		if (*pat == '%' && pat[1]) {
+			pat++;
+			switch (*pat) {
+			case 'p':
+				snprintf(num, sizeof(num), "%d", (int)pid);
+				ins = num;
+				break;
+			case 'h':
+				ins = host;
+				break;
+			case 'r':
+				ins = "*";
+				globbed = 1;
+				break;
+			case '%':
+				ins = "%";
+				break;
+			default:
+				num[0] = '%';
+				num[1] = *pat;
+				num[2] = 0;
+				ins = num;
+				break;
+			}
+			while (*ins && o + 1 < len) {
+				buf[o++] = *ins++;
+			}
+			continue;
+		}
+		buf[o++] = *pat;
+	}
+	buf[o] = 0;
+	return globbed;
+}
+
+/* Prints the stats file with at most top rows in each section. Returns 0,
+ * or -1 when it cannot be read. */
+static int rs_print_stats(const char *path, unsigned top)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int in_rows = 0;
+	unsigned rows = 0, hidden = 0;
+
+	if (!f) {
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '\n') {
+			if (hidden) {
+				fprintf(stderr, "... %u more\n", hidden);
+			}
+			in_rows = 0;
+			hidden = 0;
+			fputs(line, stderr);
+			continue;
+		}
+		if (in_rows) {
+			if (top && rows >= top) {
+				hidden++;
+				continue;
+			}
+			rows++;
+		} else if (strncmp(line, "----", 4) == 0) {
+			in_rows = 1;
+			rows = 0;
+		}
+		fputs(line, stderr);
+	}
+	if (hidden) {
+		fprintf(stderr, "... %u more\n", hidden);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The tag of a descendant's trace name, as a glob (paths_child). */
+#define RS_PID_GLOB "[0-9]*"
+
+/* Returns 1 when name[pre .. strlen(name) - suf) is a non-empty run of
+ * digits: a pid, not the glob's match of "X.1.stats.txt" or "X.1.journal"
+ * for a trace without an ending. */
+static int rs_is_tag(const char *name, size_t pre, size_t suf)
+{
+	size_t n = strlen(name), i;
+
+	if (n < pre + suf + 1) {
+		return 0;
+	}
+	for (i = pre; i < n - suf; i++) {
+		if (name[i] < '0' || name[i] > '9') {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Prints the summary of a run on stderr (see cli.h). This function can't
+ * fail; what cannot be read is left out. */
+void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
+{
+	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
+	glob_t g;
+	int have = 0;
+
+	if (!pat || !*pat) {
+		pat = "profile.json";
+	}
+	if (rs_expand_output(pat, pid, path, sizeof(path))) {
+		if (glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+			snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
+		}
+		globfree(&g);
+	}
+	paths_stats(path, stats, sizeof(stats));
+	have = access(path, F_OK) == 0;
+	if (!quiet) {
+		if (rs_print_stats(stats, top) < 0 && have) {
+			struct agg *a = agg_create();
+			struct table_opts o = {.top = top};
+			char *text = NULL;
+
+			if (a && cmd_report_aggregate(path, a, &o.dropped) !=
+					 TRACE_BAD) {
+				text = table_format(a, &o);
+			}
+			if (text) {
+				fputs(text, stderr);
+			}
+			free(text);
+			agg_destroy(a);
+		}
+	}
+	if (have) {
+		fprintf(stderr, "mxprof: trace  %s\n", path);
+	}
+	if (access(stats, F_OK) == 0) {
+		fprintf(stderr, "mxprof: tables %s\n", stats);
+	}
+	/* Descendants write X.<pid>.json (paths_child) beside the parent's
+	 * file: the glob's matches whose tag is all digits. */
+	if (paths_child(path, RS_PID_GLOB, cpat, sizeof(cpat)) == 0) {
+		size_t i, stem = paths_stem_len(path);
+
+		if (glob(cpat, 0, NULL, &g) == 0) {
+			for (i = 0; i < g.gl_pathc; i++) {
+				if (!rs_is_tag(g.gl_pathv[i], stem + 1,
+					       strlen(path) - stem)) {
+					continue;
+				}
+				fprintf(stderr, "mxprof: child  %s\n",
+					g.gl_pathv[i]);
+				have = 1;
+			}
+		}
+		globfree(&g);
+	}
+	if (!have) {
+		char journal[4200];
+		struct stat st;
+
+		if (paths_journal(path, journal, sizeof(journal)) == 0 &&
+		    stat(journal, &st) == 0 && S_ISREG(st.st_mode)) {
+			util_err("no trace at %s (the program may have been "
+				 "killed before mxprof could write it); "
+				 "`mxprof recover %s` rebuilds it",
+				 path, journal);
+		} else {
+			util_err("no trace at %s (the program may have been "
+				 "killed before mxprof could write it)",
+				 path);
+		}
+	}
+}
