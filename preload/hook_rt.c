@@ -31,8 +31,9 @@
  *  - A C++ exception or a forced unwind walks the stack through return
  *    addresses. The unwinder knows nothing of the stubs' exits, so
  *    hook_rt_unwind_begin() puts the real addresses back first and
- *    hook_rt_unwind_end() re-arms the frames that survive (see hook.c for
- *    the wrappers of _Unwind_RaiseException and __cxa_begin_catch).
+ *    hook_rt_unwind_end() re-arms the frames that survive (see
+ *    hook_unwind.c for the wrappers of _Unwind_RaiseException and
+ *    __cxa_begin_catch).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -241,7 +242,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 static inline void record(const struct hook_frame *f, uint64_t t1,
 			  uintptr_t rax, int have_rax)
 {
-	const struct hook_ent *e = &hook_ents[frame_idx(f)];
+	const struct hook_ent *e = &hook_table_ents[frame_idx(f)];
 	struct coll_rec r = {
 		.t0 = f->t0,
 		.t1 = t1,

@@ -58,7 +58,7 @@ hook_tramp_stubs:
 	.p2align 5
 	cmpl	$0, coll_recording(%rip)
 	jne	1f
-0:	jmpq	*(hook_real + 8 * hook_i)(%rip)
+0:	jmpq	*(hook_table_real + 8 * hook_i)(%rip)
 1:	call	hook_tramp_enter
 	call	0b
 	jmp	hook_tramp_leave
@@ -254,8 +254,8 @@ hook_tramp_leave:
 	movq	(HOOK_FRAME_T0 - HOOK_FRAME_SIZE)(%rdi), %rdx
 	movq	%rdx, REC_T0(%rax)
 	movl	(HOOK_FRAME_AT - HOOK_FRAME_SIZE)(%rdi), %edx
-	leaq	hook_ents-HOOK_STUB_RESUME(%rip), %rsi
-	addq	%rsi, %rdx			/* e = &hook_ents[i] */
+	leaq	hook_table_ents-HOOK_STUB_RESUME(%rip), %rsi
+	addq	%rsi, %rdx			/* e = &hook_table_ents[i] */
 	movq	HOOK_ENT_NAME(%rdx), %rsi
 	movq	%rsi, REC_NAME(%rax)		/* name, group */
 	movq	HOOK_ENT_KIND(%rdx), %rsi

@@ -2,7 +2,7 @@
  * test_hook.c - the hook engine's parts that run without patching the test
  * process: the ELF symbol lookup (preload/hook_elf.c), the shadow stack
  * (preload/hook_rt.c) driven through fake return-address slots, and the
- * MXPROF_HOOK parser's error path (preload/hook.c).
+ * MXPROF_HOOK parser's error path (preload/hook_spec.c, via hook_init()).
  *
  * A "slot" here is a word in an array standing for where a hooked call's
  * return address lives. Stacks grow down, so a deeper call has a lower
@@ -73,8 +73,8 @@ static void test_hook_elf_lookup_misses_unknown_names(void **state)
 static void setup_fn(void)
 {
 	ring_set_quiet(1); /* records go nowhere: no collector here */
-	hook_real[0] = (void *)0x1000;
-	hook_real[1] = (void *)0x2000;
+	hook_table_real[0] = (void *)0x1000;
+	hook_table_real[1] = (void *)0x2000;
 }
 
 /* What stub idx does around hook_rt_enter(): a timed call's slot gets the
@@ -120,10 +120,10 @@ static void test_hook_stubs_match_the_documented_layout(void **state)
 		assert_int_equal(c[7], 0x75); /* jne HOOK_STUB_ENTER */
 		assert_int_equal(c[8], HOOK_STUB_ENTER - HOOK_STUB_JUMP);
 		assert_int_equal(c[HOOK_STUB_JUMP],
-				 0xff); /* jmp *hook_real[i] */
+				 0xff); /* jmp *hook_table_real[i] */
 		assert_int_equal(c[HOOK_STUB_JUMP + 1], 0x25);
 		assert_ptr_equal(rel32_target(c, HOOK_STUB_JUMP, 6),
-				 (const void *)&hook_real[idx[k]]);
+				 (const void *)&hook_table_real[idx[k]]);
 		/* call hook_tramp_enter */
 		assert_int_equal(c[HOOK_STUB_ENTER], 0xe8);
 		assert_ptr_equal(rel32_target(c, HOOK_STUB_ENTER, 5),
