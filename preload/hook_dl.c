@@ -23,9 +23,15 @@
  * that cannot take it leaves a "scan pending" mark that the holder honours
  * before leaving, and dlsym then returns the unwrapped pointer.
  *
+ * errno: what a wrapper returns to the program is what the real function
+ * left in errno; the scans and lookups after it keep it (scan() and
+ * wrap_pointer() save and restore it), as the shadow stack's functions do
+ * (hook_rt.c says why).
+ *
  * A dlopen'ed library's constructors run before it is patched, so their
  * calls are not timed.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -86,22 +92,26 @@ static void scan_locked(void)
 	}
 }
 
-/* Scans now, or leaves it to the thread that holds the lock. */
+/* Scans now, or leaves it to the thread that holds the lock. Keeps errno
+ * (and dlerror()) as the program left them. */
 static void scan(void)
 {
+	int saved = errno;
+
 	if (!on) {
 		return;
 	}
 	__atomic_store_n(&scan_pending, 1, __ATOMIC_SEQ_CST);
 	do {
 		if (pthread_mutex_trylock(&lock) != 0) {
-			return;
+			break;
 		}
 		__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
 		scan_locked();
 		dlerror(); /* our failed lookups are not the program's */
 		pthread_mutex_unlock(&lock);
 	} while (__atomic_load_n(&scan_pending, __ATOMIC_SEQ_CST));
+	errno = saved;
 }
 
 void hook_dl_start(void)
@@ -110,10 +120,12 @@ void hook_dl_start(void)
 	scan();
 }
 
-/* Returns a stub for the function p that dlsym found under name, or p. */
+/* Returns a stub for the function p that dlsym found under name, or p.
+ * Keeps errno. */
 static void *wrap_pointer(void *p, const char *name)
 {
 	void *r = p;
+	int saved = errno;
 
 	if (!p || !on || !name) {
 		return p;
@@ -124,6 +136,7 @@ static void *wrap_pointer(void *p, const char *name)
 		return wrappers[ii];
 	}
 	if (pthread_mutex_trylock(&lock) != 0) {
+		errno = saved;
 		return p;
 	}
 	if (hook_obj_loads_changed()) {
@@ -142,6 +155,7 @@ static void *wrap_pointer(void *p, const char *name)
 		}
 	}
 	pthread_mutex_unlock(&lock);
+	errno = saved;
 	return r;
 }
 

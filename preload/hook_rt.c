@@ -28,6 +28,13 @@
  *  - A signal handler may call hooked functions in the middle of any of
  *    this. Frames are therefore published in an order that a handler
  *    running between two steps cannot corrupt (see hook_rt_enter).
+ *  - errno: the program must never see mxprof change it, but the general
+ *    paths call libc (mmap for a thread's first frame, clock_gettime when
+ *    ticks are not TSC cycles, the ring's attach and wait), and POSIX lets
+ *    any successful call set errno. So every function here that the
+ *    trampolines or the unwinder's wrappers call saves errno first and
+ *    puts it back last; the exit path saves it after the hooked function
+ *    returned, so the value that function left is the one the caller sees.
  *  - A C++ exception or a forced unwind walks the stack through return
  *    addresses. The unwinder knows nothing of the stubs' exits, so
  *    hook_rt_unwind_begin() puts the real addresses back first and
@@ -186,11 +193,13 @@ static inline uint32_t depth(const struct hook_stack *s)
 int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 {
 	struct hook_stack *s = stack;
+	int saved = errno;
 
 	if (__builtin_expect(!s, 0)) {
 		s = stack_attach();
 		if (!s) {
 			__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
+			errno = saved;
 			return 0;
 		}
 	}
@@ -214,6 +223,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	}
 	if (__builtin_expect(d >= HOOK_RT_DEPTH, 0)) {
 		__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
+		errno = saved;
 		return 0;
 	}
 
@@ -235,6 +245,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	f->t0 = ticks_now();
 	HOOK_RT_FENCE();
 	f->slot = slot;
+	errno = saved;
 	return 1;
 }
 
@@ -262,13 +273,12 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
 
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
+	int saved = errno; /* what the hooked function left */
 	uint64_t t1 = ticks_now();
 	struct hook_stack *s = stack; /* mapped: its frame was pushed */
 	uint32_t d = depth(s);
 	uint32_t k = d;
 
-	/* errno needs no saving here: ring_push() never changes it (its
-	 * one-time attach path saves and restores it itself). */
 	while (k > 0 && s->f[k - 1].slot != slot) {
 		k--;
 	}
@@ -293,12 +303,14 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 	hook_rt_tls.top = &s->f[k - 1];
 	HOOK_RT_FENCE();
 	record(&f, t1, rax, 1);
+	errno = saved;
 	return f.ret;
 }
 
 void hook_rt_unwind_begin(void)
 {
 	struct hook_stack *s = stack;
+	int saved = errno;
 
 	if (!s) {
 		return;
@@ -310,13 +322,14 @@ void hook_rt_unwind_begin(void)
 			f->restored = 1;
 		}
 	}
+	errno = saved;
 }
 
 void hook_rt_unwind_end(uintptr_t sp)
 {
+	int saved = errno;
 	struct hook_stack *s = stack;
 	uint64_t t1 = ticks_now();
-	int saved = errno;
 
 	if (!s) {
 		return;

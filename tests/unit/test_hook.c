@@ -21,10 +21,29 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 #include "collector.h"
 #include "hook.h"
 #include "ticks.h"
+
+/* While noisy is set, clock_gettime() succeeds and leaves errno set to
+ * ESTALE, as POSIX allows any successful call to do. The library's
+ * ticks_now() calls it when ticks are not TSC cycles, and this test
+ * program's definition is the one the library (linked in statically)
+ * reaches. */
+static int noisy;
+
+int clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	long r = syscall(SYS_clock_gettime, clk, ts);
+
+	if (__atomic_load_n(&noisy, __ATOMIC_RELAXED)) {
+		errno = ESTALE;
+	}
+	return (int)r;
+}
 
 struct find {
 	const char *soname;
@@ -315,6 +334,55 @@ static void test_hook_rt_trampolines_see_the_stack_only_with_tsc(void **state)
 	}
 }
 
+struct errno_case {
+	int entry;  /* out: errno after hook_rt_enter(), set 1234 before */
+	int exit;   /* out: errno after hook_rt_exit(), set 4321 before */
+	int unwind; /* out: errno after an unwind's begin and end, set 77 */
+	uintptr_t back;
+};
+
+static void *errno_thread(void *p)
+{
+	struct errno_case *c = p;
+	uintptr_t slot = 0x8888, slot2 = 0x9999;
+
+	ticks_use_tsc = 0; /* every call takes the C paths */
+	__atomic_store_n(&noisy, 1, __ATOMIC_RELAXED);
+	errno = 1234;
+	enter(0, &slot); /* the thread's first: maps its stack too */
+	c->entry = errno;
+	errno = 4321; /* what the hooked function leaves */
+	c->back = hook_rt_exit(&slot, 0);
+	c->exit = errno;
+	enter(1, &slot2);
+	errno = 77;
+	hook_rt_unwind_begin();
+	hook_rt_unwind_end((uintptr_t)&slot2 + 1); /* the frame is gone */
+	c->unwind = errno;
+	__atomic_store_n(&noisy, 0, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The trampolines' general paths call libc, which may set errno even when
+ * it succeeds: the program still sees errno as it left it on entry, and as
+ * the hooked function left it on exit. */
+static void test_hook_rt_general_paths_keep_errno(void **state)
+{
+	int saved = ticks_use_tsc;
+	struct errno_case c = {0, 0, 0, 0};
+	pthread_t t;
+
+	(void)state;
+	setup_fn();
+	assert_int_equal(pthread_create(&t, NULL, errno_thread, &c), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	ticks_use_tsc = saved;
+	assert_int_equal(c.entry, 1234);
+	assert_int_equal(c.exit, 4321);
+	assert_true(c.back == 0x8888);
+	assert_int_equal(c.unwind, 77);
+}
+
 #endif
 
 static void test_hook_init_rejects_malformed_specs(void **state)
@@ -346,6 +414,7 @@ int main(void)
 	  cmocka_unit_test(test_hook_rt_frame_not_yet_armed_survives),
 	  cmocka_unit_test(test_hook_rt_unwind_restores_then_rearms_survivors),
 	  cmocka_unit_test(test_hook_rt_overflow_calls_through_untimed),
+	  cmocka_unit_test(test_hook_rt_general_paths_keep_errno),
 #endif
 	  cmocka_unit_test(test_hook_init_rejects_malformed_specs),
 	};
