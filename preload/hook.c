@@ -4,8 +4,11 @@
  *
  * Known limits (the README's "Limits" tells users the same):
  *  - Code that switches stacks under a hooked call (swapcontext, green
- *    threads that copy stacks) can return to a frame the shadow stack does
- *    not know; mxprof then says so on stderr and aborts (hook_rt.c).
+ *    threads that copy stacks) can return after the shadow stack dropped
+ *    the call's frame; the frame's copy in the limbo sends it back to its
+ *    caller, untimed. When the copy is gone too (more than 256 such frames
+ *    dropped since, or a stack that moved to another address), no correct
+ *    address is left: mxprof says so and aborts (hook_rt.c says why).
  *  - backtrace() and other unwinders that are not the C++ exception path
  *    stop at a hooked frame (the stubs have no unwind information).
  *    C++ exceptions are handled by wrapping the unwinder's entry points

@@ -25,6 +25,12 @@
  *    one whose slot matches; the entry path drops frames whose slot is at
  *    or below the new call's slot and no longer holds its exit address.
  *    Both are counted in hook_rt_lost().
+ *  - A program that switches stacks (swapcontext coroutines, green threads
+ *    that copy their stacks out and back in) can make a suspended call's
+ *    frame look exactly like one longjmp skipped, and the call returns
+ *    later all the same. So a dropped frame is not forgotten at once: the
+ *    last HOOK_RT_LIMBO of them are kept in a "limbo", where a return that
+ *    no frame in use owns finds its caller's address (lost_return()).
  *  - A signal handler may call hooked functions in the middle of any of
  *    this. Frames are therefore published in an order that a handler
  *    running between two steps cannot corrupt (see hook_rt_enter).
@@ -66,13 +72,20 @@ struct hook_frame {
 	uint32_t restored; /* real address written back for unwinding */
 };
 
+/* Dropped frames kept in case their call returns after all. */
+#define HOOK_RT_LIMBO 256
+
 /* The frames in use are f[0] .. hook_rt_tls.top - 1. base sits right
  * below f[0] with a slot of HOOK_RT_BUILDING, so that "the frame below
  * top" always exists for the trampolines: it never matches a slot, and it
- * is above every new call's slot. */
+ * is above every new call's slot. limbo holds copies of the last
+ * HOOK_RT_LIMBO frames dropped, the newest at limbo_next - 1; a slot of
+ * NULL marks a free or reclaimed entry. The trampolines never read it. */
 struct hook_stack {
 	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
+	struct hook_frame limbo[HOOK_RT_LIMBO];
+	uint32_t limbo_next;
 };
 
 /* hook_tramp.S reads and writes the frames too (hook_abi.h). */
@@ -123,6 +136,7 @@ static int stack_key_ok;
 
 static uint64_t overflows;
 static uint64_t lost;
+static int switch_said; /* the line about stack switching was written */
 
 /* Thread exit: the stack goes back. */
 static void stack_free(void *p)
@@ -190,6 +204,57 @@ static inline uint32_t depth(const struct hook_stack *s)
 	return (uint32_t)(hook_rt_tls.top - s->f);
 }
 
+/*
+ * Keeps a copy of frame f, which is being dropped, in the limbo. The entry
+ * is claimed with one instruction and named by its slot only once it is
+ * complete, so a signal handler that drops frames meanwhile takes another
+ * entry and never sees half of this one.
+ */
+static void limbo_put(struct hook_stack *s, const struct hook_frame *f)
+{
+	if (f->slot == HOOK_RT_BUILDING) {
+		return; /* not yet a call: its entry path is still running */
+	}
+	uint32_t i = __atomic_fetch_add(&s->limbo_next, 1, __ATOMIC_RELAXED);
+	struct hook_frame *e = &s->limbo[i % HOOK_RT_LIMBO];
+
+	e->slot = NULL;
+	HOOK_RT_FENCE();
+	e->ret = f->ret;
+	e->t0 = f->t0;
+	e->at = f->at;
+	e->restored = f->restored;
+	HOOK_RT_FENCE();
+	e->slot = f->slot;
+}
+
+/*
+ * A call returned through its stub's exit at slot, and no frame in use
+ * owns slot: returns the caller's address kept by the newest dropped frame
+ * with that slot whose stub is the one the call returned through (the
+ * slot still holds that stub's exit address), and reclaims the entry; 0
+ * when none does.
+ */
+static uintptr_t limbo_take(struct hook_stack *s, uintptr_t *slot)
+{
+	uint32_t n = __atomic_load_n(&s->limbo_next, __ATOMIC_RELAXED);
+
+	for (uint32_t k = 0; k < HOOK_RT_LIMBO && k < n; k++) {
+		struct hook_frame *e = &s->limbo[(n - 1 - k) % HOOK_RT_LIMBO];
+
+		if (e->slot != slot || e->restored ||
+		    *slot != hook_exit_addr(frame_idx(e))) {
+			continue;
+		}
+		uintptr_t ret = e->ret;
+
+		HOOK_RT_FENCE();
+		e->slot = NULL;
+		return ret;
+	}
+	return 0;
+}
+
 int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 {
 	struct hook_stack *s = stack;
@@ -218,6 +283,10 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	}
 	if (d != d0) {
 		__atomic_fetch_add(&lost, d0 - d, __ATOMIC_RELAXED);
+		for (uint32_t i = d; i < d0; i++) {
+			limbo_put(s, &s->f[i]);
+		}
+		HOOK_RT_FENCE();
 		hook_rt_tls.top = &s->f[d];
 		HOOK_RT_FENCE();
 	}
@@ -271,33 +340,80 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
 	ring_push(&r);
 }
 
+/* Writes msg (a string literal) on stderr. Async-signal-safe. */
+#define HOOK_RT_SAY(msg)                                                       \
+	do {                                                                   \
+		ssize_t w_ = write(2, msg, sizeof(msg) - 1);                   \
+		(void)w_;                                                      \
+	} while (0)
+
+/*
+ * The call that returned at slot has no frame in use: the shadow stack
+ * dropped it, taking it for a frame that longjmp skipped, but the call was
+ * only suspended on a stack the thread switched away from (swapcontext
+ * coroutines, green threads that copy their stacks out and back in) and
+ * has come back. Returns the caller's address kept in the limbo. The call
+ * is not recorded: its span would overlap the spans recorded meanwhile on
+ * this thread, which must nest. The first time, one line says so.
+ *
+ * When the limbo does not have it either, there is no correct address to
+ * return to: the only copy of the caller's return address was the frame,
+ * and that is gone (more than HOOK_RT_LIMBO frames were dropped since, or
+ * the stack moved to another address, so the slot does not match). The
+ * caller's code is somewhere, but no address can be proven to be it, and
+ * a wrong guess resumes the program in another function's frame, where
+ * it would corrupt memory or produce wrong results before it crashed.
+ * Continuing is therefore not safe, and neither is stopping only this
+ * thread (pthread_exit would unwind through the same broken frame, and
+ * parking it would leave its locks held). This is the one place where
+ * mxprof ends its host: one line, then abort(), so that the process stops
+ * at once, with a core dump pointing here, rather than later somewhere
+ * unrelated.
+ */
+static uintptr_t lost_return(struct hook_stack *s, uintptr_t *slot)
+{
+	uintptr_t ret = s ? limbo_take(s, slot) : 0;
+
+	if (ret) {
+		if (!__atomic_exchange_n(&switch_said, 1, __ATOMIC_RELAXED)) {
+			HOOK_RT_SAY("mxprof: a hooked call returned after its "
+				    "thread switched stacks (swapcontext or "
+				    "green threads); such calls are not "
+				    "timed\n");
+		}
+		return ret;
+	}
+	HOOK_RT_SAY("mxprof: a hooked call returned to a frame mxprof does "
+		    "not know (its stack moved, or more than 256 such calls "
+		    "were suspended); its caller's address is lost, "
+		    "aborting\n");
+	abort();
+}
+
 uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	int saved = errno; /* what the hooked function left */
 	uint64_t t1 = ticks_now();
-	struct hook_stack *s = stack; /* mapped: its frame was pushed */
-	uint32_t d = depth(s);
+	struct hook_stack *s = stack;
+	uint32_t d = s ? depth(s) : 0;
 	uint32_t k = d;
 
 	while (k > 0 && s->f[k - 1].slot != slot) {
 		k--;
 	}
 	if (__builtin_expect(k == 0, 0)) {
-		/* No frame owns this slot: the return address is lost. This
-		 * happens only when a program switches stacks under a hooked
-		 * call (swapcontext-style coroutines), which is documented as
-		 * unsupported. */
-		static const char msg[] = "mxprof: hooked call returned to an "
-					  "unknown frame; aborting\n";
-		ssize_t w = write(2, msg, sizeof(msg) - 1);
+		uintptr_t ret = lost_return(s, slot);
 
-		(void)w;
-		abort();
+		errno = saved;
+		return ret;
 	}
 	struct hook_frame f = s->f[k - 1];
 
 	if (k != d) {
 		__atomic_fetch_add(&lost, d - k, __ATOMIC_RELAXED);
+		for (uint32_t i = k; i < d; i++) {
+			limbo_put(s, &s->f[i]);
+		}
 	}
 	HOOK_RT_FENCE();
 	hook_rt_tls.top = &s->f[k - 1];

@@ -21,7 +21,9 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "collector.h"
@@ -272,6 +274,88 @@ static void test_hook_rt_unwind_restores_then_rearms_survivors(void **state)
 	assert_true(hook_rt_exit(&slots[2], 0) == 0x52);
 }
 
+/* swapcontext: a call suspended on another stack (slots[0]) is dropped
+ * when a call below it on the shadow stack returns first, and comes back
+ * later: it returns to its own caller, untimed. */
+static void test_hook_rt_call_back_from_another_stack_returns_home(void **state)
+{
+	uintptr_t slots[3] = {0x80, 0x81, 0x82};
+	uint64_t lost = hook_rt_lost();
+
+	(void)state;
+	setup_fn();
+	enter(0, &slots[2]); /* on the main stack */
+	enter(1, &slots[0]); /* on the coroutine's, then it switches back */
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x82);
+	assert_true(hook_rt_lost() == lost + 1);
+	assert_true(hook_rt_exit(&slots[0], 0) == 0x80); /* resumed */
+}
+
+/* A green thread whose stack is copied out and back in: while it is out,
+ * another one's call reuses the addresses and the suspended frame is
+ * dropped as if a longjmp had left it; once copied back, its call returns
+ * to its own caller. */
+static void test_hook_rt_call_on_a_copied_stack_returns_home(void **state)
+{
+	uintptr_t slots[3] = {0x90, 0x91, 0x92};
+
+	(void)state;
+	setup_fn();
+	enter(0, &slots[1]);
+	slots[1] = 0x1234; /* copied out: another green thread's data */
+	enter(1, &slots[2]);
+	assert_true(hook_rt_exit(&slots[2], 0) == 0x92);
+	slots[1] = hook_exit_addr(0); /* copied back in */
+	assert_true(hook_rt_exit(&slots[1], 0) == 0x91);
+	/* Taken back: a second return through the same slot is unknown. */
+}
+
+/* In a thread of its own (its limbo holds nothing): one timed call, then
+ * a return through a slot no frame ever owned. */
+static void *unknown_return_thread(void *p)
+{
+	uintptr_t slot = 0xa0, other = hook_exit_addr(1);
+
+	enter(1, &slot);
+	hook_rt_exit(&slot, 0);
+	hook_rt_exit(&other, 0);
+	return p;
+}
+
+/* A return through a slot no frame ever owned leaves no address to
+ * return to: one line, and the process stops (in a child here). */
+static void test_hook_rt_unknown_return_stops_with_one_line(void **state)
+{
+	int fds[2];
+	char buf[512] = "";
+	int st = 0;
+
+	(void)state;
+	setup_fn();
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pthread_t t;
+
+		dup2(fds[1], 2);
+		if (pthread_create(&t, NULL, unknown_return_thread, NULL) ==
+		    0) {
+			pthread_join(t, NULL);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "its caller's address is lost"));
+	assert_int_equal(strchr(buf, '\n') - buf, n - 1); /* one line */
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
 static void test_hook_rt_overflow_calls_through_untimed(void **state)
 {
 	static uintptr_t slots[258];
@@ -413,6 +497,10 @@ int main(void)
 	  cmocka_unit_test(test_hook_rt_frame_on_another_stack_survives),
 	  cmocka_unit_test(test_hook_rt_frame_not_yet_armed_survives),
 	  cmocka_unit_test(test_hook_rt_unwind_restores_then_rearms_survivors),
+	  cmocka_unit_test(
+		  test_hook_rt_call_back_from_another_stack_returns_home),
+	  cmocka_unit_test(test_hook_rt_call_on_a_copied_stack_returns_home),
+	  cmocka_unit_test(test_hook_rt_unknown_return_stops_with_one_line),
 	  cmocka_unit_test(test_hook_rt_overflow_calls_through_untimed),
 	  cmocka_unit_test(test_hook_rt_general_paths_keep_errno),
 #endif
