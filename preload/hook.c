@@ -9,12 +9,13 @@
  *    caller, untimed. When the copy is gone too (more than 256 such frames
  *    dropped since, or a stack that moved to another address), no correct
  *    address is left: mxprof says so and aborts (hook_rt.c says why).
- *  - backtrace() and other unwinders that are not the C++ exception path
- *    stop at a hooked frame (the stubs have no unwind information).
- *    C++ exceptions are handled by wrapping the unwinder's entry points
- *    (hook_unwind.c); a program that links libstdc++ and the unwinder
- *    statically has no GOT entry to wrap, and an exception through a
- *    hooked frame there ends in std::terminate.
+ *  - Unwinders (gdb, backtrace(), C++ exceptions) walk through hooked
+ *    frames by the stubs' unwind information (hook_tramp.S). The calls
+ *    an exception ends are recorded by the wrappers of the unwinder's
+ *    entry points (hook_unwind.c); a program that links libstdc++ and
+ *    the unwinder statically has no GOT entry to wrap, so there those
+ *    calls are not recorded (their frames are dropped at the next
+ *    hooked call).
  *  - A dlopen'ed library's constructors run before it is patched, so
  *    their calls are not timed (hook_dl.c).
  *  - At most HOOK_MAX distinct functions are hooked at a time; one line at

@@ -165,22 +165,33 @@ void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
 
 /*
  * HOT, async-signal-safe. Called by the trampoline on entry to hooked
- * function idx whose return address is at *slot. Pushes a shadow frame,
- * stores hook_resume_addr(idx) in *slot and returns 1; the stub's call
- * then stores hook_exit_addr(idx) there. Returns 0 when the call goes
- * untimed (the shadow stack is full, or could not be mapped: counted),
- * with *slot left alone.
+ * function idx whose return address is at *slot, with rbx the caller's
+ * %rbx. Pushes a shadow frame (the new top frame; the trampoline then
+ * points %rbx at it), stores hook_resume_addr(idx) in *slot and returns
+ * 1; the stub's call then stores hook_exit_addr(idx) there. Returns 0
+ * when the call goes untimed (the shadow stack is full, or could not be
+ * mapped: counted), with *slot left alone. Keeps errno.
  */
-int hook_rt_enter(uint32_t idx, uintptr_t *slot);
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx);
+
+/* What a call's exit restores: the caller's return address and %rbx
+ * (returned in %rax and %rdx). */
+struct hook_rt_ret {
+	uintptr_t ret;
+	uintptr_t rbx;
+};
 
 /*
  * HOT, async-signal-safe. Called by hook_tramp_leave when its own common
- * case does not apply (hook_tramp.S); slot is where the
- * return address was and rax the function's integer result. Pops the
- * matching shadow frame (dropping frames a longjmp skipped), pushes the
- * record, keeps errno, and returns the original return address.
+ * case does not apply (hook_tramp.S); slot is where the return address was
+ * and rax the function's integer result. Pops the matching shadow frame
+ * (dropping frames a longjmp skipped), pushes the record, keeps errno,
+ * and returns the caller's return address and %rbx. A call whose frame was
+ * dropped while it was suspended on another stack gets them from the
+ * dropped frames it keeps, untimed; when they are gone too, it says so in
+ * one line and aborts (hook_rt.c says why nothing else is safe).
  */
-uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax);
+struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax);
 
 /* This thread's shadow stack as the trampolines see it, held in TLS
  * itself so that reaching the top frame is one %fs-relative load (see
@@ -206,16 +217,18 @@ uint64_t hook_rt_overflows(void);
 uint64_t hook_rt_lost(void);
 
 /*
- * Before an exception unwinds (C++ throw, forced unwind): writes the real
- * return addresses back into every hooked frame of this thread so that the
- * unwinder can walk them. Not hot; signal-safe.
+ * Before an exception unwinds (C++ throw, forced unwind): marks every
+ * hooked frame of this thread whose call is running, so that
+ * hook_rt_unwind_end() knows which calls the exception ends. Not hot;
+ * signal-safe; keeps errno.
  */
 void hook_rt_unwind_begin(void);
 
 /*
  * After unwinding stopped with the stack pointer at sp (0: nothing was
- * unwound): records and pops the frames below sp, and re-arms the frames
- * that survive. Not hot; signal-safe.
+ * unwound): records the marked frames below sp (their calls ended now),
+ * pops every frame below sp, and clears the marks. Not hot; signal-safe;
+ * keeps errno.
  */
 void hook_rt_unwind_end(uintptr_t sp);
 
@@ -459,9 +472,10 @@ void hook_dl_after_fork_child(void);
 /*
  * _Unwind_RaiseException, _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind
  * and __cxa_begin_catch, as the patched GOT entries reach them: the real
- * function (hook_orig_get()) with the shadow stack's hooked frames made
- * walkable around it. Same contract and thread-safety as the real ones;
- * never called by mxprof itself.
+ * function (hook_orig_get()), with the shadow stack told which hooked
+ * calls the exception ends. Same contract and thread-safety as the real
+ * ones; keep errno as the real ones leave it; never called by mxprof
+ * itself.
  */
 int hook_unwind_raise(void *exc);
 int hook_unwind_rethrow(void *exc);

@@ -41,12 +41,13 @@
  *    trampolines or the unwinder's wrappers call saves errno first and
  *    puts it back last; the exit path saves it after the hooked function
  *    returned, so the value that function left is the one the caller sees.
- *  - A C++ exception or a forced unwind walks the stack through return
- *    addresses. The unwinder knows nothing of the stubs' exits, so
- *    hook_rt_unwind_begin() puts the real addresses back first and
- *    hook_rt_unwind_end() re-arms the frames that survive (see
- *    hook_unwind.c for the wrappers of _Unwind_RaiseException and
- *    __cxa_begin_catch).
+ *  - A C++ exception or a forced unwind walks the stack through the
+ *    stubs by their unwind information (hook_tramp.S, "Unwinding"), and
+ *    lands in a caller without passing the exit path. The wrappers of
+ *    _Unwind_RaiseException and __cxa_begin_catch (hook_unwind.c) tell
+ *    the shadow stack: hook_rt_unwind_begin() marks the frames armed
+ *    when the exception starts, and hook_rt_unwind_end() records and
+ *    pops those the catch left behind.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -65,11 +66,12 @@
 #define HOOK_RT_BUILDING ((uintptr_t *)UINTPTR_MAX)
 
 struct hook_frame {
-	uintptr_t *slot;   /* where the return address is          */
-	uintptr_t ret;	   /* the caller's real return address      */
-	uint64_t t0;	   /* entry tick                            */
-	uint32_t at;	   /* hook_resume_addr(idx) - stubs          */
-	uint32_t restored; /* real address written back for unwinding */
+	uintptr_t *slot;    /* where the return address is           */
+	uintptr_t ret;	    /* the caller's real return address       */
+	uint64_t t0;	    /* entry tick                             */
+	uint32_t at;	    /* hook_resume_addr(idx) - stubs           */
+	uint32_t unwinding; /* armed when an exception began to unwind */
+	uintptr_t rbx;	    /* the caller's %rbx (hook_tramp.S)        */
 };
 
 /* Dropped frames kept in case their call returns after all. */
@@ -94,8 +96,9 @@ _Static_assert(offsetof(struct hook_frame, slot) == HOOK_FRAME_SLOT, "abi");
 _Static_assert(offsetof(struct hook_frame, ret) == HOOK_FRAME_RET, "abi");
 _Static_assert(offsetof(struct hook_frame, t0) == HOOK_FRAME_T0, "abi");
 _Static_assert(offsetof(struct hook_frame, at) == HOOK_FRAME_AT, "abi");
-_Static_assert(offsetof(struct hook_frame, restored) == HOOK_FRAME_AT + 4,
+_Static_assert(offsetof(struct hook_frame, unwinding) == HOOK_FRAME_AT + 4,
 	       "abi: one store clears it with at");
+_Static_assert(offsetof(struct hook_frame, rbx) == HOOK_FRAME_RBX, "abi");
 _Static_assert(offsetof(struct hook_tls, top) == HOOK_TLS_TOP, "abi");
 _Static_assert(offsetof(struct hook_tls, end) == HOOK_TLS_END, "abi");
 _Static_assert(offsetof(struct hook_stack, f) == sizeof(struct hook_frame),
@@ -223,39 +226,39 @@ static void limbo_put(struct hook_stack *s, const struct hook_frame *f)
 	e->ret = f->ret;
 	e->t0 = f->t0;
 	e->at = f->at;
-	e->restored = f->restored;
+	e->unwinding = f->unwinding;
+	e->rbx = f->rbx;
 	HOOK_RT_FENCE();
 	e->slot = f->slot;
 }
 
 /*
  * A call returned through its stub's exit at slot, and no frame in use
- * owns slot: returns the caller's address kept by the newest dropped frame
- * with that slot whose stub is the one the call returned through (the
- * slot still holds that stub's exit address), and reclaims the entry; 0
- * when none does.
+ * owns slot: copies the newest dropped frame with that slot whose stub is
+ * the one the call returned through (the slot still holds that stub's
+ * exit address) to *out, reclaims the entry and returns 1; 0 when none
+ * does.
  */
-static uintptr_t limbo_take(struct hook_stack *s, uintptr_t *slot)
+static int limbo_take(struct hook_stack *s, uintptr_t *slot,
+		      struct hook_frame *out)
 {
 	uint32_t n = __atomic_load_n(&s->limbo_next, __ATOMIC_RELAXED);
 
 	for (uint32_t k = 0; k < HOOK_RT_LIMBO && k < n; k++) {
 		struct hook_frame *e = &s->limbo[(n - 1 - k) % HOOK_RT_LIMBO];
 
-		if (e->slot != slot || e->restored ||
-		    *slot != hook_exit_addr(frame_idx(e))) {
+		if (e->slot != slot || *slot != hook_exit_addr(frame_idx(e))) {
 			continue;
 		}
-		uintptr_t ret = e->ret;
-
+		*out = *e;
 		HOOK_RT_FENCE();
 		e->slot = NULL;
-		return ret;
+		return 1;
 	}
 	return 0;
 }
 
-int hook_rt_enter(uint32_t idx, uintptr_t *slot)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
 {
 	struct hook_stack *s = stack;
 	int saved = errno;
@@ -308,7 +311,8 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	f->slot = HOOK_RT_BUILDING;
 	f->ret = *slot;
 	f->at = idx * HOOK_STUB_SIZE + HOOK_STUB_RESUME; /* see frame_idx() */
-	f->restored = 0;
+	f->unwinding = 0;
+	f->rbx = rbx;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();
@@ -352,7 +356,8 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
  * dropped it, taking it for a frame that longjmp skipped, but the call was
  * only suspended on a stack the thread switched away from (swapcontext
  * coroutines, green threads that copy their stacks out and back in) and
- * has come back. Returns the caller's address kept in the limbo. The call
+ * has come back. Returns the caller's address and %rbx kept in the limbo.
+ * The call
  * is not recorded: its span would overlap the spans recorded meanwhile on
  * this thread, which must nest. The first time, one line says so.
  *
@@ -370,18 +375,18 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
  * at once, with a core dump pointing here, rather than later somewhere
  * unrelated.
  */
-static uintptr_t lost_return(struct hook_stack *s, uintptr_t *slot)
+static struct hook_rt_ret lost_return(struct hook_stack *s, uintptr_t *slot)
 {
-	uintptr_t ret = s ? limbo_take(s, slot) : 0;
+	struct hook_frame f;
 
-	if (ret) {
+	if (s && limbo_take(s, slot, &f)) {
 		if (!__atomic_exchange_n(&switch_said, 1, __ATOMIC_RELAXED)) {
 			HOOK_RT_SAY("mxprof: a hooked call returned after its "
 				    "thread switched stacks (swapcontext or "
 				    "green threads); such calls are not "
 				    "timed\n");
 		}
-		return ret;
+		return (struct hook_rt_ret){f.ret, f.rbx};
 	}
 	HOOK_RT_SAY("mxprof: a hooked call returned to a frame mxprof does "
 		    "not know (its stack moved, or more than 256 such calls "
@@ -390,7 +395,7 @@ static uintptr_t lost_return(struct hook_stack *s, uintptr_t *slot)
 	abort();
 }
 
-uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	int saved = errno; /* what the hooked function left */
 	uint64_t t1 = ticks_now();
@@ -402,10 +407,10 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 		k--;
 	}
 	if (__builtin_expect(k == 0, 0)) {
-		uintptr_t ret = lost_return(s, slot);
+		struct hook_rt_ret r = lost_return(s, slot);
 
 		errno = saved;
-		return ret;
+		return r;
 	}
 	struct hook_frame f = s->f[k - 1];
 
@@ -420,7 +425,7 @@ uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 	HOOK_RT_FENCE();
 	record(&f, t1, rax, 1);
 	errno = saved;
-	return f.ret;
+	return (struct hook_rt_ret){f.ret, f.rbx};
 }
 
 void hook_rt_unwind_begin(void)
@@ -432,10 +437,9 @@ void hook_rt_unwind_begin(void)
 		return;
 	}
 	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
-		if (f->slot != HOOK_RT_BUILDING && !f->restored &&
+		if (f->slot != HOOK_RT_BUILDING &&
 		    *f->slot == hook_exit_addr(frame_idx(f))) {
-			*f->slot = f->ret;
-			f->restored = 1;
+			f->unwinding = 1;
 		}
 	}
 	errno = saved;
@@ -451,7 +455,9 @@ void hook_rt_unwind_end(uintptr_t sp)
 		return;
 	}
 	/* Frames whose slot is below the catcher's stack pointer were
-	 * unwound: the call ended by an exception, now. */
+	 * unwound: the call ended by an exception, now. Those that were
+	 * armed when the exception began are recorded; the others were left
+	 * by longjmp before. */
 	while (hook_rt_tls.top > s->f) {
 		struct hook_frame *f = hook_rt_tls.top - 1;
 
@@ -463,16 +469,12 @@ void hook_rt_unwind_end(uintptr_t sp)
 		HOOK_RT_FENCE();
 		hook_rt_tls.top = f;
 		HOOK_RT_FENCE();
-		if (copy.restored) {
+		if (copy.unwinding) {
 			record(&copy, t1, 0, 0);
 		}
 	}
 	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
-		if (f->restored && f->slot != HOOK_RT_BUILDING &&
-		    *f->slot == f->ret) {
-			*f->slot = hook_exit_addr(frame_idx(f));
-		}
-		f->restored = 0;
+		f->unwinding = 0;
 	}
 	errno = saved;
 }
@@ -493,18 +495,19 @@ void hook_rt_init(void)
 {
 }
 
-int hook_rt_enter(uint32_t idx, uintptr_t *slot)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
 {
 	(void)idx;
 	(void)slot;
+	(void)rbx;
 	return 0;
 }
 
-uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	(void)slot;
 	(void)rax;
-	return 0;
+	return (struct hook_rt_ret){0, 0};
 }
 
 void hook_rt_unwind_begin(void)

@@ -2,19 +2,20 @@
  * hook_unwind.c - C++ exceptions through hooked frames.
  *
  * An exception (or a forced unwind: pthread_cancel, pthread_exit) walks
- * the stack through return addresses, and a hooked call's return address
- * is its stub's exit while the call runs. The patcher (hook_patch.c)
- * points every GOT entry of _Unwind_RaiseException,
+ * the stack through the stubs by their unwind information (hook_tramp.S,
+ * "Unwinding") and lands in a catcher above them: the calls it passed end
+ * without returning through their stubs' exits. The patcher
+ * (hook_patch.c) points every GOT entry of _Unwind_RaiseException,
  * _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind and __cxa_begin_catch
- * at the wrappers below, which are never exported: before the unwinder
- * starts, the real return addresses go back (hook_rt_unwind_begin()); the
- * catch, or a search that found no handler, re-arms the hooked frames
- * that survive and records those that the exception ended
- * (hook_rt_unwind_end()).
+ * at the wrappers below, which are never exported, so that the shadow
+ * stack learns which: hook_rt_unwind_begin() marks the calls running when
+ * the unwinder starts, and the catch (or a search that found no handler)
+ * has hook_rt_unwind_end() record and pop those the catcher's stack
+ * pointer shows gone.
  *
  * A program that links libstdc++ and the unwinder statically has no such
- * GOT entry, and an exception through a hooked frame there ends in
- * std::terminate (README, "Limits").
+ * GOT entry: its exceptions still pass hooked frames, but the calls they
+ * end are not recorded (README, "Limits").
  */
 #include "hook.h"
 

@@ -98,16 +98,33 @@ static void setup_fn(void)
 	hook_table_real[1] = (void *)0x2000;
 }
 
+/* The %rbx a fake caller whose return address is at slot had: the shadow
+ * stack keeps it with the frame, and leave() checks it came back. */
+static uintptr_t rbx_of(const uintptr_t *slot)
+{
+	return (uintptr_t)slot ^ 0xb0b0;
+}
+
 /* What stub idx does around hook_rt_enter(): a timed call's slot gets the
  * stub's exit address. Returns hook_rt_enter()'s result. */
 static int enter(uint32_t idx, uintptr_t *slot)
 {
-	int timed = hook_rt_enter(idx, slot);
+	int timed = hook_rt_enter(idx, slot, rbx_of(slot));
 
 	if (timed) {
 		*slot = hook_exit_addr(idx);
 	}
 	return timed;
+}
+
+/* What hook_tramp_leave does with hook_rt_exit(): returns the caller's
+ * address, after checking that the caller's %rbx came back with it. */
+static uintptr_t leave(uintptr_t *slot)
+{
+	struct hook_rt_ret r = hook_rt_exit(slot, 0);
+
+	assert_true(r.rbx == rbx_of(slot));
+	return r.ret;
 }
 
 /* The rel32 target of the 5- or 6-byte instruction at code + at. */
@@ -172,7 +189,7 @@ static void test_hook_rt_exit_returns_the_saved_address(void **state)
 	setup_fn();
 	assert_int_equal(enter(0, &slot), 1);
 	assert_true(slot == hook_exit_addr(0));
-	assert_true(hook_rt_exit(&slot, 0) == 0x1234);
+	assert_true(leave(&slot) == 0x1234);
 }
 
 static void test_hook_rt_nested_calls_return_in_order(void **state)
@@ -185,9 +202,9 @@ static void test_hook_rt_nested_calls_return_in_order(void **state)
 	enter(0, &slots[2]);
 	enter(1, &slots[1]);
 	enter(0, &slots[0]);
-	assert_true(hook_rt_exit(&slots[0], 0) == 0x10);
-	assert_true(hook_rt_exit(&slots[1], 0) == 0x11);
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x12);
+	assert_true(leave(&slots[0]) == 0x10);
+	assert_true(leave(&slots[1]) == 0x11);
+	assert_true(leave(&slots[2]) == 0x12);
 	assert_true(hook_rt_lost() == lost);
 }
 
@@ -202,7 +219,7 @@ static void test_hook_rt_exit_drops_frames_a_longjmp_skipped(void **state)
 	enter(0, &slots[1]);
 	enter(0, &slots[0]);
 	/* A longjmp left the two inner calls; the outer one returns. */
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x22);
+	assert_true(leave(&slots[2]) == 0x22);
 	assert_true(hook_rt_lost() == lost + 2);
 }
 
@@ -217,7 +234,7 @@ static void test_hook_rt_entry_drops_frames_below_a_new_call(void **state)
 	slots[1] = 0x99; /* longjmp'ed out; the stack was reused since */
 	enter(1, &slots[2]);
 	assert_true(hook_rt_lost() == lost + 1);
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x32);
+	assert_true(leave(&slots[2]) == 0x32);
 }
 
 static void test_hook_rt_frame_on_another_stack_survives(void **state)
@@ -232,8 +249,8 @@ static void test_hook_rt_frame_on_another_stack_survives(void **state)
 	 * still holds its exit address, so it is live. */
 	enter(0, &slots[0]);
 	enter(1, &slots[2]);
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x42);
-	assert_true(hook_rt_exit(&slots[0], 0) == 0x40);
+	assert_true(leave(&slots[2]) == 0x42);
+	assert_true(leave(&slots[0]) == 0x40);
 	assert_true(hook_rt_lost() == lost);
 }
 
@@ -248,30 +265,36 @@ static void test_hook_rt_frame_not_yet_armed_survives(void **state)
 	 * its handler, on a sigaltstack above, calls a hooked function: the
 	 * interrupted frame's slot holds the resume address, and it is
 	 * live. */
-	assert_int_equal(hook_rt_enter(0, &slots[0]), 1);
+	assert_int_equal(hook_rt_enter(0, &slots[0], rbx_of(&slots[0])), 1);
 	assert_true(slots[0] == hook_resume_addr(0));
 	enter(1, &slots[2]);
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x72);
+	assert_true(leave(&slots[2]) == 0x72);
 	slots[0] = hook_exit_addr(0); /* the stub's call */
-	assert_true(hook_rt_exit(&slots[0], 0) == 0x70);
+	assert_true(leave(&slots[0]) == 0x70);
 	assert_true(hook_rt_lost() == lost);
 }
 
-static void test_hook_rt_unwind_restores_then_rearms_survivors(void **state)
+/* An exception thrown through the inner of two hooked calls and caught
+ * between them: the slots stay as they are (the unwinder walks the stubs
+ * by their unwind information), the inner call is popped, and the outer
+ * one returns as usual. */
+static void test_hook_rt_unwind_pops_the_frames_the_catch_left(void **state)
 {
 	uintptr_t slots[3] = {0x50, 0x51, 0x52};
+	uint64_t lost = hook_rt_lost();
 
 	(void)state;
 	setup_fn();
 	enter(0, &slots[2]);
 	enter(0, &slots[1]);
 	hook_rt_unwind_begin();
-	assert_true(slots[2] == 0x52);
-	assert_true(slots[1] == 0x51);
+	assert_true(slots[2] == hook_exit_addr(0));
+	assert_true(slots[1] == hook_exit_addr(0));
 	/* Caught between the two frames: the inner one is gone. */
 	hook_rt_unwind_end((uintptr_t)&slots[2]);
 	assert_true(slots[2] == hook_exit_addr(0));
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x52);
+	assert_true(leave(&slots[2]) == 0x52);
+	assert_true(hook_rt_lost() == lost);
 }
 
 /* swapcontext: a call suspended on another stack (slots[0]) is dropped
@@ -286,9 +309,9 @@ static void test_hook_rt_call_back_from_another_stack_returns_home(void **state)
 	setup_fn();
 	enter(0, &slots[2]); /* on the main stack */
 	enter(1, &slots[0]); /* on the coroutine's, then it switches back */
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x82);
+	assert_true(leave(&slots[2]) == 0x82);
 	assert_true(hook_rt_lost() == lost + 1);
-	assert_true(hook_rt_exit(&slots[0], 0) == 0x80); /* resumed */
+	assert_true(leave(&slots[0]) == 0x80); /* resumed */
 }
 
 /* A green thread whose stack is copied out and back in: while it is out,
@@ -304,9 +327,9 @@ static void test_hook_rt_call_on_a_copied_stack_returns_home(void **state)
 	enter(0, &slots[1]);
 	slots[1] = 0x1234; /* copied out: another green thread's data */
 	enter(1, &slots[2]);
-	assert_true(hook_rt_exit(&slots[2], 0) == 0x92);
+	assert_true(leave(&slots[2]) == 0x92);
 	slots[1] = hook_exit_addr(0); /* copied back in */
-	assert_true(hook_rt_exit(&slots[1], 0) == 0x91);
+	assert_true(leave(&slots[1]) == 0x91);
 	/* Taken back: a second return through the same slot is unknown. */
 }
 
@@ -317,7 +340,7 @@ static void *unknown_return_thread(void *p)
 	uintptr_t slot = 0xa0, other = hook_exit_addr(1);
 
 	enter(1, &slot);
-	hook_rt_exit(&slot, 0);
+	leave(&slot);
 	hook_rt_exit(&other, 0);
 	return p;
 }
@@ -371,8 +394,7 @@ static void test_hook_rt_overflow_calls_through_untimed(void **state)
 	assert_true(slots[1] == 0x6001); /* untouched: not timed */
 	assert_true(slots[0] == 0x6000);
 	for (int i = 2; i < 258; i++) {
-		assert_true(hook_rt_exit(&slots[i], 0) ==
-			    0x6000 + (uintptr_t)i);
+		assert_true(leave(&slots[i]) == 0x6000 + (uintptr_t)i);
 	}
 }
 
@@ -392,7 +414,7 @@ static void *tsc_thread(void *p)
 	enter(1, &slot);
 	c->visible = hook_rt_tls.end != NULL;
 	c->armed = slot;
-	c->back = hook_rt_exit(&slot, 0);
+	c->back = hook_rt_exit(&slot, 0).ret;
 	return NULL;
 }
 
@@ -436,7 +458,7 @@ static void *errno_thread(void *p)
 	enter(0, &slot); /* the thread's first: maps its stack too */
 	c->entry = errno;
 	errno = 4321; /* what the hooked function leaves */
-	c->back = hook_rt_exit(&slot, 0);
+	c->back = hook_rt_exit(&slot, 0).ret;
 	c->exit = errno;
 	enter(1, &slot2);
 	errno = 77;
@@ -496,7 +518,7 @@ int main(void)
 	  cmocka_unit_test(test_hook_rt_entry_drops_frames_below_a_new_call),
 	  cmocka_unit_test(test_hook_rt_frame_on_another_stack_survives),
 	  cmocka_unit_test(test_hook_rt_frame_not_yet_armed_survives),
-	  cmocka_unit_test(test_hook_rt_unwind_restores_then_rearms_survivors),
+	  cmocka_unit_test(test_hook_rt_unwind_pops_the_frames_the_catch_left),
 	  cmocka_unit_test(
 		  test_hook_rt_call_back_from_another_stack_returns_home),
 	  cmocka_unit_test(test_hook_rt_call_on_a_copied_stack_returns_home),
