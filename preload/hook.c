@@ -71,7 +71,22 @@ void hook_finish(void)
 	}
 }
 
+void hook_fork_prepare(void)
+{
+	hook_dl_fork_prepare();
+}
+
+void hook_fork_parent(void)
+{
+	hook_dl_fork_parent();
+}
+
+void hook_fork_child(void)
+{
+	hook_dl_fork_child();
+}
+
 void hook_after_fork_child(void)
 {
-	hook_dl_after_fork_child();
+	hook_dl_fork_child();
 }

@@ -68,9 +68,38 @@ int hook_init(const char *spec);
 void hook_finish(void);
 
 /*
- * Child side of fork(): re-initialises the patcher's lock (another thread
- * may have held it). The forking thread's shadow stack stays valid in the
- * child, so it is kept. Fork-safe; call only in the child.
+ * fork() handlers, in pthread_atfork's roles. Call hook_fork_prepare()
+ * before the collector's own prepare handler (the patcher takes the
+ * string table's lock while it holds its own), and hook_fork_parent()
+ * after the collector's parent handler.
+ *
+ * hook_fork_prepare() holds the patcher's lock across the fork, so the
+ * child never starts with tables another thread was halfway through. It
+ * waits for a scan to end (2 s at most), but not at all when the forking
+ * thread is inside dlopen, dlmopen or dlclose (a library constructor or
+ * destructor that forks holds the dynamic linker's lock, which the
+ * patcher may be waiting for), and not when this thread is the one
+ * patching. Never fails; keeps errno; not signal-safe (fork handlers are
+ * not run for a fork from a signal handler anyway).
+ *
+ * hook_fork_parent() releases the lock, then scans if a dl call of
+ * another thread asked for one meanwhile. Keeps errno.
+ *
+ * hook_fork_child() releases the lock in the child, which keeps the
+ * forking thread's shadow stack (it stays valid). When the prepare
+ * handler did not get the lock, the child's tables may be half-written:
+ * it never patches again (what is hooked stays timed) and says so in one
+ * line. Fork-safe: only async-signal-safe calls; keeps errno.
+ */
+void hook_fork_prepare(void);
+void hook_fork_parent(void);
+void hook_fork_child(void);
+
+/*
+ * Child side of fork() for callers that run no prepare handler: frees the
+ * patcher's lock, whoever held it (the tables may be half-written, as
+ * before hook_fork_prepare() existed). With the prepare handler, the same
+ * as hook_fork_child(). Fork-safe; call only in the child.
  */
 void hook_after_fork_child(void);
 
@@ -464,8 +493,11 @@ int hook_patch_is_function(const struct hook_obj *def, const char *name,
 /* Turns hooking on and patches every loaded object. From hook_init(). */
 void hook_dl_start(void);
 
-/* See hook_after_fork_child(). */
-void hook_dl_after_fork_child(void);
+/* hook_fork_prepare(), hook_fork_parent() and hook_fork_child() for the
+ * patcher's lock; same contracts. */
+void hook_dl_fork_prepare(void);
+void hook_dl_fork_parent(void);
+void hook_dl_fork_child(void);
 
 /* ---- the unwinder's wrappers (hook_unwind.c) ----------------------------- */
 

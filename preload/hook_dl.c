@@ -21,7 +21,8 @@
  * dynamic linker's lock (dl_iterate_phdr, dlopen(RTLD_NOLOAD), dlsym). To
  * never wait on each other, nobody blocks on the patcher's lock: a thread
  * that cannot take it leaves a "scan pending" mark that the holder honours
- * before leaving, and dlsym then returns the unwrapped pointer.
+ * before leaving, and dlsym then returns the unwrapped pointer. fork() is
+ * the one waiter, bounded (see "fork" below).
  *
  * errno: what a wrapper returns to the program is what the real function
  * left in errno; the scans and lookups after it keep it (scan() and
@@ -35,6 +36,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <dlfcn.h>
 
 #include "hook.h"
@@ -58,9 +61,27 @@ static void *const wrappers[HOOK_ORIG_COUNT] = {
 	[HOOK_ORIG_BEGIN_CATCH] = (void *)hook_unwind_begin_catch,
 };
 
-static int on; /* hooking is on: hook_dl_start() was called */
+/* Hooking is on: hook_dl_start() was called, and no fork left this
+ * process's tables in doubt. */
+static int on;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int scan_pending;
+/* The thread that holds the lock (its pthread_self()), or 0. */
+static unsigned long holder;
+
+/* What hook_dl_fork_prepare() did with the lock. */
+enum fork_lock { FORK_NONE, FORK_HELD, FORK_SELF, FORK_MISSED };
+
+/* How long a fork waits for a scan to end, at most. */
+#define FORK_WAIT_S 2
+
+/* Per thread: inside dlopen, dlmopen or dlclose, which run constructors
+ * and destructors under the dynamic linker's lock; and what this thread's
+ * fork did with the patcher's lock (threads may fork at once). */
+static __thread struct {
+	int in_loader;
+	int fork_lock; /* enum fork_lock */
+} me __attribute__((tls_model("initial-exec")));
 
 /* One pass: forget unloaded objects, learn and patch new ones. Called with
  * the lock held. */
@@ -92,6 +113,36 @@ static void scan_locked(void)
 	}
 }
 
+/* Takes the lock if it is free. Returns 0, or -1 when another thread (or
+ * this one, further up) holds it. */
+static int lock_try(void)
+{
+	if (pthread_mutex_trylock(&lock) != 0) {
+		return -1;
+	}
+	__atomic_store_n(&holder, (unsigned long)pthread_self(),
+			 __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Lets go of the lock, and scans again as long as another thread left a
+ * "scan pending" mark meanwhile and the lock can be had again: every
+ * holder honours the marks before it leaves. */
+static void unlock_and_catch_up(void)
+{
+	for (;;) {
+		__atomic_store_n(&holder, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&lock);
+		if (!__atomic_load_n(&scan_pending, __ATOMIC_SEQ_CST) ||
+		    lock_try() != 0) {
+			return;
+		}
+		__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
+		scan_locked();
+		dlerror(); /* our failed lookups are not the program's */
+	}
+}
+
 /* Scans now, or leaves it to the thread that holds the lock. Keeps errno
  * (and dlerror()) as the program left them. */
 static void scan(void)
@@ -102,15 +153,12 @@ static void scan(void)
 		return;
 	}
 	__atomic_store_n(&scan_pending, 1, __ATOMIC_SEQ_CST);
-	do {
-		if (pthread_mutex_trylock(&lock) != 0) {
-			break;
-		}
+	if (lock_try() == 0) {
 		__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
 		scan_locked();
 		dlerror(); /* our failed lookups are not the program's */
-		pthread_mutex_unlock(&lock);
-	} while (__atomic_load_n(&scan_pending, __ATOMIC_SEQ_CST));
+		unlock_and_catch_up();
+	}
 	errno = saved;
 }
 
@@ -135,7 +183,7 @@ static void *wrap_pointer(void *p, const char *name)
 	if (ii >= 0 && ii <= HOOK_ORIG_DLCLOSE && p == hook_orig_dl(ii)) {
 		return wrappers[ii];
 	}
-	if (pthread_mutex_trylock(&lock) != 0) {
+	if (lock_try() != 0) {
 		errno = saved;
 		return p;
 	}
@@ -154,7 +202,7 @@ static void *wrap_pointer(void *p, const char *name)
 			r = s;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_and_catch_up();
 	errno = saved;
 	return r;
 }
@@ -166,9 +214,11 @@ static void *wrap_pointer(void *p, const char *name)
  */
 static void *dl_open(const char *file, int mode)
 {
+	me.in_loader++;
 	void *h = hook_orig_call(HOOK_ORIG_DLOPEN, __builtin_return_address(0),
 				 (uintptr_t)file, (uintptr_t)mode, 0, 0);
 
+	me.in_loader--;
 	if (h) {
 		scan();
 	}
@@ -177,10 +227,12 @@ static void *dl_open(const char *file, int mode)
 
 static void *dl_mopen(Lmid_t lmid, const char *file, int mode)
 {
+	me.in_loader++;
 	void *h = hook_orig_call(HOOK_ORIG_DLMOPEN, __builtin_return_address(0),
 				 (uintptr_t)lmid, (uintptr_t)file,
 				 (uintptr_t)mode, 0);
 
+	me.in_loader--;
 	if (h) {
 		scan();
 	}
@@ -207,18 +259,122 @@ static void *dl_vsym(void *handle, const char *name, const char *version)
 static int dl_close(void *handle)
 {
 	int (*fn)(void *) = (int (*)(void *))hook_orig_dl(HOOK_ORIG_DLCLOSE);
+
+	me.in_loader++;
 	int rc = fn ? fn(handle) : -1;
 
+	me.in_loader--;
 	if (rc == 0) {
 		scan();
 	}
 	return rc;
 }
 
-void hook_dl_after_fork_child(void)
+/* ---- fork ----------------------------------------------------------------
+ * The lock is held across fork(), so that the child never starts with
+ * tables another thread was halfway through. But a fork may come from a
+ * thread that holds the dynamic linker's lock (a library constructor or
+ * destructor that forks, under dlopen or dlclose), while the thread that
+ * patches waits for that lock (dlsym, dlopen(RTLD_NOLOAD)): waiting for
+ * the patcher there would never end. So the forking thread
+ *  - holds the lock already (a destructor run by the patcher's own
+ *    dlclose forked): nothing to take; it goes on patching in the child;
+ *  - is inside dlopen, dlmopen or dlclose: takes the lock only if it is
+ *    free at once;
+ *  - else waits for it, FORK_WAIT_S at most, in case the dynamic
+ *    linker's lock is held in a way mxprof cannot see (a fork from a
+ *    dl_iterate_phdr callback, or from a library libc loads itself).
+ * When it did not get the lock, the parent goes on as if nothing happened,
+ * and the child, whose tables may be half-written, never patches again:
+ * the functions hooked so far stay timed, libraries it loads later are
+ * not hooked, and one line says so.
+ */
+
+/* Waits FORK_WAIT_S at most for the lock. Returns 0 once taken, or -1. */
+static int lock_wait(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += FORK_WAIT_S;
+	if (pthread_mutex_timedlock(&lock, &until) != 0) {
+		return -1;
+	}
+	__atomic_store_n(&holder, (unsigned long)pthread_self(),
+			 __ATOMIC_RELAXED);
+	return 0;
+}
+
+void hook_dl_fork_prepare(void)
+{
+	int saved = errno;
+
+	if (!on) {
+		me.fork_lock = FORK_NONE;
+	} else if (__atomic_load_n(&holder, __ATOMIC_RELAXED) ==
+		   (unsigned long)pthread_self()) {
+		me.fork_lock = FORK_SELF;
+	} else if (lock_try() == 0 || (!me.in_loader && lock_wait() == 0)) {
+		me.fork_lock = FORK_HELD;
+	} else {
+		me.fork_lock = FORK_MISSED;
+	}
+	errno = saved;
+}
+
+void hook_dl_fork_parent(void)
+{
+	int saved = errno;
+
+	if (me.fork_lock == FORK_HELD) {
+		unlock_and_catch_up();
+	}
+	me.fork_lock = FORK_NONE;
+	errno = saved;
+}
+
+/* Makes the lock a fresh one, nobody's. */
+static void lock_reset(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 	memcpy(&lock, &fresh, sizeof(lock));
+	__atomic_store_n(&holder, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
+}
+
+void hook_dl_fork_child(void)
+{
+	static const char frozen[] =
+		"mxprof: forked while another thread was patching; this "
+		"process hooks no library it loads from now on\n";
+	int saved = errno;
+
+	switch (me.fork_lock) {
+	case FORK_HELD:
+		/* The tables are whole. The marks of threads the child does
+		 * not have go: its next dl call scans what they loaded. */
+		__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&holder, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&lock);
+		break;
+	case FORK_SELF:
+		break; /* this thread's scan goes on, and lets go */
+	case FORK_MISSED: {
+		ssize_t w;
+
+		on = 0;
+		lock_reset();
+		w = write(2, frozen, sizeof(frozen) - 1);
+		(void)w;
+		break;
+	}
+	default:
+		/* No prepare ran (hook_after_fork_child() alone), or hooking
+		 * is off: the lock, whoever held it, is free in the child. */
+		lock_reset();
+		break;
+	}
+	me.fork_lock = FORK_NONE;
+	errno = saved;
 }

@@ -28,7 +28,9 @@
 /* The hook engine, when built in (preload/hook*.c). */
 extern int hook_init(const char *spec) __attribute__((weak));
 extern void hook_finish(void) __attribute__((weak));
-extern void hook_after_fork_child(void) __attribute__((weak));
+extern void hook_fork_prepare(void) __attribute__((weak));
+extern void hook_fork_parent(void) __attribute__((weak));
+extern void hook_fork_child(void) __attribute__((weak));
 
 /* CUDA and NVTX (cupti/, preload/nvtx.c), built in when the CUDA headers
  * are there. */
@@ -95,12 +97,19 @@ static void resolve_output(char *out, size_t len, int descendant)
 
 static void before_fork(void)
 {
+	/* First: a scan it waits for may need the collector's locks. */
+	if (hook_fork_prepare) {
+		hook_fork_prepare();
+	}
 	coll_before_fork();
 }
 
 static void after_fork_parent(void)
 {
 	coll_after_fork_parent();
+	if (hook_fork_parent) {
+		hook_fork_parent();
+	}
 }
 
 static void after_fork_child(void)
@@ -109,8 +118,8 @@ static void after_fork_child(void)
 
 	resolve_output(out, sizeof(out), 1);
 	coll_after_fork_child(out);
-	if (hook_after_fork_child) {
-		hook_after_fork_child();
+	if (hook_fork_child) {
+		hook_fork_child();
 	}
 }
 
