@@ -14,7 +14,9 @@
  * themselves. The first call costs one mmap, which is async-signal-safe;
  * later calls take no lock, allocate nothing and make no system call. A
  * frame remembers where the return address lived (slot), the address
- * itself, the entry tick and the function. The top is a pointer to the
+ * itself, the entry tick, the function and the caller's %rbx (which the
+ * trampolines replace with the frame's address for the call's length:
+ * hook_tramp.S says why). The top is a pointer to the
  * next free frame rather than a count, so that the trampolines push and
  * pop with one add and one store.
  *
@@ -357,9 +359,9 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
  * only suspended on a stack the thread switched away from (swapcontext
  * coroutines, green threads that copy their stacks out and back in) and
  * has come back. Returns the caller's address and %rbx kept in the limbo.
- * The call
- * is not recorded: its span would overlap the spans recorded meanwhile on
- * this thread, which must nest. The first time, one line says so.
+ * The call is not recorded: its span would overlap the spans recorded
+ * meanwhile on this thread, which must nest. The first time, one line
+ * says so.
  *
  * When the limbo does not have it either, there is no correct address to
  * return to: the only copy of the caller's return address was the frame,

@@ -8,10 +8,11 @@
  * When it records:
  *  1. The stub calls hook_tramp_enter, which finds i from
  *     its own return address, pushes a shadow frame (the slot where the
- *     caller's return address lives, that address, the entry tick, i) and
- *     returns with the slot popped off the stack. Every argument register
- *     is kept: rdi rsi rdx rcx r8 r9 r10, rax (the count of vector
- *     registers a varargs call uses) and xmm0-xmm7.
+ *     caller's return address lives, that address, the entry tick, i, the
+ *     caller's %rbx), points %rbx at it, and returns with the slot popped
+ *     off the stack. Every argument register is kept: rdi rsi rdx rcx r8
+ *     r9 r10, rax (the count of vector registers a varargs call uses) and
+ *     xmm0-xmm7.
  *  2. The stub's `call 9` puts its own next instruction, stub + 25, in the
  *     slot, and jumps to the real function, which runs with the original
  *     arguments and stack. Because a call wrote it, the CPU's return-stack
@@ -21,8 +22,9 @@
  *     hook_tramp_leave. That keeps rax, rdx, xmm0 and xmm1 (every
  *     integer, SSE and struct return), the x87 st0/st1 of a long double
  *     result, and errno; pops the frame; pushes one record into the
- *     thread's ring; and returns to the caller with a `ret`, which the
- *     return-stack buffer predicts as well.
+ *     thread's ring; puts the caller's %rbx back; and returns to the
+ *     caller with a `ret`, which the return-stack buffer predicts as
+ *     well.
  *
  * Unwinding: while the real function runs, its return address is the
  * stub's exit, and the caller's return address is only in the shadow
