@@ -1,7 +1,7 @@
 /*
  * hook_abi.h - the layout hook_tramp.S and the C side of the hook engine
  * share: the stubs, the shadow stack frames and the per-function facts.
- * hook.c and hook_rt.c check the structs against these offsets with
+ * hook_rt.c checks the structs against these offsets with
  * _Static_assert.
  *
  * Only preprocessor definitions: both C and assembly include this file.
@@ -13,7 +13,7 @@
  * 32 * i, is laid out as (byte offsets):
  *    0  cmpl $0, coll_recording    is the profiler recording?
  *    7  jne  15
- *    9  jmp  *hook_real[i]          HOOK_STUB_JUMP: the real function
+ *    9  jmp  *hook_table_real[i]    HOOK_STUB_JUMP: the real function
  *   15  call hook_tramp_enter       HOOK_STUB_ENTER: pushes the shadow
  *                                   frame
  *   20  call 9                      HOOK_STUB_RESUME: puts the exit address
@@ -38,17 +38,21 @@
 #define HOOK_RT_DEPTH 256
 #define HOOK_TLS_TOP  0
 #define HOOK_TLS_END  8
-/* struct hook_frame: 32 bytes. AT is the resume address's offset from
- * hook_tramp_stubs (32 * i + HOOK_STUB_RESUME); a 4-byte "restored" flag
- * follows it, so one 8-byte store sets both. */
-#define HOOK_FRAME_SIZE 32
+/* struct hook_frame: 40 bytes. AT is the resume address's offset from
+ * hook_tramp_stubs (32 * i + HOOK_STUB_RESUME); a 4-byte "unwinding" flag
+ * follows it, so one 8-byte store sets both. RBX is the caller's %rbx:
+ * while a timed call runs, %rbx holds the frame's address (see
+ * hook_tramp.S, "Unwinding"). */
+#define HOOK_FRAME_SIZE 40
 #define HOOK_FRAME_SLOT 0
 #define HOOK_FRAME_RET	8
 #define HOOK_FRAME_T0	16
 #define HOOK_FRAME_AT	24
+#define HOOK_FRAME_RBX	32
 
 /* struct hook_ent (hook.h): 32 bytes, as many as a stub, so that a frame's
- * AT - HOOK_STUB_RESUME is also the offset of its entry in hook_ents. */
+ * AT - HOOK_STUB_RESUME is also the offset of its entry in
+ * hook_table_ents. */
 #define HOOK_ENT_SIZE	  32
 #define HOOK_ENT_NAME	  0  /* name, then group: a record's bytes 16-23 */
 #define HOOK_ENT_KIND	  8  /* kind, cat, flags, arg: bytes 24-31      */

@@ -14,7 +14,9 @@
  * themselves. The first call costs one mmap, which is async-signal-safe;
  * later calls take no lock, allocate nothing and make no system call. A
  * frame remembers where the return address lived (slot), the address
- * itself, the entry tick and the function. The top is a pointer to the
+ * itself, the entry tick, the function and the caller's %rbx (which the
+ * trampolines replace with the frame's address for the call's length:
+ * hook_tramp.S says why). The top is a pointer to the
  * next free frame rather than a count, so that the trampolines push and
  * pop with one add and one store.
  *
@@ -25,14 +27,29 @@
  *    one whose slot matches; the entry path drops frames whose slot is at
  *    or below the new call's slot and no longer holds its exit address.
  *    Both are counted in hook_rt_lost().
+ *  - A program that switches stacks (swapcontext coroutines, green threads
+ *    that copy their stacks out and back in) can make a suspended call's
+ *    frame look exactly like one longjmp skipped, and the call returns
+ *    later all the same. So a dropped frame is not forgotten at once: the
+ *    last HOOK_RT_LIMBO of them are kept in a "limbo", where a return that
+ *    no frame in use owns finds its caller's address (lost_return()).
  *  - A signal handler may call hooked functions in the middle of any of
  *    this. Frames are therefore published in an order that a handler
  *    running between two steps cannot corrupt (see hook_rt_enter).
- *  - A C++ exception or a forced unwind walks the stack through return
- *    addresses. The unwinder knows nothing of the stubs' exits, so
- *    hook_rt_unwind_begin() puts the real addresses back first and
- *    hook_rt_unwind_end() re-arms the frames that survive (see hook.c for
- *    the wrappers of _Unwind_RaiseException and __cxa_begin_catch).
+ *  - errno: the program must never see mxprof change it, but the general
+ *    paths call libc (mmap for a thread's first frame, clock_gettime when
+ *    ticks are not TSC cycles, the ring's attach and wait), and POSIX lets
+ *    any successful call set errno. So every function here that the
+ *    trampolines or the unwinder's wrappers call saves errno first and
+ *    puts it back last; the exit path saves it after the hooked function
+ *    returned, so the value that function left is the one the caller sees.
+ *  - A C++ exception or a forced unwind walks the stack through the
+ *    stubs by their unwind information (hook_tramp.S, "Unwinding"), and
+ *    lands in a caller without passing the exit path. The wrappers of
+ *    _Unwind_RaiseException and __cxa_begin_catch (hook_unwind.c) tell
+ *    the shadow stack: hook_rt_unwind_begin() marks the frames armed
+ *    when the exception starts, and hook_rt_unwind_end() records and
+ *    pops those the catch left behind.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -51,20 +68,28 @@
 #define HOOK_RT_BUILDING ((uintptr_t *)UINTPTR_MAX)
 
 struct hook_frame {
-	uintptr_t *slot;   /* where the return address is          */
-	uintptr_t ret;	   /* the caller's real return address      */
-	uint64_t t0;	   /* entry tick                            */
-	uint32_t at;	   /* hook_resume_addr(idx) - stubs          */
-	uint32_t restored; /* real address written back for unwinding */
+	uintptr_t *slot;    /* where the return address is           */
+	uintptr_t ret;	    /* the caller's real return address       */
+	uint64_t t0;	    /* entry tick                             */
+	uint32_t at;	    /* hook_resume_addr(idx) - stubs           */
+	uint32_t unwinding; /* armed when an exception began to unwind */
+	uintptr_t rbx;	    /* the caller's %rbx (hook_tramp.S)        */
 };
+
+/* Dropped frames kept in case their call returns after all. */
+#define HOOK_RT_LIMBO 256
 
 /* The frames in use are f[0] .. hook_rt_tls.top - 1. base sits right
  * below f[0] with a slot of HOOK_RT_BUILDING, so that "the frame below
  * top" always exists for the trampolines: it never matches a slot, and it
- * is above every new call's slot. */
+ * is above every new call's slot. limbo holds copies of the last
+ * HOOK_RT_LIMBO frames dropped, the newest at limbo_next - 1; a slot of
+ * NULL marks a free or reclaimed entry. The trampolines never read it. */
 struct hook_stack {
 	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
+	struct hook_frame limbo[HOOK_RT_LIMBO];
+	uint32_t limbo_next;
 };
 
 /* hook_tramp.S reads and writes the frames too (hook_abi.h). */
@@ -73,8 +98,9 @@ _Static_assert(offsetof(struct hook_frame, slot) == HOOK_FRAME_SLOT, "abi");
 _Static_assert(offsetof(struct hook_frame, ret) == HOOK_FRAME_RET, "abi");
 _Static_assert(offsetof(struct hook_frame, t0) == HOOK_FRAME_T0, "abi");
 _Static_assert(offsetof(struct hook_frame, at) == HOOK_FRAME_AT, "abi");
-_Static_assert(offsetof(struct hook_frame, restored) == HOOK_FRAME_AT + 4,
+_Static_assert(offsetof(struct hook_frame, unwinding) == HOOK_FRAME_AT + 4,
 	       "abi: one store clears it with at");
+_Static_assert(offsetof(struct hook_frame, rbx) == HOOK_FRAME_RBX, "abi");
 _Static_assert(offsetof(struct hook_tls, top) == HOOK_TLS_TOP, "abi");
 _Static_assert(offsetof(struct hook_tls, end) == HOOK_TLS_END, "abi");
 _Static_assert(offsetof(struct hook_stack, f) == sizeof(struct hook_frame),
@@ -115,6 +141,7 @@ static int stack_key_ok;
 
 static uint64_t overflows;
 static uint64_t lost;
+static int switch_said; /* the line about stack switching was written */
 
 /* Thread exit: the stack goes back. */
 static void stack_free(void *p)
@@ -182,14 +209,67 @@ static inline uint32_t depth(const struct hook_stack *s)
 	return (uint32_t)(hook_rt_tls.top - s->f);
 }
 
-int hook_rt_enter(uint32_t idx, uintptr_t *slot)
+/*
+ * Keeps a copy of frame f, which is being dropped, in the limbo. The entry
+ * is claimed with one instruction and named by its slot only once it is
+ * complete, so a signal handler that drops frames meanwhile takes another
+ * entry and never sees half of this one.
+ */
+static void limbo_put(struct hook_stack *s, const struct hook_frame *f)
+{
+	if (f->slot == HOOK_RT_BUILDING) {
+		return; /* not yet a call: its entry path is still running */
+	}
+	uint32_t i = __atomic_fetch_add(&s->limbo_next, 1, __ATOMIC_RELAXED);
+	struct hook_frame *e = &s->limbo[i % HOOK_RT_LIMBO];
+
+	e->slot = NULL;
+	HOOK_RT_FENCE();
+	e->ret = f->ret;
+	e->t0 = f->t0;
+	e->at = f->at;
+	e->unwinding = f->unwinding;
+	e->rbx = f->rbx;
+	HOOK_RT_FENCE();
+	e->slot = f->slot;
+}
+
+/*
+ * A call returned through its stub's exit at slot, and no frame in use
+ * owns slot: copies the newest dropped frame with that slot whose stub is
+ * the one the call returned through (the slot still holds that stub's
+ * exit address) to *out, reclaims the entry and returns 1; 0 when none
+ * does.
+ */
+static int limbo_take(struct hook_stack *s, uintptr_t *slot,
+		      struct hook_frame *out)
+{
+	uint32_t n = __atomic_load_n(&s->limbo_next, __ATOMIC_RELAXED);
+
+	for (uint32_t k = 0; k < HOOK_RT_LIMBO && k < n; k++) {
+		struct hook_frame *e = &s->limbo[(n - 1 - k) % HOOK_RT_LIMBO];
+
+		if (e->slot != slot || *slot != hook_exit_addr(frame_idx(e))) {
+			continue;
+		}
+		*out = *e;
+		HOOK_RT_FENCE();
+		e->slot = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
 {
 	struct hook_stack *s = stack;
+	int saved = errno;
 
 	if (__builtin_expect(!s, 0)) {
 		s = stack_attach();
 		if (!s) {
 			__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
+			errno = saved;
 			return 0;
 		}
 	}
@@ -208,11 +288,16 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	}
 	if (d != d0) {
 		__atomic_fetch_add(&lost, d0 - d, __ATOMIC_RELAXED);
+		for (uint32_t i = d; i < d0; i++) {
+			limbo_put(s, &s->f[i]);
+		}
+		HOOK_RT_FENCE();
 		hook_rt_tls.top = &s->f[d];
 		HOOK_RT_FENCE();
 	}
 	if (__builtin_expect(d >= HOOK_RT_DEPTH, 0)) {
 		__atomic_fetch_add(&overflows, 1, __ATOMIC_RELAXED);
+		errno = saved;
 		return 0;
 	}
 
@@ -228,12 +313,14 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 	f->slot = HOOK_RT_BUILDING;
 	f->ret = *slot;
 	f->at = idx * HOOK_STUB_SIZE + HOOK_STUB_RESUME; /* see frame_idx() */
-	f->restored = 0;
+	f->unwinding = 0;
+	f->rbx = rbx;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();
 	HOOK_RT_FENCE();
 	f->slot = slot;
+	errno = saved;
 	return 1;
 }
 
@@ -241,7 +328,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot)
 static inline void record(const struct hook_frame *f, uint64_t t1,
 			  uintptr_t rax, int have_rax)
 {
-	const struct hook_ent *e = &hook_ents[frame_idx(f)];
+	const struct hook_ent *e = &hook_table_ents[frame_idx(f)];
 	struct coll_rec r = {
 		.t0 = f->t0,
 		.t1 = t1,
@@ -259,69 +346,120 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
 	ring_push(&r);
 }
 
-uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+/* Writes msg (a string literal) on stderr. Async-signal-safe. */
+#define HOOK_RT_SAY(msg)                                                       \
+	do {                                                                   \
+		ssize_t w_ = write(2, msg, sizeof(msg) - 1);                   \
+		(void)w_;                                                      \
+	} while (0)
+
+/*
+ * The call that returned at slot has no frame in use: the shadow stack
+ * dropped it, taking it for a frame that longjmp skipped, but the call was
+ * only suspended on a stack the thread switched away from (swapcontext
+ * coroutines, green threads that copy their stacks out and back in) and
+ * has come back. Returns the caller's address and %rbx kept in the limbo.
+ * The call is not recorded: its span would overlap the spans recorded
+ * meanwhile on this thread, which must nest. The first time, one line
+ * says so.
+ *
+ * When the limbo does not have it either, there is no correct address to
+ * return to: the only copy of the caller's return address was the frame,
+ * and that is gone (more than HOOK_RT_LIMBO frames were dropped since, or
+ * the stack moved to another address, so the slot does not match). The
+ * caller's code is somewhere, but no address can be proven to be it, and
+ * a wrong guess resumes the program in another function's frame, where
+ * it would corrupt memory or produce wrong results before it crashed.
+ * Continuing is therefore not safe, and neither is stopping only this
+ * thread (pthread_exit would unwind through the same broken frame, and
+ * parking it would leave its locks held). This is the one place where
+ * mxprof ends its host: one line, then abort(), so that the process stops
+ * at once, with a core dump pointing here, rather than later somewhere
+ * unrelated.
+ */
+static struct hook_rt_ret lost_return(struct hook_stack *s, uintptr_t *slot)
 {
+	struct hook_frame f;
+
+	if (s && limbo_take(s, slot, &f)) {
+		if (!__atomic_exchange_n(&switch_said, 1, __ATOMIC_RELAXED)) {
+			HOOK_RT_SAY("mxprof: a hooked call returned after its "
+				    "thread switched stacks (swapcontext or "
+				    "green threads); such calls are not "
+				    "timed\n");
+		}
+		return (struct hook_rt_ret){f.ret, f.rbx};
+	}
+	HOOK_RT_SAY("mxprof: a hooked call returned to a frame mxprof does "
+		    "not know (its stack moved, or more than 256 such calls "
+		    "were suspended); its caller's address is lost, "
+		    "aborting\n");
+	abort();
+}
+
+struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+{
+	int saved = errno; /* what the hooked function left */
 	uint64_t t1 = ticks_now();
-	struct hook_stack *s = stack; /* mapped: its frame was pushed */
-	uint32_t d = depth(s);
+	struct hook_stack *s = stack;
+	uint32_t d = s ? depth(s) : 0;
 	uint32_t k = d;
 
-	/* errno needs no saving here: ring_push() never changes it (its
-	 * one-time attach path saves and restores it itself). */
 	while (k > 0 && s->f[k - 1].slot != slot) {
 		k--;
 	}
 	if (__builtin_expect(k == 0, 0)) {
-		/* No frame owns this slot: the return address is lost. This
-		 * happens only when a program switches stacks under a hooked
-		 * call (swapcontext-style coroutines), which is documented as
-		 * unsupported. */
-		static const char msg[] = "mxprof: hooked call returned to an "
-					  "unknown frame; aborting\n";
-		ssize_t w = write(2, msg, sizeof(msg) - 1);
+		struct hook_rt_ret r = lost_return(s, slot);
 
-		(void)w;
-		abort();
+		errno = saved;
+		return r;
 	}
 	struct hook_frame f = s->f[k - 1];
 
 	if (k != d) {
 		__atomic_fetch_add(&lost, d - k, __ATOMIC_RELAXED);
+		for (uint32_t i = k; i < d; i++) {
+			limbo_put(s, &s->f[i]);
+		}
 	}
 	HOOK_RT_FENCE();
 	hook_rt_tls.top = &s->f[k - 1];
 	HOOK_RT_FENCE();
 	record(&f, t1, rax, 1);
-	return f.ret;
+	errno = saved;
+	return (struct hook_rt_ret){f.ret, f.rbx};
 }
 
 void hook_rt_unwind_begin(void)
 {
 	struct hook_stack *s = stack;
-
-	if (!s) {
-		return;
-	}
-	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
-		if (f->slot != HOOK_RT_BUILDING && !f->restored &&
-		    *f->slot == hook_exit_addr(frame_idx(f))) {
-			*f->slot = f->ret;
-			f->restored = 1;
-		}
-	}
-}
-
-void hook_rt_unwind_end(uintptr_t sp)
-{
-	struct hook_stack *s = stack;
-	uint64_t t1 = ticks_now();
 	int saved = errno;
 
 	if (!s) {
 		return;
 	}
+	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
+		if (f->slot != HOOK_RT_BUILDING &&
+		    *f->slot == hook_exit_addr(frame_idx(f))) {
+			f->unwinding = 1;
+		}
+	}
+	errno = saved;
+}
+
+void hook_rt_unwind_end(uintptr_t sp)
+{
+	int saved = errno;
+	struct hook_stack *s = stack;
+	uint64_t t1 = ticks_now();
+
+	if (!s) {
+		return;
+	}
 	/* Frames whose slot is below the catcher's stack pointer were
-	 * unwound: the call ended by an exception, now. */
+	 * unwound: the call ended by an exception, now. Those that were
+	 * armed when the exception began are recorded; the others were left
+	 * by longjmp before. */
 	while (hook_rt_tls.top > s->f) {
 		struct hook_frame *f = hook_rt_tls.top - 1;
 
@@ -333,16 +471,12 @@ void hook_rt_unwind_end(uintptr_t sp)
 		HOOK_RT_FENCE();
 		hook_rt_tls.top = f;
 		HOOK_RT_FENCE();
-		if (copy.restored) {
+		if (copy.unwinding) {
 			record(&copy, t1, 0, 0);
 		}
 	}
 	for (struct hook_frame *f = s->f; f < hook_rt_tls.top; f++) {
-		if (f->restored && f->slot != HOOK_RT_BUILDING &&
-		    *f->slot == f->ret) {
-			*f->slot = hook_exit_addr(frame_idx(f));
-		}
-		f->restored = 0;
+		f->unwinding = 0;
 	}
 	errno = saved;
 }
@@ -363,18 +497,19 @@ void hook_rt_init(void)
 {
 }
 
-int hook_rt_enter(uint32_t idx, uintptr_t *slot)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
 {
 	(void)idx;
 	(void)slot;
+	(void)rbx;
 	return 0;
 }
 
-uintptr_t hook_rt_exit(uintptr_t *slot, uintptr_t rax)
+struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	(void)slot;
 	(void)rax;
-	return 0;
+	return (struct hook_rt_ret){0, 0};
 }
 
 void hook_rt_unwind_begin(void)

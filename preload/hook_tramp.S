@@ -8,10 +8,11 @@
  * When it records:
  *  1. The stub calls hook_tramp_enter, which finds i from
  *     its own return address, pushes a shadow frame (the slot where the
- *     caller's return address lives, that address, the entry tick, i) and
- *     returns with the slot popped off the stack. Every argument register
- *     is kept: rdi rsi rdx rcx r8 r9 r10, rax (the count of vector
- *     registers a varargs call uses) and xmm0-xmm7.
+ *     caller's return address lives, that address, the entry tick, i, the
+ *     caller's %rbx), points %rbx at it, and returns with the slot popped
+ *     off the stack. Every argument register is kept: rdi rsi rdx rcx r8
+ *     r9 r10, rax (the count of vector registers a varargs call uses) and
+ *     xmm0-xmm7.
  *  2. The stub's `call 9` puts its own next instruction, stub + 25, in the
  *     slot, and jumps to the real function, which runs with the original
  *     arguments and stack. Because a call wrote it, the CPU's return-stack
@@ -21,8 +22,22 @@
  *     hook_tramp_leave. That keeps rax, rdx, xmm0 and xmm1 (every
  *     integer, SSE and struct return), the x87 st0/st1 of a long double
  *     result, and errno; pops the frame; pushes one record into the
- *     thread's ring; and returns to the caller with a `ret`, which the
- *     return-stack buffer predicts as well.
+ *     thread's ring; puts the caller's %rbx back; and returns to the
+ *     caller with a `ret`, which the return-stack buffer predicts as
+ *     well.
+ *
+ * Unwinding: while the real function runs, its return address is the
+ * stub's exit, and the caller's return address is only in the shadow
+ * frame, in thread-local memory that no unwind rule can reach (DWARF
+ * expressions have no thread pointer). So from step 1 to step 3 %rbx holds
+ * the shadow frame's address, and the frame keeps the caller's %rbx:
+ * %rbx is callee-saved, so the real function returns it intact, and every
+ * unwinder (gdb, libgcc's for backtrace() and C++ exceptions, libunwind)
+ * recovers its value at the stub from the real function's own rules. The
+ * stubs' and the trampolines' unwind information then finds the caller's
+ * return address and %rbx in that frame, and a backtrace or an exception
+ * walks through a hooked call as if it were a direct one. hook_tramp_leave
+ * puts the caller's %rbx back before it returns.
  *
  * Each of the two does the common case in a few dozen instructions: it
  * reads the TSC itself, touches no vector or x87 register and calls
@@ -43,10 +58,46 @@
 
 	.text
 
+/* ---- unwind information ---------------------------------------------------
+ * DW_CFA_expression (0x10) rules that find a register's saved value at
+ * HOOK_FRAME_RET or HOOK_FRAME_RBX past the shadow frame whose address is in
+ * DWARF register REG (0 rax, 3 rbx, 11 r11): DW_OP_breg<REG> (0x70 + REG)
+ * with a one-byte SLEB128 offset. 16 is the return-address column.
+ */
+#define CFI_RA_IN_FRAME(reg)                                                  \
+	.cfi_escape 0x10, 16, 2, 0x70 + (reg), HOOK_FRAME_RET
+#define CFI_RBX_IN_FRAME(reg)                                                 \
+	.cfi_escape 0x10, 3, 2, 0x70 + (reg), HOOK_FRAME_RBX
+
+/* A timed call's stub, with %rsp where the stub's caller will have it
+ * (just above the slot) plus BYTES: the caller's %rsp is the CFA - 8, not
+ * the CFA itself, so that the stub's frame has a CFA of its own. Without
+ * that the stub and its caller would share one, as the stub has no stack
+ * and the hooked function's return address sits where the caller's was,
+ * and an unwinder that tells frames apart by their CFA (libgcc's phase 2
+ * of an exception does) would take the one for the other. */
+#define CFI_TIMED(bytes)                                                      \
+	.cfi_def_cfa_offset 8 + (bytes);                                       \
+	.cfi_val_offset %rsp, -8;                                              \
+	CFI_RA_IN_FRAME(3);                                                    \
+	CFI_RBX_IN_FRAME(3)
+
+/* After a push of the caller's return address: the usual rules again. */
+#define CFI_RETURNING                                                         \
+	.cfi_def_cfa_offset 8;                                                 \
+	.cfi_restore %rsp;                                                     \
+	.cfi_offset %rip, -8
+
 /* ---- the stubs: HOOK_MAX of HOOK_STUB_SIZE bytes each ---------------------
  * Each stub jumps to its own function through its own indirect jump, so
  * that the branch predictor keeps one target per hooked function. The
  * offsets are checked by test_hook.c.
+ *
+ * Each stub has its own FDE. Up to and during its call of hook_tramp_enter
+ * it is the caller's callee with the return address on the stack: the
+ * default rules. From HOOK_STUB_RESUME on the call is timed: the stub owns
+ * no stack, and %rbx holds the shadow frame, where the caller's return
+ * address and %rbx are (CFI_TIMED).
  */
 	.p2align 5
 	.globl	hook_tramp_stubs
@@ -56,12 +107,15 @@ hook_tramp_stubs:
 	.set	hook_i, 0
 	.rept	HOOK_MAX
 	.p2align 5
+	.cfi_startproc
 	cmpl	$0, coll_recording(%rip)
 	jne	1f
-0:	jmpq	*(hook_real + 8 * hook_i)(%rip)
+0:	jmpq	*(hook_table_real + 8 * hook_i)(%rip)
 1:	call	hook_tramp_enter
+	CFI_TIMED(0)
 	call	0b
 	jmp	hook_tramp_leave
+	.cfi_endproc
 	.set	hook_i, hook_i + 1
 	.endr
 	.size	hook_tramp_stubs, . - hook_tramp_stubs
@@ -73,9 +127,10 @@ hook_tramp_stubs:
  *
  * Returns to the stub in one of two ways. Timed: the resume address is
  * moved into the slot and popped from there, so the stub resumes with the
- * slot free for its `call`. Not timed (the shadow stack is full, or could
+ * slot free for its `call`, and %rbx points at the new shadow frame, which
+ * keeps the caller's %rbx. Not timed (the shadow stack is full, or could
  * not be mapped): it returns to stub + HOOK_STUB_JUMP, which jumps to the
- * real function with the stack untouched.
+ * real function with the stack and %rbx untouched.
  *
  * The TSC path takes the common case: the thread has a shadow stack with room
  * (top < end, which fails while either is NULL), and the frame below its top is
@@ -88,6 +143,14 @@ hook_tramp_stubs:
  * address from the stub's call on, so a handler (even one on a sigaltstack
  * above this stack) always sees a live frame's slot hold one of the two.
  * Anything else goes to .Lenter_any, which calls hook_rt_enter().
+ *
+ * Unwind information: until the slot is overwritten, this is the stub's
+ * callee (default rules, then the stub's). Once the caller's return
+ * address has left the slot, the stub's rules for its call site would be
+ * wrong, so the rules describe the stub's caller directly: its stack
+ * pointer is just above the slot, and its return address is in the shadow
+ * frame (reached through whichever register holds it) or, on the general
+ * path, in a copy on this function's stack.
  */
 	.p2align 4
 	.globl	hook_tramp_enter
@@ -112,13 +175,16 @@ hook_tramp_enter:
 	movq	$-1, HOOK_FRAME_SLOT(%rax)
 	movq	(%rdx), %r11
 	movq	%r11, HOOK_FRAME_RET(%rax)	/* f->ret */
+	movq	%rbx, HOOK_FRAME_RBX(%rax)	/* f->rbx */
 	movq	16(%rsp), %r11
 	movq	%r11, (%rdx)			/* *slot = resume address */
-	.cfi_adjust_cfa_offset 8
+	.cfi_def_cfa_offset 32			/* the stub's caller: slot + 8 */
+	CFI_RA_IN_FRAME(0)
 	leaq	hook_tramp_stubs(%rip), %rdx
 	subq	%rdx, %r11
-	movq	%r11, HOOK_FRAME_AT(%rax)	/* f->at, f->restored = 0 */
+	movq	%r11, HOOK_FRAME_AT(%rax)	/* f->at, f->unwinding = 0 */
 	movq	%rax, %r11
+	CFI_RA_IN_FRAME(11)
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
@@ -129,6 +195,9 @@ hook_tramp_enter:
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
+	movq	%r11, %rbx			/* the stub's view: %rbx = f */
+	CFI_RA_IN_FRAME(3)
+	CFI_RBX_IN_FRAME(3)
 	leaq	8(%rsp), %rsp
 	.cfi_adjust_cfa_offset -8
 	ret
@@ -141,11 +210,12 @@ hook_tramp_enter:
 	.cfi_adjust_cfa_offset -8
 
 .Lenter_any:
-	/* Every argument register is saved around the C call: 192 bytes keep
-	 * %rsp 16-byte aligned (it is aligned here) and put the resume
-	 * address at 192, the slot at 200. */
-	subq	$192, %rsp
-	.cfi_adjust_cfa_offset 192
+	/* Every argument register is saved around the C call, and a copy of
+	 * the caller's return address: 208 bytes keep %rsp 16-byte aligned
+	 * (it is aligned here) and put the copy at 192, the resume address
+	 * at 208, the slot at 216. */
+	subq	$208, %rsp
+	.cfi_adjust_cfa_offset 208
 	movaps	%xmm0, 0(%rsp)
 	movaps	%xmm1, 16(%rsp)
 	movaps	%xmm2, 32(%rsp)
@@ -162,12 +232,19 @@ hook_tramp_enter:
 	movq	%r9, 168(%rsp)
 	movq	%rax, 176(%rsp)
 	movq	%r10, 184(%rsp)
+	movq	216(%rsp), %r11
+	movq	%r11, 192(%rsp)
+	/* hook_rt_enter() moves the caller's address out of the slot: from
+	 * here on the rules describe the stub's caller, through the copy. */
+	.cfi_def_cfa_offset 224
+	.cfi_offset %rip, -32
 
-	movq	192(%rsp), %rdi			/* i from the resume address */
+	movq	208(%rsp), %rdi			/* i from the resume address */
 	leaq	hook_tramp_stubs+HOOK_STUB_RESUME(%rip), %rsi
 	subq	%rsi, %rdi
 	shrq	$HOOK_STUB_SIZE_LOG2, %rdi
-	leaq	200(%rsp), %rsi
+	leaq	216(%rsp), %rsi
+	movq	%rbx, %rdx
 	call	hook_rt_enter
 	movl	%eax, %r11d
 
@@ -187,26 +264,38 @@ hook_tramp_enter:
 	movq	168(%rsp), %r9
 	movq	176(%rsp), %rax
 	movq	184(%rsp), %r10
-	addq	$192, %rsp
-	.cfi_adjust_cfa_offset -192
 	testl	%r11d, %r11d
+	.cfi_remember_state
 	jz	3f
-	movq	(%rsp), %r11
-	movq	%r11, 8(%rsp)			/* *slot = resume address */
-	.cfi_adjust_cfa_offset 8
+	/* Timed: the new frame is the top one (a signal handler that ran
+	 * since put the top back). The slot holds the resume address. */
+	movq	hook_rt_tls@gottpoff(%rip), %r11
+	movq	%fs:HOOK_TLS_TOP(%r11), %r11
+	subq	$HOOK_FRAME_SIZE, %r11
+	movq	%r11, %rbx			/* the stub's view: %rbx = f */
+	CFI_RA_IN_FRAME(3)
+	CFI_RBX_IN_FRAME(3)
+	addq	$208, %rsp
+	.cfi_def_cfa_offset 16
 	leaq	8(%rsp), %rsp
-	.cfi_adjust_cfa_offset -8
+	.cfi_def_cfa_offset 8
 	ret
-3:	subq	$(HOOK_STUB_RESUME - HOOK_STUB_JUMP), (%rsp)
+	/* Not timed: the slot still holds the caller's address. */
+3:	.cfi_restore_state
+	addq	$208, %rsp
+	.cfi_def_cfa_offset 8
+	.cfi_offset %rip, -8	/* not .cfi_restore: libgcc reads that as "same" */
+	subq	$(HOOK_STUB_RESUME - HOOK_STUB_JUMP), (%rsp)
 	ret
 	.cfi_endproc
 	.size	hook_tramp_enter, . - hook_tramp_enter
 
 /* ---- exit -----------------------------------------------------------------
  * Jumped to by stub + HOOK_STUB_EXIT, where the hooked function returned:
- * %rsp is 16-byte aligned and the slot is at -8(%rsp). At this point only
- * rax, rdx, xmm0, xmm1, st0 and st1 can hold the result; rcx, rsi, rdi and
- * r8-r11 are free.
+ * %rsp is 16-byte aligned and the slot is at -8(%rsp); %rbx is the shadow
+ * frame's address, as the function kept it. At this point only rax, rdx,
+ * xmm0, xmm1, st0 and st1 can hold the result; rcx, rsi, rdi and r8-r11
+ * are free.
  *
  * The TSC path takes the common case: ticks are TSC cycles (top <= end), the
  * frame below the top owns this slot, and the thread's ring is there (not
@@ -214,15 +303,21 @@ hook_tramp_enter:
  * a slot with the same steps as ring_push() (see ring.c: the ring's depth
  * counts pushes in progress and the claim is one instruction, so a signal
  * handler that records in between never overwrites or publishes our slot), pops
- * the frame, and returns to the caller. Anything else, including a ring that
- * looks full, goes to .Lleave_any, which calls hook_rt_exit() with the frame
- * still in place.
+ * the frame, puts the caller's %rbx back, and returns to the caller. Anything
+ * else, including a ring that looks full, goes to .Lleave_any, which calls
+ * hook_rt_exit() with the frame still in place.
+ *
+ * Unwind information: the stub's timed rules (the return address and the
+ * caller's %rbx are in the frame %rbx points at) until they are moved into
+ * registers for the return.
  */
 	.p2align 4
 	.globl	hook_tramp_leave
 	.hidden	hook_tramp_leave
 	.type	hook_tramp_leave, @function
 hook_tramp_leave:
+	.cfi_startproc
+	CFI_TIMED(0)
 	movq	%rax, %r8
 	movq	%rdx, %r9
 	rdtsc
@@ -254,8 +349,8 @@ hook_tramp_leave:
 	movq	(HOOK_FRAME_T0 - HOOK_FRAME_SIZE)(%rdi), %rdx
 	movq	%rdx, REC_T0(%rax)
 	movl	(HOOK_FRAME_AT - HOOK_FRAME_SIZE)(%rdi), %edx
-	leaq	hook_ents-HOOK_STUB_RESUME(%rip), %rsi
-	addq	%rsi, %rdx			/* e = &hook_ents[i] */
+	leaq	hook_table_ents-HOOK_STUB_RESUME(%rip), %rsi
+	addq	%rsi, %rdx			/* e = &hook_table_ents[i] */
 	movq	HOOK_ENT_NAME(%rdx), %rsi
 	movq	%rsi, REC_NAME(%rax)		/* name, group */
 	movq	HOOK_ENT_KIND(%rdx), %rsi
@@ -267,13 +362,19 @@ hook_tramp_leave:
 	jnz	5f
 	movq	%fs:RING_TLS_RESERVE(%r10), %rdx
 	movq	%rdx, RING_HEAD(%rcx)		/* published */
-5:	movq	(HOOK_FRAME_RET - HOOK_FRAME_SIZE)(%rdi), %rsi
+5:	.cfi_remember_state
+	movq	(HOOK_FRAME_RET - HOOK_FRAME_SIZE)(%rdi), %rsi
+	.cfi_register %rip, %rsi
+	movq	(HOOK_FRAME_RBX - HOOK_FRAME_SIZE)(%rdi), %rbx
+	.cfi_same_value %rbx
 	subq	$HOOK_FRAME_SIZE, %rdi
 	movq	%rdi, %fs:HOOK_TLS_TOP(%r11)	/* the frame is popped */
 	movq	%r8, %rax
 	movq	%r9, %rdx
 	pushq	%rsi
+	CFI_RETURNING
 	ret
+	.cfi_restore_state
 
 .Lleave_full:
 	/* No room by the cached tail: give slot h back, unless a signal
@@ -302,6 +403,7 @@ hook_tramp_leave:
  */
 .Lleave_any:
 	subq	$96, %rsp
+	.cfi_adjust_cfa_offset 96
 	movaps	%xmm0, 0(%rsp)
 	movaps	%xmm1, 16(%rsp)
 	movq	%rax, 32(%rsp)
@@ -324,7 +426,10 @@ hook_tramp_leave:
 	leaq	88(%rsp), %rdi		/* where the return address was */
 	movq	32(%rsp), %rsi
 	call	hook_rt_exit
-	movq	%rax, %r11
+	movq	%rax, %r11		/* the caller's return address */
+	.cfi_register %rip, %r11
+	movq	%rdx, %rbx		/* and its %rbx */
+	.cfi_same_value %rbx
 
 	movq	80(%rsp), %rax
 	cmpq	$1, %rax
@@ -338,8 +443,11 @@ hook_tramp_leave:
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rdx
 	addq	$96, %rsp
+	.cfi_adjust_cfa_offset -96
 	pushq	%r11
+	CFI_RETURNING
 	ret
+	.cfi_endproc
 	.size	hook_tramp_leave, . - hook_tramp_leave
 
 /* ---- calling a dl function "from" another object ------------------------

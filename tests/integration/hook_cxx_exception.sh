@@ -11,3 +11,15 @@ hook_same cxx "$WORK/hook_cxx" 50
 s=$WORK/cxx.summary.json
 expect_eq "ht_call" 150 "$(span "$s" 'C API (libhookt.so)/ht_call')"
 expect_eq "ht_add" 100 "$(span "$s" 'C API (libhookt.so)/ht_add')"
+
+# The same program with libstdc++ and the unwinder linked statically: no
+# GOT entry of the unwinder to wrap, so mxprof does not see the exceptions,
+# but they walk through the hooked frames by the stubs' unwind information
+# and are caught as without mxprof. The 100 calls an exception ended are
+# not recorded: 50 ht_call (the inner catches), 100 ht_add.
+g++ -O2 -g -o "$WORK/hook_cxx_static" "$HOOKLIBS/hook_cxx.cpp" \
+	-static-libstdc++ -static-libgcc -L"$WORK" -lhookt -Wl,-rpath,"$WORK"
+hook_same cxxs "$WORK/hook_cxx_static" 50
+s=$WORK/cxxs.summary.json
+expect_eq "static: ht_call" 50 "$(span "$s" 'C API (libhookt.so)/ht_call')"
+expect_eq "static: ht_add" 100 "$(span "$s" 'C API (libhookt.so)/ht_add')"

@@ -21,6 +21,16 @@
  *                          of its thread-specific data
  *   hook_main reload N     N x: dlopen libhookt2.so, one ht2_mul through
  *                          a dlsym pointer, dlclose
+ *   hook_main coroutine N  N x: ht_call runs a coroutine (swapcontext)
+ *                          that calls ht_call and, inside it, switches
+ *                          back; the outer ht_call returns first, then
+ *                          the coroutine is resumed, its ht_call returns
+ *                          and it calls ht_add
+ *   hook_main errno N LIB  N rounds of: a thread's first hooked call
+ *                          (ht_add, then ht_errno in another thread),
+ *                          dlopen LIB, dlsym, a call through the pointer,
+ *                          dlclose; errno is set before each step and
+ *                          printed after it
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 int ht_add(int a, int b);
@@ -106,6 +117,52 @@ static int fork_cb(int x)
 	int st = 0;
 	waitpid(pid, &st, 0);
 	printf("child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return x;
+}
+
+/* Sets errno to a value no library sets, makes the call, and prints what
+ * errno is afterwards. */
+#define ERRNO_STEP(what, call)                                                 \
+	do {                                                                   \
+		errno = 4000 + __LINE__;                                       \
+		call;                                                          \
+		printf("%s: errno %s\n", what,                                 \
+		       errno == 4000 + __LINE__ ? "kept" : strerror(errno));   \
+	} while (0)
+
+static void *errno_first_call(void *arg)
+{
+	ERRNO_STEP("first call in a thread", ht_add(1, 2));
+	return arg;
+}
+
+static void *errno_first_call_sets(void *arg)
+{
+	int r = ht_errno(EDOM);
+
+	printf("first call in a thread sets errno: %s\n",
+	       r == -1 && errno == EDOM ? "EDOM" : strerror(errno));
+	return arg;
+}
+
+static ucontext_t main_uc, co_uc;
+static long co_sum;
+
+static int co_yield_cb(int x)
+{
+	swapcontext(&co_uc, &main_uc); /* suspended inside ht_call */
+	return x;
+}
+
+static void co_body(int x)
+{
+	co_sum += ht_call(co_yield_cb, x);
+	co_sum += ht_add(x, 1);
+}
+
+static int co_start_cb(int x)
+{
+	swapcontext(&main_uc, &co_uc); /* runs until the coroutine yields */
 	return x;
 }
 
@@ -268,6 +325,42 @@ int main(int argc, char **argv)
 			dlclose(h);
 		}
 		printf("reload %ld\n", s);
+	} else if (strcmp(mode, "coroutine") == 0) {
+		static char co_stack[1 << 16];
+
+		for (long i = 0; i < n; i++) {
+			getcontext(&co_uc);
+			co_uc.uc_stack.ss_sp = co_stack;
+			co_uc.uc_stack.ss_size = sizeof(co_stack);
+			co_uc.uc_link = &main_uc;
+			makecontext(&co_uc, (void (*)(void))co_body, 1, (int)i);
+			s += ht_call(co_start_cb, (int)i);
+			swapcontext(&main_uc, &co_uc); /* resume: it finishes */
+		}
+		printf("coroutine %ld %ld\n", s, co_sum);
+	} else if (strcmp(mode, "errno") == 0) {
+		const char *lib = argc > 3 ? argv[3] : "./libhookt2.so";
+
+		for (long i = 0; i < n; i++) {
+			pthread_t t;
+			void *h = NULL;
+			int (*mul)(int, int) = NULL;
+
+			pthread_create(&t, NULL, errno_first_call, NULL);
+			pthread_join(t, NULL);
+			pthread_create(&t, NULL, errno_first_call_sets, NULL);
+			pthread_join(t, NULL);
+			ERRNO_STEP("dlopen", h = dlopen(lib, RTLD_NOW));
+			if (!h) {
+				printf("dlopen: %s\n", dlerror());
+				return 1;
+			}
+			ERRNO_STEP("dlsym",
+				   *(void **)&mul = dlsym(h, "ht2_mul"));
+			ERRNO_STEP("call through dlsym", s += mul((int)i, 2));
+			ERRNO_STEP("dlclose", dlclose(h));
+		}
+		printf("errno %ld\n", s);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode);
 		return 2;

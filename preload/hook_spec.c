@@ -1,0 +1,299 @@
+/*
+ * hook_spec.c - MXPROF_HOOK: the patterns that say which functions to
+ * time, the presets they may name, and the functions never hooked.
+ *
+ * A pattern is LIBGLOB:SYMGLOB, two fnmatch globs: one on the defining
+ * object's soname or file name, one on the function's name. A preset
+ * (@mxnet, @cudart, ...) stands for one pattern with its own category and
+ * status rule; @auto stands for every preset, and such "implied" patterns
+ * are never reported as unmatched, because the program need not load
+ * their libraries.
+ *
+ * A pattern is "live" once an object its LIBGLOB matches has been loaded:
+ * the patcher asks hook_spec_wanted() about every relocation of every
+ * object, and checking only live patterns keeps that cheap while the
+ * program has not loaded the libraries the patterns name.
+ *
+ * Everything here runs under the patcher's lock (hook_dl.c), except
+ * hook_spec_set(), called once from hook_init(), and hook_spec_report(),
+ * called at exit.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collector.h"
+#include "hook.h"
+
+#define HOOK_PATS 64
+
+/* One LIBGLOB:SYMGLOB pattern. */
+struct pat {
+	char lib[128];
+	char sym[128];
+	char text[160];	 /* as the user wrote it, for messages */
+	uint8_t cat;	 /* enum coll_cat                      */
+	uint8_t status;	 /* returns a status int               */
+	uint8_t implied; /* from @auto: never reported unmatched */
+	uint8_t live;	 /* its library is loaded (this scan)  */
+	int matched;
+};
+
+/* A preset: @name stands for one pattern. */
+struct preset {
+	const char *name;
+	const char *lib;
+	const char *sym;
+	const char *cat; /* the trace category (cat.c) */
+	uint8_t status;
+};
+
+static const struct preset presets[] = {
+	{"mxnet", "libmxnet.so", "MX*", "c_api", 1},
+	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1},
+	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0},
+	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0},
+	{"nccl", "libnccl*.so*", "nccl*", "c_api", 0},
+};
+
+/* Functions of a status preset that return a string instead. */
+static const char *const nostatus[] = {"*GetErrorString", "*GetErrorName",
+				       "MXGetLastError"};
+
+/*
+ * Functions never hooked, whatever the pattern: those that return twice or
+ * share their stack with another context (a replaced return address would
+ * be used twice, or by the wrong side), those that never return normally
+ * or run before anything is set up, and the unwinder's and C++ runtime's
+ * own machinery.
+ */
+static const char *const never[] = {
+	"vfork",	"__vfork",	     "*setjmp*",	  "getcontext",
+	"setcontext",	"swapcontext",	     "makecontext",	  "clone",
+	"clone3",	"__clone*",	     "__libc_start_main", "_Unwind_*",
+	"__cxa_*",	"__gxx_*",	     "__tls_get_addr",	  "_dl_*",
+	"pthread_exit", "__pthread_unwind*",
+};
+
+static const char syntax[] =
+	"LIBGLOB:SYMGLOB[,...] (fnmatch globs on the defining library's "
+	"file name and the symbol), @auto, @mxnet, @cudart, @cublas, @cudnn, "
+	"@nccl, or none";
+
+static struct pat pats[HOOK_PATS];
+static int npats;
+
+static void trim(char *s)
+{
+	char *e = s + strlen(s);
+	char *b = s;
+
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t')) {
+		*--e = 0;
+	}
+	while (*b == ' ' || *b == '\t') {
+		b++;
+	}
+	memmove(s, b, strlen(b) + 1);
+}
+
+static int add_pat(const char *lib, const char *sym, const char *text,
+		   uint8_t cat, uint8_t status, uint8_t implied)
+{
+	struct pat *p;
+
+	if (npats >= HOOK_PATS || strlen(lib) >= sizeof(p->lib) ||
+	    strlen(sym) >= sizeof(p->sym)) {
+		return -EINVAL;
+	}
+	p = &pats[npats++];
+	memset(p, 0, sizeof(*p));
+	strcpy(p->lib, lib);
+	strcpy(p->sym, sym);
+	snprintf(p->text, sizeof(p->text), "%s", text);
+	p->cat = cat;
+	p->status = status;
+	p->implied = implied;
+	return 0;
+}
+
+/* Adds the pattern(s) of preset item ("@name" or "@auto"). Returns 0 or
+ * -EINVAL. */
+static int add_preset(const char *item)
+{
+	size_t n = sizeof(presets) / sizeof(presets[0]);
+	int is_auto = strcmp(item + 1, "auto") == 0;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct preset *ps = &presets[k];
+
+		if (!is_auto && strcmp(item + 1, ps->name) != 0) {
+			continue;
+		}
+		if (add_pat(ps->lib, ps->sym, item, (uint8_t)cat_id(ps->cat),
+			    ps->status, is_auto) != 0) {
+			return -EINVAL;
+		}
+		if (!is_auto) {
+			break;
+		}
+	}
+	return !is_auto && k == n ? -EINVAL : 0;
+}
+
+/* Parses spec into pats. Returns 1 for "none", 0, or -EINVAL. */
+static int parse_spec(const char *spec)
+{
+	char buf[4096];
+	char *save = NULL;
+	int n = 0;
+
+	if (!spec || !*spec) {
+		spec = "@auto";
+	}
+	if (strlen(spec) >= sizeof(buf)) {
+		return -EINVAL;
+	}
+	strcpy(buf, spec);
+	trim(buf);
+	if (strcmp(buf, "none") == 0) {
+		return 1;
+	}
+	for (char *it = strtok_r(buf, ",", &save); it;
+	     it = strtok_r(NULL, ",", &save)) {
+		trim(it);
+		n++;
+		if (it[0] == '@') {
+			if (add_preset(it) != 0) {
+				return -EINVAL;
+			}
+			continue;
+		}
+		char *colon = strchr(it, ':');
+
+		if (!colon || colon == it || !colon[1] ||
+		    strchr(colon + 1, ':')) {
+			return -EINVAL;
+		}
+		*colon = 0;
+		trim(it);
+		trim(colon + 1);
+		if (!*it || !colon[1]) {
+			return -EINVAL;
+		}
+		char text[300];
+
+		snprintf(text, sizeof(text), "%s:%s", it, colon + 1);
+		if (add_pat(it, colon + 1, text, COLL_CAT_CAPI, 0, 0) != 0) {
+			return -EINVAL;
+		}
+	}
+	return n > 0 ? 0 : -EINVAL;
+}
+
+int hook_spec_set(const char *spec)
+{
+	int rc = parse_spec(spec);
+
+	if (rc < 0) {
+		fprintf(stderr,
+			"mxprof: MXPROF_HOOK='%s' is not valid; accepted: %s; "
+			"C API hooking is off\n",
+			spec, syntax);
+		npats = 0;
+	}
+	return rc;
+}
+
+void hook_spec_clear(void)
+{
+	npats = 0;
+}
+
+/* Does p's LIBGLOB match the object called name (soname) or file? */
+static int lib_matches(const struct pat *p, const char *name, const char *file)
+{
+	return fnmatch(p->lib, name, 0) == 0 || fnmatch(p->lib, file, 0) == 0;
+}
+
+void hook_spec_lib_loaded(const char *name, const char *file)
+{
+	for (int i = 0; i < npats; i++) {
+		if (!pats[i].live && lib_matches(&pats[i], name, file)) {
+			pats[i].live = 1;
+		}
+	}
+}
+
+static int never_hooked(const char *sym)
+{
+	for (size_t k = 0; k < sizeof(never) / sizeof(*never); k++) {
+		if (fnmatch(never[k], sym, 0) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int hook_spec_match(const char *sym, const char *name, const char *file,
+		    struct hook_match *m)
+{
+	if (never_hooked(sym)) {
+		return 0;
+	}
+	for (int i = 0; i < npats; i++) {
+		const struct pat *p = &pats[i];
+
+		if (!p->live || fnmatch(p->sym, sym, 0) != 0 ||
+		    !lib_matches(p, name, file)) {
+			continue;
+		}
+		m->cat = p->cat;
+		m->status = p->status;
+		for (size_t k = 0;
+		     m->status && k < sizeof(nostatus) / sizeof(*nostatus);
+		     k++) {
+			if (fnmatch(nostatus[k], sym, 0) == 0) {
+				m->status = 0;
+			}
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int hook_spec_wanted(const char *sym)
+{
+	for (int i = 0; i < npats; i++) {
+		if (pats[i].live && fnmatch(pats[i].sym, sym, 0) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void hook_spec_mark_matched(const char *sym, const char *name, const char *file)
+{
+	for (int i = 0; i < npats; i++) {
+		struct pat *p = &pats[i];
+
+		if (!p->matched && fnmatch(p->sym, sym, 0) == 0 &&
+		    lib_matches(p, name, file)) {
+			p->matched = 1;
+		}
+	}
+}
+
+void hook_spec_report(void)
+{
+	for (int i = 0; i < npats; i++) {
+		if (!pats[i].implied && !pats[i].matched) {
+			fprintf(stderr,
+				"mxprof: MXPROF_HOOK pattern '%s' matched no "
+				"function\n",
+				pats[i].text);
+		}
+	}
+}
