@@ -54,11 +54,12 @@ void convert_init(void *get_callback_name)
 static uint32_t api_name(int driver, uint32_t cbid)
 {
 	uint32_t *slot = cbid < NCBID ? &api_names[driver][cbid] : NULL;
+	uint32_t known = slot ? *slot : 0;
 	const char *name = NULL;
 	char buf[64];
 
-	if (slot && *slot) {
-		return *slot;
+	if (known) {
+		return known;
 	}
 	CUpti_CallbackDomain dom = driver ? CUPTI_CB_DOMAIN_DRIVER_API
 					  : CUPTI_CB_DOMAIN_RUNTIME_API;
