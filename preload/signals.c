@@ -48,9 +48,8 @@
 extern int __sigaction(int sig, const struct sigaction *act,
 		       struct sigaction *old);
 
-static const int fatal_signals[] = {SIGINT,  SIGTERM, SIGHUP,
-				    SIGQUIT, SIGSEGV, SIGBUS,
-				    SIGFPE,  SIGILL,  SIGABRT};
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV,
+				    SIGBUS, SIGFPE,  SIGILL, SIGABRT};
 
 /* Per signal: the default's flags and mask as the program set them, shown
  * while mxprof's fatal handler stands for the default. */
@@ -240,8 +239,7 @@ void signals_init(struct settings *s)
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(int); i++) {
 		int sig = fatal_signals[i];
 		struct sigaction cur, mine;
-		if (sig == s->signal ||
-		    __sigaction(sig, NULL, &cur) < 0 ||
+		if (sig == s->signal || __sigaction(sig, NULL, &cur) < 0 ||
 		    cur.sa_handler != SIG_DFL) {
 			continue;
 		}

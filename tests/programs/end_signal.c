@@ -93,8 +93,7 @@ static void fault_bus(void)
 		exit(67);
 	}
 	unlink(name);
-	volatile char *p =
-		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	volatile char *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED) {
 		exit(68);
 	}
