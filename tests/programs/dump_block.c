@@ -130,8 +130,7 @@ int main(int argc, char **argv)
 				until.tv_nsec -= 1000000000;
 			}
 			rc = sem_timedwait(&never, &until);
-			report("sem_timedwait", rc, errno,
-			       &early);
+			report("sem_timedwait", rc, errno, &early);
 			break;
 		}
 	}
