@@ -2,7 +2,10 @@
 # sets SIGINT's default back and sends it to itself) and by SIGTERM, with
 # zlib's deflate hooked. Run without mxprof and under it: the raw wait
 # status, stdout and stderr (the traceback) are the same, and the trace
-# left behind holds every deflate call made before the signal.
+# left behind holds every deflate call made before the signal. Then a
+# segmentation fault under Python's faulthandler: its traceback is printed
+# as without mxprof (but for the thread's address), the status is the
+# same, and the trace holds every call made before the fault.
 . "$ROOT/tests/integration/lib.sh"
 PY=$(python3 -c 'import sys; print(sys.executable)')
 cd "$WORK"
@@ -50,3 +53,31 @@ for how in int term; do
 	expect_eq "$how: deflate before the signal" 200 "$got"
 	[ ! -e "$how.json.journal" ] || fail "$how: the journal was left behind"
 done
+
+cat >fault.py <<'PYEOF'
+import ctypes, zlib
+data = bytes(range(256)) * 16
+for i in range(50):
+    zlib.compress(data, 6)
+print("compressed 50", flush=True)
+ctypes.string_at(0)
+PYEOF
+plain=$(run plain-fault "$PY" -X faulthandler fault.py)
+mx=$(run mx-fault /usr/bin/env MXPROF_AUTOSTART=1 \
+	MXPROF_OUTPUT="$WORK/fault.json" MXPROF_HOOK='libz.so*:deflate' \
+	LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=0" \
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:handle_segv=0" \
+	"$PY" -X faulthandler fault.py)
+rm -f core core.*
+expect_eq "faulthandler: wait status" "$plain" "$mx"
+expect_eq "faulthandler: signal" 11 $((plain & 127))
+cmp plain-fault.out mx-fault.out || fail "faulthandler: stdout differs"
+for f in plain-fault mx-fault; do
+	sed 's/0x[0-9a-f]*/0xN/' "$f.err" >"$f.err.n"
+done
+cmp plain-fault.err.n mx-fault.err.n || fail "faulthandler: stderr differs"
+grep -q "^Fatal Python error: Segmentation fault" mx-fault.err ||
+	fail "faulthandler did not print"
+tracesummary fault.json >fault.sum
+expect_eq "faulthandler: deflate before the fault" 50 \
+	"$(jget fault.sum "d['spans'].get('C API (libz.so.1)/deflate', 0)")"
