@@ -25,15 +25,16 @@ print(os.waitpid(pid, 0)[1])
 PYEOF
 }
 
-# A sanitizer runtime must leave the faults to the program and to mxprof.
+# A sanitizer runtime (in the program and in mxprof) must leave the faults
+# to the program and to mxprof, in both runs.
 NOSAN=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:$NOSAN" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:$NOSAN"
 
 for how in segv bus fpe ill abort int term hup quit handlers; do
 	plain=$(run "plain-$how" "$PROG" "$how")
 	mx=$(run "mx-$how" /usr/bin/env MXPROF_AUTOSTART=1 \
 		MXPROF_OUTPUT="$WORK/$how.json" LD_PRELOAD="$PRELOAD" \
-		ASAN_OPTIONS="${ASAN_OPTIONS:-}:$NOSAN" \
-		UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:$NOSAN" "$PROG" "$how")
+		"$PROG" "$how")
 	rm -f core core.*
 	expect_eq "$how: wait status (signal $((plain & 127)))" "$plain" "$mx"
 	[ $((plain & 127)) -ne 0 ] || fail "$how: the program did not die by a signal"

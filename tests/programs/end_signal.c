@@ -8,7 +8,7 @@
  * "step" in the domain "end", and a second thread STEPS / 2 tasks "work";
  * without it, nothing is recorded and the rest is the same. It prints
  * "steps N" and ends as HOW says:
- *   segv, bus, fpe, ill  a real fault (a write through a null pointer, a
+ *   segv, bus, fpe, ill  a real fault (a write to a page with no access, a
  *                        read past the end of a mapped empty file, an
  *                        integer division by zero, an undefined
  *                        instruction);
@@ -79,9 +79,17 @@ static void on_segv(int sig)
 	signal(sig, SIG_DFL);
 }
 
+/* A write to a page with no access (a null pointer's write may be left
+ * out by the compiler, being undefined). */
 static void fault_segv(void)
 {
-	*(volatile int *)(uintptr_t)0 = 1;
+	volatile char *p =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		exit(69);
+	}
+	p[0] = 1;
 }
 
 static void fault_bus(void)
