@@ -671,10 +671,11 @@ void coll_finish(int dump)
 	coll_lock(&owner);
 	int live = T.started && !T.finished;
 	coll_unlock(&owner);
-	if (!live) {
-		return;
+	if (live) {
+		request(&r);
 	}
-	request(&r);
+	/* The drain thread ends after the final dump, also after one a
+	 * signal asked for (coll_finish_signal). */
 	coll_lock(&Q.lock);
 	int running = T.running;
 	T.running = 0;
