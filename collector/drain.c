@@ -342,6 +342,14 @@ static void dump_signal_mask(int *unblocked)
 		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL,
 			sizeof(bit));
 	}
+	if (sig == 0) {
+		/* The status file no longer names it: mxprof dump must not
+		 * send the program a signal it handles itself. */
+		coll_lock(&owner);
+		S.cfg.dump_signal = 0;
+		dump_write_status();
+		coll_unlock(&owner);
+	}
 	*unblocked = sig;
 }
 

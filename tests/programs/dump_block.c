@@ -7,7 +7,8 @@
  *
  * The main thread makes ROUNDS calls in turn: sleep(1), nanosleep() of
  * 300 ms, poll() with no descriptors and 300 ms, select() with none and
- * 300 ms, and sem_timedwait() on a semaphore nobody posts, 300 ms ahead.
+ * 300 ms, epoll_wait() on an empty epoll set for 300 ms, and
+ * sem_timedwait() on a semaphore nobody posts, 300 ms ahead.
  * With -s, a second thread waits until the main thread is asleep in each
  * call (its state in /proc is 'S') and sends SIGNAL to the process. Each
  * call prints one line: its name, its result and, on failure, errno's
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -81,7 +83,8 @@ int main(int argc, char **argv)
 {
 	struct timespec d = {0, 300000000};
 	pthread_t t;
-	int early = 0, c;
+	struct epoll_event ev;
+	int early = 0, c, ep = epoll_create1(EPOLL_CLOEXEC);
 
 	while ((c = getopt(argc, argv, "s:")) != -1) {
 		if (c != 's') {
@@ -105,7 +108,7 @@ int main(int argc, char **argv)
 		struct timeval tv = {0, 300000};
 		long rc;
 		sem_post(&entering);
-		switch (i % 5) {
+		switch (i % 6) {
 		case 0:
 			rc = (long)sleep(1);
 			report("sleep", rc, errno, &early);
@@ -121,6 +124,10 @@ int main(int argc, char **argv)
 		case 3:
 			rc = select(0, NULL, NULL, NULL, &tv);
 			report("select", rc, errno, &early);
+			break;
+		case 4:
+			rc = epoll_wait(ep, &ev, 1, 300);
+			report("epoll_wait", rc, errno, &early);
 			break;
 		default:
 			clock_gettime(CLOCK_REALTIME, &until);
