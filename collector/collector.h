@@ -278,6 +278,24 @@ int coll_dump(void);
  */
 void coll_dump_async(void);
 
+/*
+ * The dump signal, taken on the drain thread only (0 = none). The library
+ * blocks it in the program's threads and sets it here; the drain thread
+ * unblocks it for itself, and blocks it again once it is 0 (the program
+ * took the signal over). Atomic.
+ */
+extern int coll_dump_signal;
+
+/*
+ * The final dump for a signal that ends the process, from its handler:
+ * asks the drain thread for the final trace and tables and waits for them
+ * at most ms milliseconds. Async-signal-safe (atomics, futex, clock).
+ * Several callers share one dump. Returns 0 once written, -ETIMEDOUT when
+ * the wait ran out, -ESRCH when there is nothing to write or no drain
+ * thread, -EDEADLK on the drain thread itself.
+ */
+int coll_finish_signal(int ms);
+
 /* Drains every ring and source now and waits for it. Returns 0, or -ESRCH
  * when the collector is not running. */
 int coll_flush(void);

@@ -70,11 +70,15 @@ static struct {
 	int started;  /* coll_start() ran (owner)              */
 	int finished; /* coll_finish() ran (owner)             */
 	pthread_t thread;
-	int running;  /* the thread exists, not yet joined     */
-	int dump_req; /* atomic: the dump signal came          */
-	int wake;     /* atomic: the thread's futex, 1 = woken */
-	int pending;  /* atomic: a forked child's thread is to start */
+	int running;	/* the thread exists, not yet joined     */
+	int dump_req;	/* atomic: the dump signal came          */
+	int wake;	/* atomic: the thread's futex, 1 = woken */
+	int pending;	/* atomic: a forked child's thread is to start */
+	int final_req;	/* atomic: a fatal signal asks for the end */
+	int final_done; /* futex word: 1 once that end is written */
 } T;
+
+int coll_dump_signal;
 
 /*
  * In a forked child the drain thread is started again from the fork
@@ -315,8 +319,57 @@ static int serve_all(struct request *list)
 	return finished;
 }
 
+/*
+ * Keeps the dump signal unblocked on this thread while it is the dump
+ * signal (the program's threads block it), blocked once the program took
+ * it over. The raw system call: the library's own pthread_sigmask and
+ * sigaction are the program's view (signals.c).
+ */
+static void dump_signal_mask(int *unblocked)
+{
+	int sig = __atomic_load_n(&coll_dump_signal, __ATOMIC_ACQUIRE);
+	uint64_t bit;
+
+	if (sig == *unblocked) {
+		return;
+	}
+	if (*unblocked) {
+		bit = 1ull << (*unblocked - 1);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, sizeof(bit));
+	}
+	if (sig > 0 && sig <= 64) {
+		bit = 1ull << (sig - 1);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL,
+			sizeof(bit));
+	}
+	if (sig == 0) {
+		/* The status file no longer names it: mxprof dump must not
+		 * send the program a signal it handles itself. */
+		coll_lock(&owner);
+		S.cfg.dump_signal = 0;
+		dump_write_status();
+		coll_unlock(&owner);
+	}
+	*unblocked = sig;
+}
+
+/* The end a fatal signal asked for: the final dump, then the waiters. */
+static int serve_final(void)
+{
+	if (!__atomic_load_n(&T.final_req, __ATOMIC_ACQUIRE)) {
+		return 0;
+	}
+	finish_now(1);
+	__atomic_store_n(&T.final_done, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &T.final_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
+		NULL, 0);
+	return 1;
+}
+
 static void *drain_main(void *arg)
 {
+	int unblocked = 0;
+
 	(void)arg;
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
@@ -335,8 +388,9 @@ static void *drain_main(void *arg)
 	uint64_t last_tick = 0;
 	uint64_t period_ns = (uint64_t)S.cfg.drain_period_ms * 1000000u;
 	for (;;) {
+		dump_signal_mask(&unblocked);
 		drain_wait(wait_ms);
-		if (serve_all(take_requests())) {
+		if (serve_final() || serve_all(take_requests())) {
 			break;
 		}
 		coll_lock(&owner);
@@ -549,6 +603,42 @@ void coll_dump_async(void)
 	errno = saved;
 }
 
+int coll_finish_signal(int ms)
+{
+	struct timespec now, end;
+
+	if (!__atomic_load_n(&T.running, __ATOMIC_ACQUIRE)) {
+		return -ESRCH;
+	}
+	if (pthread_equal(pthread_self(), T.thread)) {
+		return -EDEADLK;
+	}
+	__atomic_store_n(&T.final_req, 1, __ATOMIC_RELEASE);
+	drain_wake();
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (!__atomic_load_n(&T.final_done, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		struct timespec left = {end.tv_sec - now.tv_sec,
+					end.tv_nsec - now.tv_nsec};
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000;
+		}
+		if (left.tv_sec < 0) {
+			return -ETIMEDOUT;
+		}
+		syscall(SYS_futex, &T.final_done, FUTEX_WAIT_PRIVATE, 0, &left,
+			NULL, 0);
+	}
+	return 0;
+}
+
 int coll_flush(void)
 {
 	struct request r = {.type = REQ_FLUSH};
@@ -589,10 +679,11 @@ void coll_finish(int dump)
 	coll_lock(&owner);
 	int live = T.started && !T.finished;
 	coll_unlock(&owner);
-	if (!live) {
-		return;
+	if (live) {
+		request(&r);
 	}
-	request(&r);
+	/* The drain thread ends after the final dump, also after one a
+	 * signal asked for (coll_finish_signal). */
 	coll_lock(&Q.lock);
 	int running = T.running;
 	T.running = 0;
@@ -676,6 +767,8 @@ void coll_fork_child(const char *output)
 	T.running = 0;
 	T.wake = 0;
 	T.dump_req = 0;
+	T.final_req = 0;
+	T.final_done = 0;
 	ring_drain_alive = 0;
 	if (T.started && !T.finished) {
 		/* The parent's journal stays the parent's: forget it

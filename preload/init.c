@@ -1,10 +1,10 @@
 /*
- * init.c - load and unload of the injected library, the dump signal, fork,
+ * init.c - load and unload of the injected library, fork,
  * and the event sources this build has.
  *
- * The constructor reads the settings, installs the dump signal's handler
- * and the fork handlers, sets up each source (the hook engine, NVTX and
- * CUDA injection, CUPTI) and registers with the collector those that take
+ * The constructor reads the settings, installs the signal handlers
+ * (signals.c) and the fork handlers, sets up each source (the hook engine, NVTX
+ * and CUDA injection, CUPTI) and registers with the collector those that take
  * part in its life cycle, and starts recording under MXPROF_AUTOSTART. The
  * destructor writes the final dump.
  *
@@ -35,12 +35,6 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
-
-static void on_dump_signal(int sig)
-{
-	(void)sig;
-	coll_dump_async();
-}
 
 static const char *env(const char *name)
 {
@@ -154,18 +148,7 @@ static void load(void)
 		/* Before main, nobody else reads the environment yet. */
 		setenv("MXPROF_ROOT_PID", pid, 0);
 	}
-	if (s->signal) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_dump_signal;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(s->signal, &sa, NULL) < 0) {
-			fprintf(stderr, "mxprof: cannot handle signal %d: %s\n",
-				s->signal, strerror(errno));
-			s->signal = 0;
-		}
-	}
+	signals_init(s);
 	/* The fork handlers take every lock of the written order (see
 	 * collector.h); the state machine's is one of them. */
 	coll_source_add(&state_source);

@@ -1,13 +1,13 @@
 /*
  * preload.h - the injected library's front: settings (settings.c), this
  * process's collector settings (config.c), the run/pause/stop state
- * machine (state.c), load, the dump signal and fork (init.c), the public
- * API (api.c) and NVTX injection (nvtx.c). The hook engine has its own
- * map, hook.h.
+ * machine (state.c), load and fork (init.c), the signals (signals.c),
+ * the public API (api.c) and NVTX injection (nvtx.c). The hook engine has its
+ * own map, hook.h.
  *
  * Dependencies go one way: api.c and nvtx.c use init.c and state.c;
- * init.c uses state.c, config.c and the sources it sets up (hook, cupti);
- * state.c uses config.c; none of them calls back up.
+ * init.c uses state.c, config.c, signals.c and the sources it sets up (hook,
+ * cupti); state.c uses config.c; none of them calls back up.
  */
 #ifndef MXPROF_PRELOAD_H
 #define MXPROF_PRELOAD_H
@@ -70,6 +70,14 @@ int settings_rank(const char *(*get)(const char *));
 int settings_signal(const char *v);
 
 struct coll_config;
+
+/*
+ * signals.c: installs the dump signal's handler (s->signal; set to 0 after
+ * one line when the program handles it) and the final dump for the
+ * signals that end the process, each only where the disposition is the
+ * default. Call once at load, before the collector starts.
+ */
+void signals_init(struct settings *s);
 
 /* config.c: the settings of this process (parsed once at load). */
 extern struct settings preload_settings;

@@ -97,10 +97,16 @@ int settings_signal(const char *v)
 			return names[i].sig;
 		}
 	}
-	if (parse_uint(v, 64, &n) == 0 && n >= 1 && (int)n <= SIGRTMAX &&
-	    n != SIGKILL && n != SIGSTOP && n != SIGSEGV && n != SIGBUS &&
-	    n != SIGFPE && n != SIGILL && n != SIGABRT) {
-		return (int)n;
+	/* A number names the same signals as the names do. */
+	if (parse_uint(v, 64, &n) == 0 && n >= 1 && (int)n <= SIGRTMAX) {
+		if ((int)n >= SIGRTMIN) {
+			return (int)n;
+		}
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (names[i].sig == (int)n) {
+				return (int)n;
+			}
+		}
 	}
 	return -1;
 }
@@ -264,10 +270,11 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	if ((v = get("MXPROF_SIGNAL"))) {
 		int sig = settings_signal(v);
 		if (sig < 0) {
-			errors += bad("MXPROF_SIGNAL", v,
-				      "USR1, USR2, HUP, PROF, WINCH, URG, PWR, "
-				      "RTMIN+N, a number or none",
-				      "no dump signal");
+			errors += bad(
+				"MXPROF_SIGNAL", v,
+				"USR1, USR2, HUP, PROF, WINCH, URG, PWR, "
+				"RTMIN+N, the number of one of them or none",
+				"no dump signal");
 			sig = 0;
 		}
 		s->signal = sig;

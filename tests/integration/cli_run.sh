@@ -102,7 +102,7 @@ echo "ok: help"
 # A program that dies before mxprof's final dump leaves its journal, and
 # mxprof run says how to rebuild the trace from it.
 set +e
-"$MX" run -o killed.json -- "$BUILD/programs/crash_tasks" abort >/dev/null 2>err.txt
+"$MX" run -o killed.json -- "$BUILD/programs/crash_tasks" kill >/dev/null 2>err.txt
 set -e
 expect_eq "killed: hint" \
 	"mxprof run: no trace at killed.json (the program may have been killed before mxprof could write it); \`mxprof recover killed.json.journal\` rebuilds it" \

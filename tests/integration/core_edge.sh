@@ -79,7 +79,7 @@ mkdir bad && cd bad
 run MXPROF_OUTPUT=t.json MXPROF_SIGNAL=bogus "$prog" 2 500 >out.txt 2>err.txt
 expect_eq "bad signal: output" "$expected" "$(cat out.txt)"
 expect_eq "bad signal: stderr" \
-	"mxprof: MXPROF_SIGNAL='bogus' is not valid (accepted: USR1, USR2, HUP, PROF, WINCH, URG, PWR, RTMIN+N, a number or none); no dump signal" \
+	"mxprof: MXPROF_SIGNAL='bogus' is not valid (accepted: USR1, USR2, HUP, PROF, WINCH, URG, PWR, RTMIN+N, the number of one of them or none); no dump signal" \
 	"$(cat err.txt)"
 run MXPROF_OUTPUT=t.json MXPROF_DRAIN_PERIOD_MS=0 MXPROF_BUFFER_KB=abc "$prog" 2 500 >out.txt 2>err.txt
 expect_eq "two bad values: stderr lines" 2 "$(wc -l <err.txt)"

@@ -474,15 +474,19 @@ static void test_settings_signal_names_numbers_and_refusals(void **st)
 	assert_int_equal(settings_signal("PWR"), SIGPWR);
 	assert_int_equal(settings_signal("RTMIN+0"), SIGRTMIN);
 	assert_int_equal(settings_signal("SIGRTMIN+3"), SIGRTMIN + 3);
-	assert_int_equal(settings_signal("15"), SIGTERM);
+	assert_int_equal(settings_signal("12"), SIGUSR2);
+	assert_int_equal(settings_signal("1"), SIGHUP);
+	assert_int_equal(settings_signal("34"), SIGRTMIN);
 	assert_int_equal(settings_signal("none"), 0);
 	assert_int_equal(settings_signal("NONE"), 0);
 
 	static const char *const refused[] = {
-		"KILL",	 "SIGKILL", "SEGV",   "SIGSEGV",  "STOP",   "9",
-		"11",	 "19",	    "6",      "7",	  "8",	    "4",
-		"0",	 "65",	    "-10",    "garbage",  "",	    "SIG",
-		"USR1x", "10 ",	    "RTMIN+", "RTMIN+99", "SIGnone"};
+		"KILL",	 "SIGKILL", "SEGV",   "SIGSEGV",  "STOP",    "9",
+		"11",	 "19",	    "6",      "7",	  "8",	     "4",
+		"0",	 "65",	    "-10",    "garbage",  "",	     "SIG",
+		"USR1x", "10 ",	    "RTMIN+", "RTMIN+99", "SIGnone", "15",
+		"2",	 "13",	    "17",     "3",	  "14",	     "TERM",
+		"INT",	 "PIPE",    "CHLD"};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		if (settings_signal(refused[i]) != -1) {
 			fail_msg("settings_signal(\"%s\") = %d, want -1",
