@@ -43,7 +43,7 @@
 
 #define S coll_state
 
-enum req_type { REQ_FLUSH, REQ_DUMP, REQ_DUMPS, REQ_FINISH };
+enum req_type { REQ_FLUSH, REQ_DUMP, REQ_DUMPS, REQ_FINISH, REQ_EXEC };
 
 /* A request to the drain thread, on the requester's stack. */
 struct request {
@@ -52,6 +52,8 @@ struct request {
 	int reset;		    /* REQ_DUMPS: reset the aggregates */
 	const struct table_opts *o; /* REQ_DUMPS                       */
 	char *text;		    /* REQ_DUMPS: the result           */
+	char *trace;		    /* REQ_EXEC: the trace path        */
+	size_t trace_len;
 	int rc;
 	int done; /* futex word: 1 once served */
 	struct request *next;
@@ -248,7 +250,10 @@ static void finish_now(int dump)
 		T.finished = 1;
 		if (dump && S.agg) {
 			pass();
-			dump_write(ring_dropped());
+			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
+			    S.cfg.continue_journal) {
+				dump_write(ring_dropped());
+			}
 		}
 		if (S.journal_open > 0) {
 			/* Keep the journal only if the trace could not be
@@ -258,6 +263,32 @@ static void finish_now(int dump)
 		dump_remove_status();
 	}
 	coll_unlock(&owner);
+}
+
+/* Before exec: everything into the journal, kept for the next image.
+ * Owner not held. */
+static int exec_now(struct request *r)
+{
+	int rc = -ESRCH;
+
+	sources_flush();
+	coll_lock(&owner);
+	if (T.started && !T.finished && S.agg) {
+		pass();
+		rc = 0;
+		if (S.journal_open > 0) {
+			journal_stats(S.j, ring_dropped());
+			if (journal_flush(S.j) == 0) {
+				snprintf(r->trace, r->trace_len, "%s",
+					 S.cfg.output);
+				rc = 1;
+			}
+		}
+		/* The next image writes its own when it starts. */
+		dump_remove_status();
+	}
+	coll_unlock(&owner);
+	return rc;
 }
 
 static void serve(struct request *r)
@@ -282,6 +313,9 @@ static void serve(struct request *r)
 	case REQ_FINISH:
 		finish_now(r->dump);
 		r->rc = 0;
+		break;
+	case REQ_EXEC:
+		r->rc = exec_now(r);
 		break;
 	}
 }
@@ -446,9 +480,32 @@ static int request(struct request *r)
 	return r->rc;
 }
 
+/* The tables of an exec'ed image start from the records of the images
+ * before it, read back from their journal. */
+static void continue_tables(void)
+{
+	char journal[4200];
+	struct recovery *r = malloc(sizeof(*r));
+
+	if (!r || paths_journal(S.cfg.output, journal, sizeof(journal)) < 0) {
+		free(r);
+		return;
+	}
+	if (recover_open(r, journal) == 0) {
+		agg_destroy(S.agg);
+		S.agg = r->agg;
+		r->agg = NULL;
+		S.continued_records = r->records;
+	}
+	recover_close(r);
+	free(r);
+}
+
 static int setup(const struct coll_config *cfg)
 {
 	S.cfg = *cfg;
+	S.pid = (int)getpid();
+	S.continued_records = 0;
 	ring_capacity = cfg->ring_records;
 	ring_overflow = cfg->overflow;
 	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
@@ -466,12 +523,16 @@ static int setup(const struct coll_config *cfg)
 		return -ENOMEM;
 	}
 	S.j->fd = -1;
+	if (S.cfg.continue_journal) {
+		continue_tables();
+	}
 	return 0;
 }
 
 int coll_init(void)
 {
 	clock_init();
+	journal_reserve_fds();
 	defer_child_drain = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 	ring_set_attach_notify(start_pending);
 	return ring_init();
@@ -518,6 +579,44 @@ void coll_set_dump_period(double seconds)
 	coll_lock(&owner);
 	S.cfg.dump_period_s = seconds;
 	coll_unlock(&owner);
+}
+
+int coll_live_here(void)
+{
+	/* A vfork child must not wait for the parent's locks. */
+	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid()) {
+		return 0;
+	}
+	coll_lock(&owner);
+	int live = T.started && !T.finished && S.pid == (int)getpid();
+	coll_unlock(&owner);
+	return live;
+}
+
+int coll_exec_prepare(char *trace, size_t len)
+{
+	struct request r = {.type = REQ_EXEC, .trace = trace, .trace_len = len};
+
+	if (!coll_live_here()) {
+		return -ESRCH;
+	}
+	return request(&r);
+}
+
+int coll_continue_origin(const char *trace)
+{
+	char journal[4200];
+	uint64_t mono;
+	int64_t utc;
+	int rc = paths_journal(trace, journal, sizeof(journal));
+
+	if (rc == 0) {
+		rc = journal_origin(journal, (int)getpid(), &mono, &utc);
+	}
+	if (rc == 0) {
+		clock_set_origin(mono, utc);
+	}
+	return rc;
 }
 
 int coll_dump(void)
@@ -689,6 +788,8 @@ void coll_fork_child(const char *output)
 			agg_reset(S.agg);
 		}
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
+		/* The child's journal is its own, new. */
+		S.cfg.continue_journal = 0;
 		setup(&S.cfg);
 	}
 	fork_release(2);

@@ -52,8 +52,26 @@ int dump_ensure_journal(void)
 	paths_journal(S.cfg.output, S.journal_path, sizeof(S.journal_path));
 	S.j->max_bytes = S.cfg.max_trace_bytes;
 	const char *why = output_unusable(S.cfg.output);
-	int rc = why ? -EINVAL
-		     : journal_open(S.j, S.journal_path, (int)getpid());
+	int rc = -EINVAL;
+
+	if (!why && S.cfg.continue_journal) {
+		/* An earlier image of this process (before exec) began it. */
+		rc = journal_continue(S.j, S.journal_path, (int)getpid());
+		if (rc == 0) {
+			S.j->bytes = S.continued_records * JOURNAL_EVENT_BYTES;
+			S.j->max_bytes = S.cfg.max_trace_bytes;
+			S.journal_open = 1;
+			return 0;
+		}
+		fprintf(stderr,
+			"mxprof: cannot continue %s after exec: %s; the "
+			"timeline starts again here\n",
+			S.journal_path, strerror(-rc));
+		S.cfg.continue_journal = 0;
+	}
+	if (!why) {
+		rc = journal_open(S.j, S.journal_path, (int)getpid());
+	}
 	if (rc < 0 && rc != -ENOMEM) {
 		/* The output folder is not writable, or the path is not one
 		 * a file may replace: keep everything, in the temporary

@@ -150,6 +150,7 @@ static void load(void)
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	const char *root = getenv("MXPROF_ROOT_PID");
 	int early = only_thread();
+	exits_init(early);
 	if (!root && early) {
 		/* Before main, nobody else reads the environment yet. */
 		setenv("MXPROF_ROOT_PID", pid, 0);

@@ -150,6 +150,16 @@ void state_at_exit(void)
 	coll_finish(dump);
 }
 
+void state_at_quick_exit(void)
+{
+	coll_lock(&state_lock);
+	running = 0;
+	update_recording();
+	int dump = started && !finished_dump;
+	coll_unlock(&state_lock);
+	coll_finish(dump ? COLL_FINISH_IF_RECORDED : 0);
+}
+
 /* fork(): the state is held across it, in the lock order's place. */
 static void fork_prepare(void)
 {
