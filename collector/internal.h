@@ -104,6 +104,7 @@ struct chrome_meta {
 	int pid;
 	int rank; /* -1 when unknown */
 	const char *process_name;
+	const char *cmdline; /* the command line, for process_labels; or NULL */
 	const char *host;
 	int64_t base_utc_ns;
 	uint64_t dropped;

@@ -43,7 +43,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-
 extern char **environ;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -101,8 +100,8 @@ static char **handover(char *const envp[])
 
 	snprintf(var, vlen, CONTINUE_VAR "=%d:%s", (int)getpid(), trace);
 	for (size_t i = 0; i < n; i++) {
-		if (strncmp(envp[i], CONTINUE_VAR "=",
-			    sizeof(CONTINUE_VAR)) != 0) {
+		if (strncmp(envp[i], CONTINUE_VAR "=", sizeof(CONTINUE_VAR)) !=
+		    0) {
 			env[k++] = envp[i];
 		}
 	}
@@ -114,8 +113,8 @@ static char **handover(char *const envp[])
 
 /* Calls exec (fn, or fexecve on fd when fn is NULL) with the handover's
  * environment; returns as exec does. */
-static int exec_with(execve_fn fn, int fd, const char *path,
-		     char *const argv[], char *const envp[])
+static int exec_with(execve_fn fn, int fd, const char *path, char *const argv[],
+		     char *const envp[])
 {
 	resolve();
 	char **env = handover(envp);

@@ -297,6 +297,8 @@ int cmd_run(int argc, char **argv)
 	sigset_t block, old;
 	pid_t pid;
 	ssize_t rn;
+	const char *pat = getenv("MXPROF_OUTPUT");
+	struct run_tree *tree;
 
 #define RUN_SET(n, v)                                                          \
 	do {                                                                   \
@@ -419,6 +421,12 @@ int cmd_run(int argc, char **argv)
 	if (run_find_lib(lib, sizeof(lib)) < 0) {
 		return CLI_FAIL;
 	}
+	for (i = 0; i < nenv; i++) {
+		if (strcmp(env[i].name, "MXPROF_OUTPUT") == 0) {
+			pat = env[i].value;
+		}
+	}
+	tree = run_tree_before(pat);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
 		return CLI_FAIL;
@@ -498,16 +506,8 @@ int cmd_run(int argc, char **argv)
 		util_err("%s: %s", argv[optind], strerror(err));
 		return err == ENOENT ? 127 : 126;
 	}
-	{
-		const char *pat = getenv("MXPROF_OUTPUT");
-
-		for (i = 0; i < nenv; i++) {
-			if (strcmp(env[i].name, "MXPROF_OUTPUT") == 0) {
-				pat = env[i].value;
-			}
-		}
-		run_summary_print(pat, pid, (unsigned)top, quiet);
-	}
+	run_tree_after(tree, pid);
+	run_summary_print(pat, pid, (unsigned)top, quiet);
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",
 			argv[optind], WTERMSIG(status),
