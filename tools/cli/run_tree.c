@@ -85,7 +85,8 @@ static int rt_ours(const char *trace, const char *path)
 	size_t end = tn - stem, n = strlen(path), i;
 	static const char jr[] = ".journal";
 
-	if (n > sizeof(jr) - 1 && strcmp(path + n - (sizeof(jr) - 1), jr) == 0) {
+	if (n > sizeof(jr) - 1 &&
+	    strcmp(path + n - (sizeof(jr) - 1), jr) == 0) {
 		n -= sizeof(jr) - 1;
 	}
 	if (n == tn && strncmp(path, trace, n) == 0) {
@@ -324,8 +325,7 @@ void run_tree_after(struct run_tree *t, pid_t pid)
 		 * root's included, before the merge replaces it. */
 		rt_tables(t->trace, traces, nt);
 	}
-	if (nt > 1 &&
-	    merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
+	if (nt > 1 && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
 		fprintf(stderr,
 			"mxprof: %zu processes merged into %s (%llu events)\n",
 			nt, t->trace, (unsigned long long)events);
