@@ -208,13 +208,17 @@ int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
  * this run's count); run_tree_after(), once the program has ended,
  * recovers the journals that processes killed before their final dump
  * left (one line each), merges every process's trace into the root's and
- * writes the tables of the whole tree, with one section per process, over
- * the root's. Neither can fail: what cannot be done is said in one line
- * and left as it was.
+ * writes the tables of the whole tree, then one section per process that
+ * recorded anything, over the root's; it frees t. Neither can fail: what cannot
+ * be done is said in one line and left as it was.
  */
 struct run_tree;
 struct run_tree *run_tree_before(const char *pat);
 void run_tree_after(struct run_tree *t, pid_t pid);
+
+/* Frees t (from run_tree_before(), NULL included) without looking at the
+ * files: the program could not be started. This function can't fail. */
+void run_tree_free(struct run_tree *t);
 
 /* ---- merge_index.c, merge_copy.c: the passes of mxprof merge ---------- */
 

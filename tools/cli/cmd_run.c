@@ -429,6 +429,7 @@ int cmd_run(int argc, char **argv)
 	tree = run_tree_before(pat);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
+		run_tree_free(tree);
 		return CLI_FAIL;
 	}
 	/* Signals stay blocked until the child's pid is known, so that none
@@ -458,6 +459,7 @@ int cmd_run(int argc, char **argv)
 	if (pid < 0) {
 		util_err("fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		run_tree_free(tree);
 		return CLI_FAIL;
 	}
 	if (pid == 0) {
@@ -498,12 +500,14 @@ int cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			util_err("waitpid: %s", strerror(errno));
+			run_tree_free(tree);
 			return CLI_FAIL;
 		}
 	}
 	run_child = -1;
 	if (rn == (ssize_t)sizeof(err)) {
 		util_err("%s: %s", argv[optind], strerror(err));
+		run_tree_free(tree);
 		return err == ENOENT ? 127 : 126;
 	}
 	run_tree_after(tree, pid);

@@ -207,6 +207,7 @@ static void rt_recover(const char *journal)
 /* What one process's trace gives the tables. */
 struct rt_proc {
 	char name[TRACE_SHORT_MAX];
+	uint64_t events; /* other than metadata */
 	struct agg *agg;
 	uint64_t dropped;
 };
@@ -219,11 +220,13 @@ static int rt_name_event(const struct trace_event *ev, void *opaque)
 	    !p->name[0]) {
 		snprintf(p->name, sizeof(p->name), "%s", ev->args_name);
 	}
+	p->events += ev->ph != 'M';
 	return 0;
 }
 
-/* Writes the tables of the whole tree, then one section per process, to
- * the stats file of trace. */
+/* Writes the tables of the whole tree, then one section per process that
+ * recorded anything, to the stats file of trace, and lists the processes
+ * on stderr. */
 static void rt_tables(const char *trace, char *const *paths, size_t n)
 {
 	struct rt_proc *p = calloc(n, sizeof(*p));
@@ -260,6 +263,9 @@ static void rt_tables(const char *trace, char *const *paths, size_t n)
 	for (i = 0; i < n; i++) {
 		struct table_opts po = {.dropped = p[i].dropped};
 
+		if (!p[i].events) {
+			continue; /* a process that recorded nothing */
+		}
 		out_str(out, "\nProcess ");
 		out_str(out, p[i].name[0] ? p[i].name : paths[i]);
 		out_str(out, "\n");
@@ -270,9 +276,21 @@ static void rt_tables(const char *trace, char *const *paths, size_t n)
 	if (out_commit(out) < 0) {
 		util_err("cannot write %s", stats);
 	}
+	size_t idle = 0;
+
 	for (i = 0; i < n; i++) {
-		fprintf(stderr, "mxprof: process %s\n",
-			p[i].name[0] ? p[i].name : paths[i]);
+		if (p[i].events) {
+			fprintf(stderr, "mxprof: process %s\n",
+				p[i].name[0] ? p[i].name : paths[i]);
+		} else {
+			idle++;
+		}
+	}
+	if (idle) {
+		fprintf(stderr,
+			"mxprof: %zu more process%s recorded nothing (no "
+			"section in the tables)\n",
+			idle, idle == 1 ? "" : "es");
 	}
 done:
 	for (i = 0; p && i < n; i++) {
@@ -332,6 +350,13 @@ void run_tree_after(struct run_tree *t, pid_t pid)
 	}
 	free(traces);
 	rt_free(f, n);
-	rt_free(t->f, t->n);
-	free(t);
+	run_tree_free(t);
+}
+
+void run_tree_free(struct run_tree *t)
+{
+	if (t) {
+		rt_free(t->f, t->n);
+		free(t);
+	}
 }
