@@ -5,7 +5,9 @@
  *
  * usage: exec_chain IMAGES TASKS
  *
- * Each image runs TASKS tasks "step" in the domain "image", then, while
+ * Each image names IMAGES tasks it never runs (so that the ids of names
+ * differ from one image to the next) and runs TASKS tasks "step" in the
+ * domain "image", then, while
  * IMAGES is above 1, execs this program again with IMAGES - 1 through a
  * different member of the exec family each time (execv, execvp, execve,
  * execl, execlp), so that every wrapper is used. The last image prints
@@ -31,6 +33,16 @@ int main(int argc, char **argv)
 	/* Without mxprof the stand-ins do nothing: the reference run. */
 	mxprof_dl_load();
 	mxprof_domain *dom = MXPROF(domain_create)("image");
+
+	/* Names never used, a different number in each image: the name
+	 * "step" gets a different id in each, as when an image execs
+	 * another program. */
+	for (int i = 0; i < images; i++) {
+		char pad[32];
+
+		snprintf(pad, sizeof(pad), "unused %d", i);
+		MXPROF(task_create)(dom, pad);
+	}
 	mxprof_task *step = MXPROF(task_create)(dom, "step");
 
 	for (int i = 0; i < tasks; i++) {
