@@ -296,6 +296,17 @@ int coll_flush(void);
 void coll_finish(int dump);
 
 /*
+ * For _exit(): coll_finish(dump), with the work done by the drain thread
+ * while the caller waits at most wait_ms. The caller takes no lock and
+ * allocates nothing, so a signal handler that calls _exit cannot deadlock
+ * on a lock the thread it interrupted holds; after wait_ms it gives up
+ * with one line (the journal keeps what was drained). Without a drain
+ * thread the caller calls coll_finish(dump) itself. Returns 0, -ETIMEDOUT
+ * or -ESRCH (not live in this process).
+ */
+int coll_finish_quick(int dump, unsigned wait_ms);
+
+/*
  * Returns non-zero when the collector is running and belongs to the
  * calling process: not before start or after the end, and not in a child
  * that shares the parent's memory (vfork), whose files are the parent's.

@@ -29,6 +29,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,10 +74,12 @@ static struct {
 	int started;  /* coll_start() ran (owner)              */
 	int finished; /* coll_finish() ran (owner)             */
 	pthread_t thread;
-	int running;  /* the thread exists, not yet joined     */
-	int dump_req; /* atomic: the dump signal came          */
-	int wake;     /* atomic: the thread's futex, 1 = woken */
-	int pending;  /* atomic: a forked child's thread is to start */
+	int running;   /* the thread exists, not yet joined     */
+	int dump_req;  /* atomic: the dump signal came          */
+	int wake;      /* atomic: the thread's futex, 1 = woken */
+	int pending;   /* atomic: a forked child's thread is to start */
+	int exit_req;  /* atomic: the final dump for _exit, dump + 1 */
+	int exit_done; /* atomic: the thread's futex, 1 = written */
 } T;
 
 /*
@@ -247,7 +251,7 @@ static void finish_now(int dump)
 	}
 	coll_lock(&owner);
 	if (!T.finished) {
-		T.finished = 1;
+		__atomic_store_n(&T.finished, 1, __ATOMIC_RELEASE);
 		if (dump && S.agg) {
 			pass();
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
@@ -370,6 +374,16 @@ static void *drain_main(void *arg)
 	uint64_t period_ns = (uint64_t)S.cfg.drain_period_ms * 1000000u;
 	for (;;) {
 		drain_wait(wait_ms);
+		int ex = __atomic_exchange_n(&T.exit_req, 0, __ATOMIC_ACQ_REL);
+		if (ex) {
+			/* _exit: the caller waits on exit_done, not on a
+			 * request (coll_finish_quick). */
+			finish_now(ex - 1);
+			__atomic_store_n(&T.exit_done, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &T.exit_done, FUTEX_WAKE_PRIVATE,
+				INT_MAX, NULL, NULL, 0);
+			break;
+		}
 		if (serve_all(take_requests())) {
 			break;
 		}
@@ -422,7 +436,7 @@ static int start_thread(void)
 	int rc = pthread_create(&T.thread, NULL, drain_main, NULL);
 	if (rc == 0) {
 		Q.accepting = 1;
-		T.running = 1;
+		__atomic_store_n(&T.running, 1, __ATOMIC_RELEASE);
 		ring_drain_alive = 1;
 	}
 	coll_unlock(&Q.lock);
@@ -504,7 +518,7 @@ static void continue_tables(void)
 static int setup(const struct coll_config *cfg)
 {
 	S.cfg = *cfg;
-	S.pid = (int)getpid();
+	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
 	S.continued_records = 0;
 	ring_capacity = cfg->ring_records;
 	ring_overflow = cfg->overflow;
@@ -549,7 +563,7 @@ int coll_start(const struct coll_config *cfg)
 	}
 	rc = setup(cfg);
 	if (rc == 0) {
-		T.started = 1;
+		__atomic_store_n(&T.started, 1, __ATOMIC_RELEASE);
 		rc = start_thread();
 	}
 	coll_unlock(&owner);
@@ -591,6 +605,49 @@ int coll_live_here(void)
 	int live = T.started && !T.finished && S.pid == (int)getpid();
 	coll_unlock(&owner);
 	return live;
+}
+
+int coll_finish_quick(int dump, unsigned wait_ms)
+{
+	static const char gave_up[] =
+		"mxprof: the final dump did not finish in time at _exit; the "
+		"journal keeps what was drained\n";
+	int saved = errno;
+
+	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid() ||
+	    !__atomic_load_n(&T.started, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&T.finished, __ATOMIC_ACQUIRE)) {
+		return -ESRCH;
+	}
+	if (!__atomic_load_n(&T.running, __ATOMIC_ACQUIRE)) {
+		/* No drain thread (yet): the caller does it, with locks. */
+		coll_finish(dump);
+		return 0;
+	}
+	ring_set_quiet(1);
+	__atomic_store_n(&T.exit_req, dump + 1, __ATOMIC_RELEASE);
+	drain_wake();
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!__atomic_load_n(&T.exit_done, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left =
+			(int64_t)wait_ms * 1000000 -
+			((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +
+			 (now.tv_nsec - start.tv_nsec));
+		if (left <= 0) {
+			ssize_t w = write(2, gave_up, sizeof(gave_up) - 1);
+			(void)w;
+			errno = saved;
+			return -ETIMEDOUT;
+		}
+		struct timespec ts = {left / 1000000000, left % 1000000000};
+		syscall(SYS_futex, &T.exit_done, FUTEX_WAIT_PRIVATE, 0, &ts,
+			NULL, 0);
+	}
+	errno = saved;
+	return 0;
 }
 
 int coll_exec_prepare(char *trace, size_t len)
@@ -694,7 +751,7 @@ void coll_finish(int dump)
 	request(&r);
 	coll_lock(&Q.lock);
 	int running = T.running;
-	T.running = 0;
+	__atomic_store_n(&T.running, 0, __ATOMIC_RELEASE);
 	coll_unlock(&Q.lock);
 	if (running) {
 		pthread_join(T.thread, NULL);
@@ -772,9 +829,11 @@ void coll_fork_child(const char *output)
 	 * not in the child, and nobody waits here. */
 	Q.head = Q.tail = NULL;
 	Q.accepting = 0;
-	T.running = 0;
+	__atomic_store_n(&T.running, 0, __ATOMIC_RELEASE);
 	T.wake = 0;
 	T.dump_req = 0;
+	T.exit_req = 0;
+	T.exit_done = 0;
 	ring_drain_alive = 0;
 	if (T.started && !T.finished) {
 		/* The parent's journal stays the parent's: forget it

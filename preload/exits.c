@@ -215,14 +215,20 @@ EXPORT int execlp(const char *file, const char *arg, ...)
 	return exec_with(real.execvpe, -1, file, (char *const *)args, envp_);
 }
 
-/* _exit and _Exit: the final dump, when this process recorded anything. */
+/* The C library's functions, found at load: a vfork child must not be
+ * the first to look them up (dlsym takes the loader's lock). */
+__attribute__((constructor)) static void exits_load(void)
+{
+	resolve();
+}
+
+/* _exit and _Exit: the final dump, when this process recorded anything.
+ * Nothing here takes a lock: a signal handler may call _exit. */
 static void leave(void)
 {
 	int saved = errno;
 
-	if (coll_live_here()) {
-		state_at_quick_exit();
-	}
+	state_at_quick_exit();
 	errno = saved;
 }
 

@@ -103,8 +103,9 @@ int state_started(void);
 void state_finished_dump(void);
 void state_at_exit(void);
 
-/* As state_at_exit(), for _exit(): the final dump only when this process
- * recorded anything (exits.c). */
+/* As state_at_exit(), for _exit() (exits.c): the final dump only when
+ * this process recorded anything, taking no lock (a signal handler may
+ * call _exit), waiting for it 10 s at most. */
 void state_at_quick_exit(void);
 
 /* The variable that hands a trace to the next image at exec. */
