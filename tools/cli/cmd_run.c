@@ -6,7 +6,8 @@
  * the program is executed in a child process. mxprof waits for it, passing
  * on SIGINT, SIGTERM, SIGHUP and the dump signal, and exits as a shell would:
  * with the program's status, or 128 + the signal that ended it. Then it
- * prints the top rows of the tables and the paths of the files written
+ * merges the process tree's files into one result (run_tree.c) and prints
+ * the top rows of the tables and the paths of the files written
  * (run_summary.c).
  *
  * The library is found, in order, at $MXPROF_LIB, beside the mxprof binary
@@ -198,7 +199,10 @@ static const char run_help[] =
 	"\n"
 	"Run COMMAND with libmxprof.so injected (LD_PRELOAD) and recording\n"
 	"from its start. When it ends, print the top rows of each table and\n"
-	"the files written, on stderr. Each option sets the MXPROF_* variable\n"
+	"the files written, on stderr. Every process COMMAND starts (fork,\n"
+	"exec, workers) is merged into the one trace at -o, with the tables\n"
+	"of the whole tree; the journal of a process killed before it could\n"
+	"write its trace is recovered. Each option sets the MXPROF_* variable\n"
 	"named beside it; see the README for their values.\n"
 	"\n"
 	"options:\n"
