@@ -103,9 +103,12 @@ $(SO): $(LIB_OBJ) preload/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,--version-script=preload/exports.map \
 	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LDLIBS_LIB)
 
-$(AR_LIB): $(LIB_OBJ)
+# The archive leaves out preload/exits.c, the wrappers of _exit and exec:
+# a program linked with it keeps the C library's own.
+AR_OBJ   := $(filter-out $(BUILD)/obj/preload/exits.o,$(LIB_OBJ))
+$(AR_LIB): $(AR_OBJ)
 	@rm -f $@
-	ar rcs $@ $(LIB_OBJ)
+	ar rcs $@ $(AR_OBJ)
 
 $(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -276,6 +276,14 @@ static void metadata(struct writer *w)
 			 m->pid);
 	}
 	out_json_str(o, label);
+	if (m->cmdline && m->cmdline[0]) {
+		/* The viewers show it under the process's name. */
+		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"process_labels\","
+			   "\"pid\":");
+		out_str(o, w->pid);
+		out_str(o, ",\"tid\":0,\"args\":{\"labels\":");
+		out_json_str(o, m->cmdline);
+	}
 	out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\","
 		   "\"pid\":");
 	out_str(o, w->pid);

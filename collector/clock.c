@@ -307,6 +307,21 @@ int64_t clock_base_utc_ns(void)
 	return base_utc_ns;
 }
 
+/*
+ * Moves the trace origin back to mono (CLOCK_MONOTONIC ns) and utc (its
+ * UTC time): the origin of an earlier image of this process, whose journal
+ * this one continues after exec. Call before the first record is
+ * converted; an origin later than this image's own is ignored. This
+ * function can't fail.
+ */
+void clock_set_origin(uint64_t mono, int64_t utc)
+{
+	if (mono < base_mono_ns) {
+		base_mono_ns = mono;
+		base_utc_ns = utc;
+	}
+}
+
 /* Returns CLOCK_MONOTONIC of the trace origin, in ns. */
 uint64_t clock_base_mono_ns(void)
 {

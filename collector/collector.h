@@ -235,6 +235,10 @@ struct coll_config {
 	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
 	int rank;		  /* -1 when unknown                 */
 	int dump_signal;	  /* for the status file, 0 = none */
+	/* Non-zero: an earlier image of this process (before exec) began
+	 * the journal of output; append to it, and start the tables from
+	 * its records. */
+	int continue_journal;
 	/* Called on the drain thread once per drain period, with
 	 * CLOCK_MONOTONIC ns, no collector lock held (the capture window
 	 * lives there). */
@@ -301,10 +305,49 @@ int coll_finish_signal(int ms);
 int coll_flush(void);
 
 /*
- * At exit: writes the trace and tables when dump is non-zero, stops the
- * drain thread, and removes the journal and the status file. Idempotent.
+ * At exit: writes the trace and tables when dump is non-zero (with dump
+ * COLL_FINISH_IF_RECORDED, only when this process recorded something or
+ * continues an earlier image's journal), stops the drain thread, and
+ * removes the journal and the status file. Idempotent.
  */
+#define COLL_FINISH_IF_RECORDED 2
 void coll_finish(int dump);
+
+/*
+ * For _exit(): coll_finish(dump), with the work done by the drain thread
+ * while the caller waits at most wait_ms. The caller takes no lock and
+ * allocates nothing, so a signal handler that calls _exit cannot deadlock
+ * on a lock the thread it interrupted holds; after wait_ms it gives up
+ * with one line (the journal keeps what was drained). Without a drain
+ * thread the caller calls coll_finish(dump) itself. Returns 0, -ETIMEDOUT
+ * or -ESRCH (not live in this process).
+ */
+int coll_finish_quick(int dump, unsigned wait_ms);
+
+/*
+ * Returns non-zero when the collector is running and belongs to the
+ * calling process: not before start or after the end, and not in a child
+ * that shares the parent's memory (vfork), whose files are the parent's.
+ * Not HOT.
+ */
+int coll_live_here(void);
+
+/*
+ * Before exec: drains everything recorded into the journal and writes it
+ * out, keeping it for the next image of this process. Returns 1 with the
+ * trace path in trace when there is a journal to continue, 0 when nothing
+ * was recorded, -ESRCH when the collector is not live here. Recording goes
+ * on (the exec may fail). Not for signal handlers.
+ */
+int coll_exec_prepare(char *trace, size_t len);
+
+/*
+ * In a new image after exec, before coll_start(): takes the trace origin
+ * from the journal of trace that the earlier image left, so that both
+ * images share one timeline. Returns 0 or a negative errno (the journal
+ * is missing or not this process's: start afresh).
+ */
+int coll_continue_origin(const char *trace);
 
 /*
  * fork() support, for pthread_atfork handlers: prepare blocks every signal

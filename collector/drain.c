@@ -29,6 +29,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,7 +45,7 @@
 
 #define S coll_state
 
-enum req_type { REQ_FLUSH, REQ_DUMP, REQ_DUMPS, REQ_FINISH };
+enum req_type { REQ_FLUSH, REQ_DUMP, REQ_DUMPS, REQ_FINISH, REQ_EXEC };
 
 /* A request to the drain thread, on the requester's stack. */
 struct request {
@@ -52,6 +54,8 @@ struct request {
 	int reset;		    /* REQ_DUMPS: reset the aggregates */
 	const struct table_opts *o; /* REQ_DUMPS                       */
 	char *text;		    /* REQ_DUMPS: the result           */
+	char *trace;		    /* REQ_EXEC: the trace path        */
+	size_t trace_len;
 	int rc;
 	int done; /* futex word: 1 once served */
 	struct request *next;
@@ -76,6 +80,8 @@ static struct {
 	int pending;	/* atomic: a forked child's thread is to start */
 	int final_req;	/* atomic: a fatal signal asks for the end */
 	int final_done; /* futex word: 1 once that end is written */
+	int exit_req;	/* atomic: the final dump for _exit, dump + 1 */
+	int exit_done;	/* atomic: the thread's futex, 1 = written */
 } T;
 
 int coll_dump_signal;
@@ -249,10 +255,13 @@ static void finish_now(int dump)
 	}
 	coll_lock(&owner);
 	if (!T.finished) {
-		T.finished = 1;
+		__atomic_store_n(&T.finished, 1, __ATOMIC_RELEASE);
 		if (dump && S.agg) {
 			pass();
-			dump_write(ring_dropped());
+			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
+			    S.cfg.continue_journal) {
+				dump_write(ring_dropped());
+			}
 		}
 		if (S.journal_open > 0) {
 			/* Keep the journal only if the trace could not be
@@ -262,6 +271,32 @@ static void finish_now(int dump)
 		dump_remove_status();
 	}
 	coll_unlock(&owner);
+}
+
+/* Before exec: everything into the journal, kept for the next image.
+ * Owner not held. */
+static int exec_now(struct request *r)
+{
+	int rc = -ESRCH;
+
+	sources_flush();
+	coll_lock(&owner);
+	if (T.started && !T.finished && S.agg) {
+		pass();
+		rc = 0;
+		if (S.journal_open > 0) {
+			journal_stats(S.j, ring_dropped());
+			if (journal_flush(S.j) == 0) {
+				snprintf(r->trace, r->trace_len, "%s",
+					 S.cfg.output);
+				rc = 1;
+			}
+		}
+		/* The next image writes its own when it starts. */
+		dump_remove_status();
+	}
+	coll_unlock(&owner);
+	return rc;
 }
 
 static void serve(struct request *r)
@@ -286,6 +321,9 @@ static void serve(struct request *r)
 	case REQ_FINISH:
 		finish_now(r->dump);
 		r->rc = 0;
+		break;
+	case REQ_EXEC:
+		r->rc = exec_now(r);
 		break;
 	}
 }
@@ -390,6 +428,16 @@ static void *drain_main(void *arg)
 	for (;;) {
 		dump_signal_mask(&unblocked);
 		drain_wait(wait_ms);
+		int ex = __atomic_exchange_n(&T.exit_req, 0, __ATOMIC_ACQ_REL);
+		if (ex) {
+			/* _exit: the caller waits on exit_done, not on a
+			 * request (coll_finish_quick). */
+			finish_now(ex - 1);
+			__atomic_store_n(&T.exit_done, 1, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &T.exit_done, FUTEX_WAKE_PRIVATE,
+				INT_MAX, NULL, NULL, 0);
+			break;
+		}
 		if (serve_final() || serve_all(take_requests())) {
 			break;
 		}
@@ -442,7 +490,7 @@ static int start_thread(void)
 	int rc = pthread_create(&T.thread, NULL, drain_main, NULL);
 	if (rc == 0) {
 		Q.accepting = 1;
-		T.running = 1;
+		__atomic_store_n(&T.running, 1, __ATOMIC_RELEASE);
 		ring_drain_alive = 1;
 	}
 	coll_unlock(&Q.lock);
@@ -500,9 +548,32 @@ static int request(struct request *r)
 	return r->rc;
 }
 
+/* The tables of an exec'ed image start from the records of the images
+ * before it, read back from their journal. */
+static void continue_tables(void)
+{
+	char journal[4200];
+	struct recovery *r = malloc(sizeof(*r));
+
+	if (!r || paths_journal(S.cfg.output, journal, sizeof(journal)) < 0) {
+		free(r);
+		return;
+	}
+	if (recover_open(r, journal) == 0) {
+		agg_destroy(S.agg);
+		S.agg = r->agg;
+		r->agg = NULL;
+		S.continued_records = r->records;
+	}
+	recover_close(r);
+	free(r);
+}
+
 static int setup(const struct coll_config *cfg)
 {
 	S.cfg = *cfg;
+	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
+	S.continued_records = 0;
 	ring_capacity = cfg->ring_records;
 	ring_overflow = cfg->overflow;
 	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
@@ -520,12 +591,16 @@ static int setup(const struct coll_config *cfg)
 		return -ENOMEM;
 	}
 	S.j->fd = -1;
+	if (S.cfg.continue_journal) {
+		continue_tables();
+	}
 	return 0;
 }
 
 int coll_init(void)
 {
 	clock_init();
+	journal_reserve_fds();
 	defer_child_drain = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 	ring_set_attach_notify(start_pending);
 	return ring_init();
@@ -542,7 +617,7 @@ int coll_start(const struct coll_config *cfg)
 	}
 	rc = setup(cfg);
 	if (rc == 0) {
-		T.started = 1;
+		__atomic_store_n(&T.started, 1, __ATOMIC_RELEASE);
 		rc = start_thread();
 	}
 	coll_unlock(&owner);
@@ -572,6 +647,87 @@ void coll_set_dump_period(double seconds)
 	coll_lock(&owner);
 	S.cfg.dump_period_s = seconds;
 	coll_unlock(&owner);
+}
+
+int coll_live_here(void)
+{
+	/* A vfork child must not wait for the parent's locks. */
+	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid()) {
+		return 0;
+	}
+	coll_lock(&owner);
+	int live = T.started && !T.finished && S.pid == (int)getpid();
+	coll_unlock(&owner);
+	return live;
+}
+
+int coll_finish_quick(int dump, unsigned wait_ms)
+{
+	static const char gave_up[] =
+		"mxprof: the final dump did not finish in time at _exit; the "
+		"journal keeps what was drained\n";
+	int saved = errno;
+
+	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid() ||
+	    !__atomic_load_n(&T.started, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&T.finished, __ATOMIC_ACQUIRE)) {
+		return -ESRCH;
+	}
+	if (!__atomic_load_n(&T.running, __ATOMIC_ACQUIRE)) {
+		/* No drain thread (yet): the caller does it, with locks. */
+		coll_finish(dump);
+		return 0;
+	}
+	ring_set_quiet(1);
+	__atomic_store_n(&T.exit_req, dump + 1, __ATOMIC_RELEASE);
+	drain_wake();
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!__atomic_load_n(&T.exit_done, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left =
+			(int64_t)wait_ms * 1000000 -
+			((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +
+			 (now.tv_nsec - start.tv_nsec));
+		if (left <= 0) {
+			ssize_t w = write(2, gave_up, sizeof(gave_up) - 1);
+			(void)w;
+			errno = saved;
+			return -ETIMEDOUT;
+		}
+		struct timespec ts = {left / 1000000000, left % 1000000000};
+		syscall(SYS_futex, &T.exit_done, FUTEX_WAIT_PRIVATE, 0, &ts,
+			NULL, 0);
+	}
+	errno = saved;
+	return 0;
+}
+
+int coll_exec_prepare(char *trace, size_t len)
+{
+	struct request r = {.type = REQ_EXEC, .trace = trace, .trace_len = len};
+
+	if (!coll_live_here()) {
+		return -ESRCH;
+	}
+	return request(&r);
+}
+
+int coll_continue_origin(const char *trace)
+{
+	char journal[4200];
+	uint64_t mono;
+	int64_t utc;
+	int rc = paths_journal(trace, journal, sizeof(journal));
+
+	if (rc == 0) {
+		rc = journal_origin(journal, (int)getpid(), &mono, &utc);
+	}
+	if (rc == 0) {
+		clock_set_origin(mono, utc);
+	}
+	return rc;
 }
 
 int coll_dump(void)
@@ -686,7 +842,7 @@ void coll_finish(int dump)
 	 * signal asked for (coll_finish_signal). */
 	coll_lock(&Q.lock);
 	int running = T.running;
-	T.running = 0;
+	__atomic_store_n(&T.running, 0, __ATOMIC_RELEASE);
 	coll_unlock(&Q.lock);
 	if (running) {
 		pthread_join(T.thread, NULL);
@@ -764,11 +920,13 @@ void coll_fork_child(const char *output)
 	 * not in the child, and nobody waits here. */
 	Q.head = Q.tail = NULL;
 	Q.accepting = 0;
-	T.running = 0;
+	__atomic_store_n(&T.running, 0, __ATOMIC_RELEASE);
 	T.wake = 0;
 	T.dump_req = 0;
 	T.final_req = 0;
 	T.final_done = 0;
+	T.exit_req = 0;
+	T.exit_done = 0;
 	ring_drain_alive = 0;
 	if (T.started && !T.finished) {
 		/* The parent's journal stays the parent's: forget it
@@ -782,6 +940,8 @@ void coll_fork_child(const char *output)
 			agg_reset(S.agg);
 		}
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
+		/* The child's journal is its own, new. */
+		S.cfg.continue_journal = 0;
 		setup(&S.cfg);
 	}
 	fork_release(2);

@@ -52,8 +52,26 @@ int dump_ensure_journal(void)
 	paths_journal(S.cfg.output, S.journal_path, sizeof(S.journal_path));
 	S.j->max_bytes = S.cfg.max_trace_bytes;
 	const char *why = output_unusable(S.cfg.output);
-	int rc = why ? -EINVAL
-		     : journal_open(S.j, S.journal_path, (int)getpid());
+	int rc = -EINVAL;
+
+	if (!why && S.cfg.continue_journal) {
+		/* An earlier image of this process (before exec) began it. */
+		rc = journal_continue(S.j, S.journal_path, (int)getpid());
+		if (rc == 0) {
+			S.j->bytes = S.continued_records * JOURNAL_EVENT_BYTES;
+			S.j->max_bytes = S.cfg.max_trace_bytes;
+			S.journal_open = 1;
+			return 0;
+		}
+		fprintf(stderr,
+			"mxprof: cannot continue %s after exec: %s; the "
+			"timeline starts again here\n",
+			S.journal_path, strerror(-rc));
+		S.cfg.continue_journal = 0;
+	}
+	if (!why) {
+		rc = journal_open(S.j, S.journal_path, (int)getpid());
+	}
 	if (rc < 0 && rc != -ENOMEM) {
 		/* The output folder is not writable, or the path is not one
 		 * a file may replace: keep everything, in the temporary
@@ -163,6 +181,27 @@ int dump_write_tables(const struct agg *a, uint64_t dropped,
 	return rc;
 }
 
+/* Reads this process's command line, its arguments joined by spaces (cut
+ * to len - 1 bytes), into buf; "" when it cannot be read. */
+static void read_cmdline(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/cmdline", "re");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+
+	if (f) {
+		fclose(f);
+	}
+	while (n > 0 && buf[n - 1] == 0) {
+		n--;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == 0) {
+			buf[i] = ' ';
+		}
+	}
+	buf[n] = 0;
+}
+
 static void refresh_thread(void *ctx, int tid, int dead)
 {
 	(void)ctx;
@@ -174,7 +213,7 @@ static void refresh_thread(void *ctx, int tid, int dead)
 int dump_write(uint64_t dropped)
 {
 	static const struct table_opts with_sources = {.extra = source_tables};
-	char host[256] = "", comm[64];
+	char host[256] = "", comm[64], cmdline[1024];
 	int rc_trace = 0, rc_stats = 0;
 	int cut = 0;
 
@@ -191,9 +230,11 @@ int dump_write(uint64_t dropped)
 	if (rc_trace == 0) {
 		gethostname(host, sizeof(host) - 1);
 		threads_read_comm(0, comm, sizeof(comm));
+		read_cmdline(cmdline, sizeof(cmdline));
 		struct chrome_meta m = {.pid = (int)getpid(),
 					.rank = S.cfg.rank,
 					.process_name = comm,
+					.cmdline = cmdline,
 					.host = host,
 					.base_utc_ns = clock_base_utc_ns(),
 					.dropped = dropped,

@@ -15,6 +15,7 @@ void clock_init(void);
 void clock_anchor(void);
 uint64_t clock_to_ns(uint64_t ticks);
 int64_t clock_base_utc_ns(void);
+void clock_set_origin(uint64_t mono, int64_t utc);
 const char *clock_source(void);
 
 /* ring.c */
@@ -57,8 +58,11 @@ struct journal_header {
 	uint32_t version; /* 2; 1 wrote no J_CAT entries */
 	uint32_t pid;
 	int64_t base_utc_ns;
+	/* [0]: CLOCK_MONOTONIC ns of ts 0 (0 in older journals), so that an
+	 * image exec'ed in the same process continues the timeline. */
 	uint64_t reserved[4];
 };
+#define JOURNAL_EVENT_BYTES 150 /* estimated trace bytes per record */
 struct journal {
 	int fd;
 	dev_t dev; /* the file fd was opened on: a program may close fd */
@@ -74,6 +78,9 @@ struct journal {
 	unsigned char buf[1 << 18];
 };
 int journal_open(struct journal *j, const char *path, int pid);
+int journal_continue(struct journal *j, const char *path, int pid);
+int journal_origin(const char *path, int pid, uint64_t *mono, int64_t *utc);
+void journal_reserve_fds(void);
 void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 		  size_t n);
 void journal_thread(struct journal *j, int tid, const char *name);
@@ -97,6 +104,7 @@ struct chrome_meta {
 	int pid;
 	int rank; /* -1 when unknown */
 	const char *process_name;
+	const char *cmdline; /* the command line, for process_labels; or NULL */
 	const char *host;
 	int64_t base_utc_ns;
 	uint64_t dropped;
@@ -139,6 +147,8 @@ void source_tables(struct sbuf *b, const struct table_opts *o);
  */
 struct coll_state {
 	struct coll_config cfg;
+	int pid; /* the process the collector belongs to (not a vfork child) */
+	uint64_t continued_records; /* read back from an earlier image's */
 	struct journal *j;
 	int journal_open; /* 1 open, -1 failed, 0 not yet */
 	struct agg *agg;

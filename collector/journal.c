@@ -24,7 +24,7 @@
 
 #include "internal.h"
 
-#define EVENT_JSON_BYTES 150 /* estimated trace bytes per record */
+#define EVENT_JSON_BYTES JOURNAL_EVENT_BYTES
 
 /* Journal descriptors start here, above the numbers programs use. */
 #define JOURNAL_FD_MIN 512
@@ -172,7 +172,6 @@ int journal_open(struct journal *j, const char *path, int pid)
 		j->err = -errno;
 		return j->err;
 	}
-	j->fd = fd_high(j->fd);
 	struct stat st;
 
 	if (fstat(j->fd, &st) != 0) {
@@ -188,8 +187,93 @@ int journal_open(struct journal *j, const char *path, int pid)
 	h.version = 2;
 	h.pid = (uint32_t)pid;
 	h.base_utc_ns = clock_base_utc_ns();
+	h.reserved[0] = clock_base_mono_ns();
+	/* The header first, then the move to a high number: a process that
+	 * dies in between leaves a journal that reads as one. */
 	raw_write(j, &h, sizeof(h));
+	j->fd = fd_high(j->fd);
 	return j->err;
+}
+
+/*
+ * Opens the journal at path that an earlier image of this process (pid)
+ * wrote before it called exec, to append to it. Returns 0, or a negative
+ * errno (-ESTALE: not a journal of pid) with j->fd -1.
+ */
+int journal_continue(struct journal *j, const char *path, int pid)
+{
+	struct journal_header h;
+	struct stat st;
+
+	j->n = 0;
+	j->err = 0;
+	j->truncated = 0;
+	j->str_done = 1;
+	j->cat_done = 0;
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (j->fd < 0) {
+		j->err = -errno;
+		return j->err;
+	}
+	if (pread(j->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, "MXPJRNL1", 8) != 0 || h.pid != (uint32_t)pid ||
+	    fstat(j->fd, &st) != 0) {
+		close(j->fd);
+		j->fd = -1;
+		j->err = -ESTALE;
+		return j->err;
+	}
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
+	j->fd = fd_high(j->fd);
+	return 0;
+}
+
+/* Reads the trace origin an earlier image wrote in the journal at path:
+ * CLOCK_MONOTONIC and UTC ns of its ts 0. Returns 0 or a negative errno
+ * (-ESTALE: not a journal of pid, or from before the origin was kept). */
+int journal_origin(const char *path, int pid, uint64_t *mono, int64_t *utc)
+{
+	struct journal_header h;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = -ESTALE;
+
+	if (fd < 0) {
+		return -errno;
+	}
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    memcmp(h.magic, "MXPJRNL1", 8) == 0 && h.pid == (uint32_t)pid &&
+	    h.reserved[0] != 0) {
+		*mono = h.reserved[0];
+		*utc = h.base_utc_ns;
+		rc = 0;
+	}
+	close(fd);
+	return rc;
+}
+
+/*
+ * Grows the descriptor table past JOURNAL_FD_MIN now. Growing it later,
+ * once the process has threads, makes the kernel wait for an RCU grace
+ * period (tens of milliseconds) inside fcntl(): the first drain pass
+ * would stall there with the program's first records in memory. Call it
+ * while the process has one thread (the library's constructor). This
+ * function can't fail; without a descriptor to spare it does nothing.
+ */
+void journal_reserve_fds(void)
+{
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		return;
+	}
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, JOURNAL_FD_MIN);
+
+	if (hi >= 0) {
+		close(hi);
+	}
+	close(fd);
 }
 
 /* Writes the names and categories registered since the last call, so

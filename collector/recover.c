@@ -18,8 +18,9 @@
  * GPU activity (kept in memory), the rank and the host; the dropped-record
  * count is the one of the last dump, 0 if there was none.
  *
- * Nothing here runs inside a profiled program; the mxprof command links it
- * from libmxprof.a.
+ * The mxprof command links it from libmxprof.a; inside a profiled program
+ * only an image exec'ed in the same process calls recover_open(), to start
+ * its tables from the records of the images before it (drain.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -59,6 +59,9 @@ void config_collector(struct coll_config *c)
 
 	memset(c, 0, sizeof(*c));
 	config_output(c->output, sizeof(c->output), descendant);
+	/* An earlier image of this process, before exec, began a journal:
+	 * its trace is this one's. */
+	c->continue_journal = exits_continued(c->output, sizeof(c->output));
 	c->ring_records = s->ring_records;
 	c->overflow = s->overflow;
 	c->drain_period_ms = s->drain_period_ms;

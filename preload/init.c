@@ -11,8 +11,9 @@
  * Children: the first process that loads mxprof exports MXPROF_ROOT_PID.
  * A process that finds a different MXPROF_ROOT_PID (an exec'ed child), and
  * a forked child, write to "<base>.<pid>.json" unless the pattern has %p
- * (config.c), so that no child ever replaces its parent's file. An exec'ed
- * image starts from nothing: the new image loads mxprof afresh.
+ * (config.c), so that no child ever replaces its parent's file. An image
+ * that execs in the same pid hands its journal to the next one, which goes
+ * on appending to it (exits.c, MXPROF_CONTINUE).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -144,6 +145,7 @@ static void load(void)
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	const char *root = getenv("MXPROF_ROOT_PID");
 	int early = only_thread();
+	exits_init(early);
 	if (!root && early) {
 		/* Before main, nobody else reads the environment yet. */
 		setenv("MXPROF_ROOT_PID", pid, 0);

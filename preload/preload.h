@@ -111,6 +111,21 @@ int state_started(void);
 void state_finished_dump(void);
 void state_at_exit(void);
 
+/* As state_at_exit(), for _exit() (exits.c): the final dump only when
+ * this process recorded anything, taking no lock (a signal handler may
+ * call _exit), waiting for it 10 s at most. */
+void state_at_quick_exit(void);
+
+/* The variable that hands a trace to the next image at exec. */
+#define CONTINUE_VAR "MXPROF_CONTINUE"
+
+/* continue.c: after exec. init: at load, takes the handover of an
+ * earlier image of this process (MXPROF_CONTINUE; early: the process has
+ * one thread, so the variable may be removed). continued: writes the trace
+ * path that image left and returns 1, or returns 0. */
+void exits_init(int early);
+int exits_continued(char *trace, size_t len);
+
 /* state.c: holds the state across fork() (see collector.h's lock order). */
 struct coll_source;
 extern const struct coll_source state_source;

@@ -28,8 +28,8 @@ static int window_over;
 static int nvtx_gate = 1;  /* inside the MXPROF_CAPTURE_NVTX range */
 static int capture_depth;  /* open occurrences of that range */
 uint32_t state_capture_id; /* its name's id, 0 when not set */
-static int started;
-static int finished_dump; /* dump(finished=1) happened */
+static int started;	   /* atomic writes: _exit reads it unlocked */
+static int finished_dump;  /* dump(finished=1) happened; atomic writes */
 static uint64_t run_since_ns;
 
 /* Caller holds state_lock. */
@@ -90,7 +90,7 @@ int state_run(void)
 		config_collector(&cfg);
 		cfg.tick = window_tick;
 		rc = coll_start(&cfg);
-		started = 1;
+		__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 		run_since_ns = ticks_mono_ns();
 		window_open = preload_settings.delay_s <= 0;
 		if (preload_settings.capture_nvtx[0]) {
@@ -101,7 +101,7 @@ int state_run(void)
 	}
 	running = 1;
 	paused = 0;
-	finished_dump = 0;
+	__atomic_store_n(&finished_dump, 0, __ATOMIC_RELEASE);
 	update_recording();
 	coll_unlock(&state_lock);
 	return rc == -ENOMEM ? rc : 0;
@@ -135,7 +135,7 @@ void state_finished_dump(void)
 {
 	coll_lock(&state_lock);
 	running = 0;
-	finished_dump = 1;
+	__atomic_store_n(&finished_dump, 1, __ATOMIC_RELEASE);
 	update_recording();
 	coll_unlock(&state_lock);
 }
@@ -148,6 +148,20 @@ void state_at_exit(void)
 	int dump = started && !finished_dump;
 	coll_unlock(&state_lock);
 	coll_finish(dump);
+}
+
+/*
+ * _exit, maybe from a signal handler: no lock here. Recording stops
+ * without noting it (coll_note_recording takes a lock); the process ends.
+ * The final dump gets 10 s.
+ */
+void state_at_quick_exit(void)
+{
+	__atomic_store_n(&coll_recording, 0, __ATOMIC_RELAXED);
+	int dump = __atomic_load_n(&started, __ATOMIC_ACQUIRE) &&
+		   !__atomic_load_n(&finished_dump, __ATOMIC_ACQUIRE);
+
+	coll_finish_quick(dump ? COLL_FINISH_IF_RECORDED : 0, 10000);
 }
 
 /* fork(): the state is held across it, in the lock order's place. */

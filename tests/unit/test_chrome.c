@@ -435,9 +435,10 @@ static void test_chrome_trace_has_exact_event_counts(void **st)
 		assert_int_equal(count(&t, 'X', "step", rec_tids[k]), STEPS);
 		assert_int_equal(count(&t, 'C', "queue depth", rec_tids[k]), 2);
 	}
-	/* Nothing else: events plus 2 process and 2 per thread metadata. */
+	/* Nothing else: events plus 3 process (name, command line, sort
+	 * index) and 2 per thread metadata. */
 	size_t events = 3 * NREC + NREC * STEPS + RING + 1 + NREC + 2 * NREC;
-	assert_int_equal(t.n, events + 2 + 2 * (NREC + 1));
+	assert_int_equal(t.n, events + 3 + 2 * (NREC + 1));
 	free_trace(&t);
 }
 
@@ -731,9 +732,25 @@ static void test_chrome_gzip_output_has_same_events(void **st)
 	(void)st;
 	load_trace(&plain);
 	snprintf(gz_path, sizeof(gz_path), "%s.gz", trace_path);
+	/* The dump labels the process with its command line. */
+	char cmdline[1024] = "";
+	FILE *cl = fopen("/proc/self/cmdline", "rb");
+	size_t cn = cl ? fread(cmdline, 1, sizeof(cmdline) - 1, cl) : 0;
+
+	if (cl) {
+		fclose(cl);
+	}
+	while (cn > 0 && cmdline[cn - 1] == 0) {
+		cn--;
+	}
+	for (size_t i = 0; i < cn; i++) {
+		cmdline[i] = cmdline[i] ? cmdline[i] : ' ';
+	}
+	cmdline[cn] = 0;
 	struct chrome_meta m = {.pid = getpid(),
 				.rank = 5,
 				.process_name = "proc",
+				.cmdline = cmdline,
 				.host = host,
 				.base_utc_ns = clock_base_utc_ns(),
 				.dropped = dropped_now,

@@ -239,6 +239,44 @@ static void test_recover_counts_records_threads_and_last_stats(void **st)
 	free(r);
 }
 
+/* exec: the next image of the process appends to the journal the earlier
+ * one wrote, after its origin; a journal of another pid is refused. */
+static void test_journal_continues_after_exec(void **st)
+{
+	char path[300];
+	struct journal *j = calloc(1, sizeof(*j));
+	struct recovery *r = malloc(sizeof(*r));
+	struct coll_rec a[NA];
+	uint64_t mono = 0;
+	int64_t utc = 0;
+
+	(void)st;
+	assert_non_null(j);
+	assert_non_null(r);
+	clock_init();
+	path_of(path, sizeof(path), "exec.journal");
+	write_ref(path);
+	assert_int_equal(journal_origin(path, PID, &mono, &utc), 0);
+	assert_true(mono == clock_base_mono_ns());
+	assert_true(utc == clock_base_utc_ns());
+	assert_int_equal(journal_origin(path, PID + 1, &mono, &utc), -ESTALE);
+	assert_int_equal(journal_continue(j, path, PID + 1), -ESTALE);
+	assert_int_equal(j->fd, -1);
+	assert_int_equal(journal_continue(j, path, PID), 0);
+	for (int i = 0; i < NA; i++) {
+		a[i] = span(id_step, 9000u + 10u * (unsigned)i, 5);
+	}
+	journal_recs(j, PID, a, NA);
+	journal_close(j, 0);
+	assert_int_equal(recover_open(r, path), 0);
+	assert_int_equal(r->records, 2 * NA + NB);
+	assert_int_equal(r->threads, 2);
+	assert_int_equal(r->pid, PID);
+	recover_close(r);
+	free(r);
+	free(j);
+}
+
 static void test_recover_tables_are_the_drains_tables(void **st)
 {
 	char path[300], stats[300];
@@ -450,6 +488,7 @@ int main(void)
 		cmocka_unit_test(
 			test_recover_counts_records_threads_and_last_stats),
 		cmocka_unit_test(test_recover_tables_are_the_drains_tables),
+		cmocka_unit_test(test_journal_continues_after_exec),
 		cmocka_unit_test(
 			test_recover_skips_a_torn_tail_and_counts_its_bytes),
 		cmocka_unit_test(test_recover_refuses_damaged_entries),

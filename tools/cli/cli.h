@@ -21,6 +21,8 @@
  *   merge_copy.c  merge's second pass: one file's events, rewritten
  *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
  *   run_summary.c mxprof run's summary: the tables and the files written
+ *   run_tree.c    mxprof run's process tree: journals recovered, every
+ *                 process's trace merged into one, tables of the whole
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
  *   cmd_recover.c mxprof recover: a crashed process's journal -> its
  *                 trace and tables (collector's recover_*)
@@ -193,6 +195,31 @@ void trace_read_warn_truncated(const char *path, uint64_t at);
  */
 void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
 
+/* Writes the trace path the library uses for process pid under the
+ * MXPROF_OUTPUT pattern pat (%p, %h, %% expanded, %r as a glob) into buf.
+ * Returns 1 when the pattern holds a glob. */
+int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
+
+/* ---- run_tree.c -------------------------------------------------------- */
+
+/*
+ * The files of the processes a run starts. run_tree_before() notes the
+ * files that already exist beside the trace of pattern pat (so that only
+ * this run's count); run_tree_after(), once the program has ended,
+ * recovers the journals that processes killed before their final dump
+ * left (one line each), merges every process's trace into the root's and
+ * writes the tables of the whole tree, then one section per process that
+ * recorded anything, over the root's; it frees t. Neither can fail: what cannot
+ * be done is said in one line and left as it was.
+ */
+struct run_tree;
+struct run_tree *run_tree_before(const char *pat);
+void run_tree_after(struct run_tree *t, pid_t pid);
+
+/* Frees t (from run_tree_before(), NULL included) without looking at the
+ * files: the program could not be started. This function can't fail. */
+void run_tree_free(struct run_tree *t);
+
 /* ---- merge_index.c, merge_copy.c: the passes of mxprof merge ---------- */
 
 /* A pid of an input and the pid it has in the merged trace. */
@@ -249,6 +276,15 @@ int64_t merge_index_pid(const struct merge_file *f, int64_t pid);
  * Write errors stay in o for out_commit(). */
 void merge_index_write_names(const struct merge_file *f, struct out *o,
 			     uint64_t *events);
+
+/*
+ * Writes one trace at outpath from the traces paths[0..nf) (mxprof merge
+ * without its summary line); with no_host the process names do not gain
+ * the host. Stores the count of events in *events. Returns CLI_OK, or
+ * CLI_FAIL after one line on stderr (outpath is then untouched).
+ */
+int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
+		uint64_t *events);
 
 /* Frees the arrays and maps of f. This function can't fail. */
 void merge_index_free(struct merge_file *f);

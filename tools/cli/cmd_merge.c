@@ -97,45 +97,17 @@ static void mg_top_level(struct out *o, const struct merge_file *files,
 	out_str(o, "]}}\n");
 }
 
-/* mxprof merge -o OUT FILE...: one trace from several, clocks aligned.
- * Returns the exit status (cli.h). */
-int cmd_merge(int argc, char **argv)
+/* Writes the merge of paths[0..nf) to outpath (see cli.h). */
+int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
+		uint64_t *events_out)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *outpath = NULL;
 	struct merge_file *files = NULL;
 	struct out *o = NULL;
 	int64_t base = 0;
-	int has_base = 0, c, rc, ret = CLI_FAIL;
+	int has_base = 0, rc, ret = CLI_FAIL;
 	uint64_t at, events = 0;
-	size_t nf, i;
+	size_t i;
 
-	util_set_cmd("merge");
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'h':
-			errno = 0;
-			printf("%s%s", mg_usage, mg_help);
-			return util_stdout_done("the help");
-		default:
-			fputs(mg_usage, stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (!outpath || optind >= argc) {
-		util_err(outpath ? "no input trace given"
-				 : "-o OUT is required");
-		fputs(mg_usage, stderr);
-		return CLI_USAGE;
-	}
-	nf = (size_t)(argc - optind);
 	files = calloc(nf, sizeof(*files));
 	o = malloc(sizeof(*o));
 	if (!files || !o) {
@@ -145,7 +117,7 @@ int cmd_merge(int argc, char **argv)
 	for (i = 0; i < nf; i++) {
 		struct stat sb;
 
-		files[i].path = argv[optind + (int)i];
+		files[i].path = paths[i];
 		/* Each input is read twice; a pipe would be empty the second
 		 * time, and a FIFO would wait for another writer. */
 		if (stat(files[i].path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
@@ -159,6 +131,9 @@ int cmd_merge(int argc, char **argv)
 					      &files[i], &files[i].meta, &at);
 		if (files[i].st == TRACE_BAD) {
 			goto out;
+		}
+		if (no_host) {
+			files[i].meta.host[0] = 0;
 		}
 		if (files[i].st == TRACE_TRUNCATED) {
 			util_err("%s: truncated at byte %llu; merging the "
@@ -211,10 +186,8 @@ int cmd_merge(int argc, char **argv)
 		util_err("writing %s: %s", outpath, strerror(-rc));
 		goto out;
 	}
-	errno = 0;
-	printf("%s: %llu events from %zu traces\n", outpath,
-	       (unsigned long long)events, nf);
-	ret = util_stdout_done("the summary");
+	*events_out = events;
+	ret = CLI_OK;
 out:
 	for (i = 0; files && i < nf; i++) {
 		merge_index_free(&files[i]);
@@ -222,4 +195,49 @@ out:
 	free(files);
 	free(o);
 	return ret;
+}
+
+/* mxprof merge -o OUT FILE...: one trace from several, clocks aligned.
+ * Returns the exit status (cli.h). */
+int cmd_merge(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *outpath = NULL;
+	uint64_t events = 0;
+	int c;
+	size_t nf;
+
+	util_set_cmd("merge");
+	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'h':
+			errno = 0;
+			printf("%s%s", mg_usage, mg_help);
+			return util_stdout_done("the help");
+		default:
+			fputs(mg_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (!outpath || optind >= argc) {
+		util_err(outpath ? "no input trace given"
+				 : "-o OUT is required");
+		fputs(mg_usage, stderr);
+		return CLI_USAGE;
+	}
+	nf = (size_t)(argc - optind);
+	if (merge_write(outpath, argv + optind, nf, 0, &events) != CLI_OK) {
+		return CLI_FAIL;
+	}
+	errno = 0;
+	printf("%s: %llu events from %zu traces\n", outpath,
+	       (unsigned long long)events, nf);
+	return util_stdout_done("the summary");
 }

@@ -6,7 +6,8 @@
  * the program is executed in a child process. mxprof waits for it, passing
  * on SIGINT, SIGTERM, SIGHUP and the dump signal, and exits as a shell would:
  * with the program's status, or 128 + the signal that ended it. Then it
- * prints the top rows of the tables and the paths of the files written
+ * merges the process tree's files into one result (run_tree.c) and prints
+ * the top rows of the tables and the paths of the files written
  * (run_summary.c).
  *
  * The library is found, in order, at $MXPROF_LIB, beside the mxprof binary
@@ -198,7 +199,10 @@ static const char run_help[] =
 	"\n"
 	"Run COMMAND with libmxprof.so injected (LD_PRELOAD) and recording\n"
 	"from its start. When it ends, print the top rows of each table and\n"
-	"the files written, on stderr. Each option sets the MXPROF_* variable\n"
+	"the files written, on stderr. Every process COMMAND starts (fork,\n"
+	"exec, workers) is merged into the one trace at -o, with the tables\n"
+	"of the whole tree; the journal of a process killed before it could\n"
+	"write its trace is recovered. Each option sets the MXPROF_* variable\n"
 	"named beside it; see the README for their values.\n"
 	"\n"
 	"options:\n"
@@ -297,6 +301,8 @@ int cmd_run(int argc, char **argv)
 	sigset_t block, old;
 	pid_t pid;
 	ssize_t rn;
+	const char *pat = getenv("MXPROF_OUTPUT");
+	struct run_tree *tree;
 
 #define RUN_SET(n, v)                                                          \
 	do {                                                                   \
@@ -419,8 +425,15 @@ int cmd_run(int argc, char **argv)
 	if (run_find_lib(lib, sizeof(lib)) < 0) {
 		return CLI_FAIL;
 	}
+	for (i = 0; i < nenv; i++) {
+		if (strcmp(env[i].name, "MXPROF_OUTPUT") == 0) {
+			pat = env[i].value;
+		}
+	}
+	tree = run_tree_before(pat);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
+		run_tree_free(tree);
 		return CLI_FAIL;
 	}
 	/* Signals stay blocked until the child's pid is known, so that none
@@ -450,6 +463,7 @@ int cmd_run(int argc, char **argv)
 	if (pid < 0) {
 		util_err("fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		run_tree_free(tree);
 		return CLI_FAIL;
 	}
 	if (pid == 0) {
@@ -490,24 +504,18 @@ int cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			util_err("waitpid: %s", strerror(errno));
+			run_tree_free(tree);
 			return CLI_FAIL;
 		}
 	}
 	run_child = -1;
 	if (rn == (ssize_t)sizeof(err)) {
 		util_err("%s: %s", argv[optind], strerror(err));
+		run_tree_free(tree);
 		return err == ENOENT ? 127 : 126;
 	}
-	{
-		const char *pat = getenv("MXPROF_OUTPUT");
-
-		for (i = 0; i < nenv; i++) {
-			if (strcmp(env[i].name, "MXPROF_OUTPUT") == 0) {
-				pat = env[i].value;
-			}
-		}
-		run_summary_print(pat, pid, (unsigned)top, quiet);
-	}
+	run_tree_after(tree, pid);
+	run_summary_print(pat, pid, (unsigned)top, quiet);
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",
 			argv[optind], WTERMSIG(status),

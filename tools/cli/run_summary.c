@@ -23,7 +23,7 @@
  * pattern with %p, %h and %% expanded and %r as a glob. Returns 1 when the
  * pattern holds a glob.
  */
-static int rs_expand_output(const char *pat, pid_t pid, char *buf, size_t len)
+int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
 {
 	char host[256] = "";
 	size_t o = 0;
@@ -142,7 +142,7 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 	if (!pat || !*pat) {
 		pat = "profile.json";
 	}
-	if (rs_expand_output(pat, pid, path, sizeof(path))) {
+	if (run_summary_expand(pat, pid, path, sizeof(path))) {
 		if (glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
 			snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
 		}

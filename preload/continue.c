@@ -1,0 +1,54 @@
+/*
+ * continue.c - the new image's side of exec: the handover that an earlier
+ * image of this process left in MXPROF_CONTINUE=<pid>:<trace> (exits.c
+ * writes it just before exec).
+ *
+ * The variable counts only in the process that wrote it (same pid): a
+ * child that inherits it starts afresh. The trace origin comes from the
+ * journal's header, so that every image's records share one timeline, and
+ * the collector then appends to that journal (coll_config's
+ * continue_journal) instead of creating it again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "preload.h"
+
+/* The trace this image continues, or "". */
+static char continued[4096];
+
+void exits_init(int early)
+{
+	const char *v = getenv(CONTINUE_VAR);
+	char *end;
+
+	if (!v) {
+		return;
+	}
+	long pid = strtol(v, &end, 10);
+
+	if (*end == ':' && pid == (long)getpid() && end[1] &&
+	    strlen(end + 1) < sizeof(continued) &&
+	    coll_continue_origin(end + 1) == 0) {
+		snprintf(continued, sizeof(continued), "%s", end + 1);
+	}
+	if (early) {
+		/* Not the program's business; nobody else reads the
+		 * environment before main. */
+		unsetenv(CONTINUE_VAR);
+	}
+}
+
+int exits_continued(char *trace, size_t len)
+{
+	size_t n = strlen(continued);
+
+	if (!n || n >= len) {
+		return 0;
+	}
+	memcpy(trace, continued, n + 1);
+	return 1;
+}

@@ -1,0 +1,362 @@
+/*
+ * run_tree.c - mxprof run gives one result for the whole process tree it
+ * started.
+ *
+ * Under the library, the first process writes the trace at -o (X.json)
+ * and every descendant, forked or spawned, writes X.<pid>.json beside it
+ * (collector/paths.c); an exec'ed image continues its process's file.
+ * Once the program has ended:
+ *
+ *  1. A journal left beside any of those names belongs to a process that
+ *     died before its final dump (SIGKILL, an OOM kill): it is recovered
+ *     into that process's trace and tables (collector/recover.c), said in
+ *     one line, and removed.
+ *  2. With more than one process, their traces are merged into X.json
+ *     (merge_write, the code of mxprof merge), each process its own
+ *     labelled track, and X.stats.txt gets the tables of the whole tree,
+ *     then one section per process.
+ *
+ * Only files that this run wrote count: run_tree_before() notes what
+ * existed (device, inode, time, size) before the program started. With %p
+ * or %r in the output pattern every process names its own file, and the
+ * tree is left as the library wrote it.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* A file beside the trace, as stat saw it. */
+struct rt_file {
+	char *path;
+	struct stat st;
+};
+
+struct run_tree {
+	char trace[PATH_MAX];
+	struct rt_file *f;
+	size_t n;
+};
+
+/* Appends every match of pattern to *f. Returns 0 or -ENOMEM. */
+static int rt_add_glob(const char *pattern, struct rt_file **f, size_t *n)
+{
+	glob_t g;
+	size_t i;
+	int rc = 0;
+
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		return 0;
+	}
+	for (i = 0; i < g.gl_pathc && rc == 0; i++) {
+		struct rt_file *nf = realloc(*f, (*n + 1) * sizeof(**f));
+		struct stat st;
+
+		if (!nf) {
+			rc = -ENOMEM;
+			break;
+		}
+		*f = nf;
+		if (lstat(g.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode)) {
+			continue;
+		}
+		nf[*n].path = strdup(g.gl_pathv[i]);
+		nf[*n].st = st;
+		if (!nf[*n].path) {
+			rc = -ENOMEM;
+			break;
+		}
+		(*n)++;
+	}
+	globfree(&g);
+	return rc;
+}
+
+/* Returns 1 when path is trace, a journal of it, or a descendant's
+ * X.<digits><ending> (or its journal). */
+static int rt_ours(const char *trace, const char *path)
+{
+	size_t stem = paths_stem_len(trace), tn = strlen(trace);
+	size_t end = tn - stem, n = strlen(path), i;
+	static const char jr[] = ".journal";
+
+	if (n > sizeof(jr) - 1 &&
+	    strcmp(path + n - (sizeof(jr) - 1), jr) == 0) {
+		n -= sizeof(jr) - 1;
+	}
+	if (n == tn && strncmp(path, trace, n) == 0) {
+		return 1;
+	}
+	if (n < stem + 2 + end || strncmp(path, trace, stem) != 0 ||
+	    path[stem] != '.' || strncmp(path + n - end, trace + stem, end)) {
+		return 0;
+	}
+	for (i = stem + 1; i < n - end; i++) {
+		if (path[i] < '0' || path[i] > '9') {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Lists the trace's files: itself, the descendants', their journals. */
+static int rt_list(const char *trace, struct rt_file **f, size_t *n)
+{
+	char pat[PATH_MAX + 64];
+	size_t i, k = 0;
+
+	*f = NULL;
+	*n = 0;
+	if (paths_child(trace, "[0-9]*", pat, sizeof(pat)) < 0) {
+		return -ENAMETOOLONG;
+	}
+	rt_add_glob(pat, f, n);
+	strncat(pat, ".journal", sizeof(pat) - strlen(pat) - 1);
+	rt_add_glob(pat, f, n);
+	rt_add_glob(trace, f, n);
+	snprintf(pat, sizeof(pat), "%s.journal", trace);
+	rt_add_glob(pat, f, n);
+	for (i = 0; i < *n; i++) {
+		if (rt_ours(trace, (*f)[i].path)) {
+			(*f)[k++] = (*f)[i];
+		} else {
+			free((*f)[i].path);
+		}
+	}
+	*n = k;
+	return 0;
+}
+
+static void rt_free(struct rt_file *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(f[i].path);
+	}
+	free(f);
+}
+
+struct run_tree *run_tree_before(const char *pat)
+{
+	struct run_tree *t;
+
+	if (!pat || !*pat) {
+		pat = "profile.json";
+	}
+	if (strstr(pat, "%p") || strstr(pat, "%r")) {
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		return NULL;
+	}
+	run_summary_expand(pat, 0, t->trace, sizeof(t->trace));
+	rt_list(t->trace, &t->f, &t->n);
+	return t;
+}
+
+/* Returns 1 when f was written during the run (not as it was before). */
+static int rt_new(const struct run_tree *t, const struct rt_file *f)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct stat *a = &t->f[i].st, *b = &f->st;
+
+		if (a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+		    a->st_size == b->st_size &&
+		    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+		    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Rebuilds the trace and tables of a process that died before its final
+ * dump from its journal, says so in one line, and removes the journal. */
+static void rt_recover(const char *journal)
+{
+	struct recovery *r = malloc(sizeof(*r));
+	char trace[PATH_MAX], stats[PATH_MAX + 16];
+	int rc;
+
+	if (!r || paths_journal_trace(journal, trace, sizeof(trace)) < 0 ||
+	    paths_stats(trace, stats, sizeof(stats)) < 0) {
+		free(r);
+		return;
+	}
+	rc = recover_open(r, journal);
+	if (rc == 0 && (rc = recover_write_trace(r, trace)) == 0 &&
+	    (rc = recover_write_tables(r, stats)) == 0) {
+		util_err("pid %d ended before writing its trace (killed: "
+			 "SIGKILL, out of memory?); recovered %llu records "
+			 "from its journal",
+			 r->pid, (unsigned long long)r->records);
+		unlink(journal);
+	} else {
+		util_err("%s: cannot recover: %s", journal,
+			 r->why[0] ? r->why : strerror(-rc));
+	}
+	recover_close(r);
+	free(r);
+}
+
+/* What one process's trace gives the tables. */
+struct rt_proc {
+	char name[TRACE_SHORT_MAX];
+	uint64_t events; /* other than metadata */
+	struct agg *agg;
+	uint64_t dropped;
+};
+
+static int rt_name_event(const struct trace_event *ev, void *opaque)
+{
+	struct rt_proc *p = opaque;
+
+	if (ev->ph == 'M' && strcmp(ev->name, "process_name") == 0 &&
+	    !p->name[0]) {
+		snprintf(p->name, sizeof(p->name), "%s", ev->args_name);
+	}
+	p->events += ev->ph != 'M';
+	return 0;
+}
+
+/* Writes the tables of the whole tree, then one section per process that
+ * recorded anything, to the stats file of trace, and lists the processes
+ * on stderr. */
+static void rt_tables(const char *trace, char *const *paths, size_t n)
+{
+	struct rt_proc *p = calloc(n, sizeof(*p));
+	struct agg *all = agg_create();
+	struct table_opts o = {0};
+	struct out *out = malloc(sizeof(*out));
+	char stats[PATH_MAX + 16];
+	size_t i;
+	uint64_t at;
+
+	if (!p || !all || !out || paths_stats(trace, stats, sizeof(stats))) {
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		struct trace_meta m;
+
+		p[i].agg = agg_create();
+		if (!p[i].agg ||
+		    cmd_report_aggregate(paths[i], p[i].agg, &p[i].dropped) ==
+			    TRACE_BAD ||
+		    cmd_report_aggregate(paths[i], all, &at) == TRACE_BAD) {
+			goto done;
+		}
+		o.dropped += p[i].dropped;
+		trace_read_file(paths[i], rt_name_event, &p[i], &m, &at);
+	}
+	if (out_open(out, stats, 0) < 0) {
+		goto done;
+	}
+	char *text = table_format(all, &o);
+
+	out_str(out, text ? text : "");
+	free(text);
+	for (i = 0; i < n; i++) {
+		struct table_opts po = {.dropped = p[i].dropped};
+
+		if (!p[i].events) {
+			continue; /* a process that recorded nothing */
+		}
+		out_str(out, "\nProcess ");
+		out_str(out, p[i].name[0] ? p[i].name : paths[i]);
+		out_str(out, "\n");
+		text = table_format(p[i].agg, &po);
+		out_str(out, text ? text : "");
+		free(text);
+	}
+	if (out_commit(out) < 0) {
+		util_err("cannot write %s", stats);
+	}
+	size_t idle = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].events) {
+			fprintf(stderr, "mxprof: process %s\n",
+				p[i].name[0] ? p[i].name : paths[i]);
+		} else {
+			idle++;
+		}
+	}
+	if (idle) {
+		fprintf(stderr,
+			"mxprof: %zu more process%s recorded nothing (no "
+			"section in the tables)\n",
+			idle, idle == 1 ? "" : "es");
+	}
+done:
+	for (i = 0; p && i < n; i++) {
+		agg_destroy(p[i].agg);
+	}
+	free(p);
+	agg_destroy(all);
+	free(out);
+}
+
+void run_tree_after(struct run_tree *t, pid_t pid)
+{
+	struct rt_file *f = NULL;
+	size_t n = 0, i, nt = 0;
+	char **traces = NULL;
+	uint64_t events = 0;
+
+	(void)pid;
+	if (!t) {
+		return;
+	}
+	rt_list(t->trace, &f, &n);
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(f[i].path);
+		if (len > 8 && strcmp(f[i].path + len - 8, ".journal") == 0 &&
+		    rt_new(t, &f[i])) {
+			rt_recover(f[i].path);
+		}
+	}
+	rt_free(f, n);
+	rt_list(t->trace, &f, &n);
+	traces = calloc(n + 1, sizeof(*traces));
+	for (i = 0; traces && i < n; i++) {
+		size_t len = strlen(f[i].path);
+		if ((len <= 8 || strcmp(f[i].path + len - 8, ".journal")) &&
+		    rt_new(t, &f[i])) {
+			traces[nt++] = f[i].path;
+		}
+	}
+	/* The root first: its process leads the tables and the track list. */
+	for (i = 1; i < nt; i++) {
+		if (strcmp(traces[i], t->trace) == 0) {
+			memmove(traces + 1, traces, i * sizeof(*traces));
+			traces[0] = t->trace;
+			break;
+		}
+	}
+	if (nt > 1) {
+		/* The tables first: they read each process's own trace, the
+		 * root's included, before the merge replaces it. */
+		rt_tables(t->trace, traces, nt);
+	}
+	if (nt > 1 && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
+		fprintf(stderr,
+			"mxprof: %zu processes merged into %s (%llu events)\n",
+			nt, t->trace, (unsigned long long)events);
+	}
+	free(traces);
+	rt_free(f, n);
+	run_tree_free(t);
+}
+
+void run_tree_free(struct run_tree *t)
+{
+	if (t) {
+		rt_free(t->f, t->n);
+		free(t);
+	}
+}
