@@ -73,6 +73,11 @@ struct journal {
 	char path[4096];
 	unsigned char buf[1 << 18];
 };
+/* journal_open_owned: see journal.c; -EBUSY with *owner the pid of the
+ * running process whose journal path is. journal_open: the same, without
+ * the owner. */
+int journal_open_owned(struct journal *j, const char *path, int pid,
+		       int *owner);
 int journal_open(struct journal *j, const char *path, int pid);
 void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 		  size_t n);

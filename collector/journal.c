@@ -16,6 +16,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -152,34 +154,69 @@ static void put(struct journal *j, uint32_t type, const void *a, size_t alen,
 }
 
 /*
- * Creates the journal at path (replacing any old one) and writes its
- * header. Returns 0 or a negative errno; on error j->fd is -1 and every
- * later call is a no-op.
+ * Whose is the journal at path? Returns the pid in its header when it is
+ * a journal of a process other than pid that still runs, else 0 (no
+ * journal, a stale one, or not a journal: it may be replaced).
  */
-int journal_open(struct journal *j, const char *path, int pid)
+static int journal_live_owner(const char *path, int pid)
 {
 	struct journal_header h;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t got;
 
+	if (fd < 0) {
+		return 0;
+	}
+	got = read(fd, &h, sizeof(h));
+	close(fd);
+	if (got != (ssize_t)sizeof(h) || memcmp(h.magic, "MXPJRNL1", 8) != 0 ||
+	    h.pid == 0 || h.pid > INT32_MAX || (int)h.pid == pid) {
+		return 0;
+	}
+	if (kill((pid_t)h.pid, 0) == 0 || errno == EPERM) {
+		return (int)h.pid;
+	}
+	return 0;
+}
+
+/*
+ * Creates the journal at path and writes its header. It is written under
+ * a temporary name and linked into place, so a journal that exists always
+ * holds its header with its writer's pid, and two processes cannot both
+ * take the name. A journal of another running process is never touched
+ * (-EBUSY, *owner its pid); anything else at path (a dead process's
+ * journal, a link) is removed first. Returns 0 or a negative errno; on
+ * error j->fd is -1 and every later call is a no-op.
+ */
+int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
+{
+	struct journal_header h;
+	char tmp[sizeof(j->path) + 32];
+	struct stat st;
+
+	*owner = 0;
 	j->n = 0;
 	j->err = 0;
 	j->truncated = 0;
 	j->str_done = 1;
 	j->cat_done = 0;
 	j->bytes = 0;
+	j->fd = -1;
 	snprintf(j->path, sizeof(j->path), "%s", path);
-	j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, pid) >=
+	    (int)sizeof(tmp)) {
+		return j->err = -ENAMETOOLONG;
+	}
+	j->fd = out_create(tmp, 0600);
 	if (j->fd < 0) {
-		j->err = -errno;
+		j->err = j->fd;
+		j->fd = -1;
 		return j->err;
 	}
 	j->fd = fd_high(j->fd);
-	struct stat st;
-
 	if (fstat(j->fd, &st) != 0) {
 		j->err = -errno;
-		close(j->fd);
-		j->fd = -1;
-		return j->err;
+		goto fail;
 	}
 	j->dev = st.st_dev;
 	j->ino = st.st_ino;
@@ -189,7 +226,35 @@ int journal_open(struct journal *j, const char *path, int pid)
 	h.pid = (uint32_t)pid;
 	h.base_utc_ns = clock_base_utc_ns();
 	raw_write(j, &h, sizeof(h));
+	for (int tries = 0; j->err == 0; tries++) {
+		if (link(tmp, path) == 0) {
+			break;
+		}
+		if (errno != EEXIST || tries == 3) {
+			j->err = -errno;
+		} else if ((*owner = journal_live_owner(path, pid)) != 0) {
+			j->err = -EBUSY;
+		} else if (unlink(path) < 0 && errno != ENOENT) {
+			j->err = -errno;
+		}
+	}
+	if (j->err) {
+		goto fail;
+	}
+	unlink(tmp);
+	return 0;
+fail:
+	close(j->fd);
+	j->fd = -1;
+	unlink(tmp);
 	return j->err;
+}
+
+int journal_open(struct journal *j, const char *path, int pid)
+{
+	int owner;
+
+	return journal_open_owned(j, path, pid, &owner);
 }
 
 /* Writes the names and categories registered since the last call, so
