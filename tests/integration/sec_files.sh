@@ -23,7 +23,9 @@ if [ -z "${SEC_INNER:-}" ]; then
 	exec env SEC_INNER=1 unshare -m --propagation private bash "$0"
 fi
 mount -t tmpfs -o mode=1777 mxprof-sec /tmp
-cd /tmp
+mkdir /tmp/work
+cd /tmp/work
+WORK=/tmp/work
 prog=$BUILD/programs/core_counts
 mxprof_command
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
