@@ -253,13 +253,57 @@ static void refresh_thread(void *ctx, int tid, int dead)
 	}
 }
 
+/*
+ * The output's folder was removed while the program ran (rm -rf of a run
+ * folder): the trace and tables go to the fallback folder, as for an
+ * output that could not be written at start, with one line. The journal
+ * is still open; dump_journal_source() reads it through its descriptor.
+ */
+static void output_folder_check(void)
+{
+	char dir[sizeof(S.cfg.output)], fallback[sizeof(S.cfg.output)];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", S.cfg.output);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir) {
+		return;
+	}
+	*slash = 0;
+	if (stat(dir, &st) == 0 || errno != ENOENT ||
+	    fallback_path(NULL, fallback, sizeof(fallback)) < 0) {
+		return;
+	}
+	fprintf(stderr, "mxprof: %s was removed; writing %s instead\n", dir,
+		fallback);
+	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", fallback);
+	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+}
+
+/* Where a dump reads the journal: its path, or, when the file was removed
+ * while it is still open, its descriptor in /proc. */
+static const char *dump_journal_source(char *buf, size_t len)
+{
+	if (S.j->fd >= 0 && access(S.journal_path, F_OK) != 0 &&
+	    errno == ENOENT) {
+		snprintf(buf, len, "/proc/self/fd/%d", S.j->fd);
+		return buf;
+	}
+	return S.journal_path;
+}
+
 int dump_write(uint64_t dropped)
 {
+	char jsrc[64];
 	static const struct table_opts with_sources = {.extra = source_tables};
 	char host[256] = "", comm[64];
 	int rc_trace = 0, rc_stats = 0;
 	int cut = 0;
 
+	if (S.journal_open > 0) {
+		output_folder_check();
+	}
 	if (dump_ensure_journal() == 0) {
 		ring_foreach_tid(refresh_thread, NULL);
 		journal_stats(S.j, dropped);
@@ -282,8 +326,9 @@ int dump_write(uint64_t dropped)
 					.truncated = S.j->truncated || cut,
 					.clock = clock_source(),
 					.sources = coll_sources};
-		rc_trace = chrome_write_from_journal(S.journal_path,
-						     S.cfg.output, &m);
+		rc_trace = chrome_write_from_journal(
+			dump_journal_source(jsrc, sizeof(jsrc)), S.cfg.output,
+			&m);
 		if (rc_trace < 0 && rc_trace != S.last_trace_err) {
 			fprintf(stderr, "mxprof: cannot write %s: %s\n",
 				S.cfg.output, strerror(-rc_trace));
