@@ -69,6 +69,8 @@ struct journal {
 	uint32_t cat_done;  /* categories below this are written */
 	uint64_t bytes;	    /* estimated trace size */
 	uint64_t max_bytes; /* 0 = no cap */
+	uint64_t disk_cap;  /* the disk's share (journal_open), 0 = none */
+	int disk_said;	    /* the disk cap was reached and said */
 	size_t n;
 	char path[4096];
 	unsigned char buf[1 << 18];

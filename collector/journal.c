@@ -21,12 +21,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define EVENT_JSON_BYTES 150 /* estimated trace bytes per record */
+
+/*
+ * The program's disk comes first: the timeline of a run may take an
+ * eighth of the space free on the journal's disk when the journal is
+ * created (in estimated trace bytes; the journal, the trace and its
+ * temporary copy together stay well under half of it). Past that, the
+ * timeline stops, once said; the tables go on, and there is room left
+ * to write them and the trace, and then to remove the journal.
+ */
+#define DISK_SHARE 8
 
 /* Journal descriptors start here, above the numbers programs use. */
 #define JOURNAL_FD_MIN 512
@@ -201,6 +212,8 @@ int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
 	j->str_done = 1;
 	j->cat_done = 0;
 	j->bytes = 0;
+	j->disk_cap = 0;
+	j->disk_said = 0;
 	j->fd = -1;
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, pid) >=
@@ -220,6 +233,11 @@ int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
 	}
 	j->dev = st.st_dev;
 	j->ino = st.st_ino;
+	struct statvfs vfs;
+	if (fstatvfs(j->fd, &vfs) == 0 && vfs.f_blocks > 0) {
+		j->disk_cap =
+			(uint64_t)vfs.f_bavail * vfs.f_frsize / DISK_SHARE;
+	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, "MXPJRNL1", 8);
 	h.version = 2;
@@ -283,6 +301,19 @@ void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 
 	if (j->max_bytes && j->bytes + n * EVENT_JSON_BYTES > j->max_bytes) {
 		j->truncated = 1;
+		return;
+	}
+	if (j->disk_cap && j->bytes + n * EVENT_JSON_BYTES > j->disk_cap) {
+		j->truncated = 1;
+		if (!j->disk_said) {
+			j->disk_said = 1;
+			fprintf(stderr,
+				"mxprof: %s has taken its share of the disk "
+				"(%llu KiB of trace); the timeline stops here, "
+				"the tables go on\n",
+				j->path,
+				(unsigned long long)(j->disk_cap >> 10));
+		}
 		return;
 	}
 	j->bytes += n * EVENT_JSON_BYTES;
