@@ -542,11 +542,11 @@ void recover_close(struct recovery *r);
 
 /*
  * A file being written: buffered, gzip-compressed when asked, and replaced
- * atomically. It is written to "<path>.tmp.<pid>" beside path and renamed
- * over path by out_commit() only when whole, so a reader never sees half a
- * file and a failed write leaves the previous file in place. Write errors
- * are kept, not returned, and come back from out_commit(). About 130 KiB:
- * allocate it, do not put it on a small stack. Not for the hot path.
+ * atomically. It is written to "<path>.tmp.<pid>" (paths_temp()) beside path
+ * and renamed over path by out_commit() only when whole, so a reader never sees
+ * half a file and a failed write leaves the previous file in place. Write
+ * errors are kept, not returned, and come back from out_commit(). About 130
+ * KiB: allocate it, do not put it on a small stack. Not for the hot path.
  */
 struct out {
 	int fd;
@@ -698,6 +698,11 @@ int paths_child(const char *trace, const char *tag, char *buf, size_t len);
  * PID` waits for dumps to grow. Writes the path of pid's status file.
  */
 int paths_status(int pid, char *buf, size_t len);
+
+/* Writes the temporary name of path for process pid, in the same folder:
+ * "<path>.tmp.<pid>", or, when that name would pass NAME_MAX (a legal
+ * name of 250 bytes), ".mxprof-<hash of the name>.tmp.<pid>". */
+int paths_temp(const char *path, int pid, char *buf, size_t len);
 
 /* Writes the folder that holds the status files of this user (the folder
  * of paths_status()). */

@@ -83,8 +83,7 @@ static int fallback_path(const char *why, char *buf, size_t len)
 	char dir[4096];
 
 	base = base ? base + 1 : S.cfg.output;
-	if (why || !*base ||
-	    strlen(base) + sizeof(".journal.tmp.4194304") > NAME_MAX + 1) {
+	if (why || !*base || strlen(base) + sizeof(".journal") > NAME_MAX + 1) {
 		base = "profile.json";
 	}
 	if (snprintf(dir, sizeof(dir), "%s/mxprof-XXXXXX",

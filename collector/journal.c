@@ -216,8 +216,7 @@ int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
 	j->disk_said = 0;
 	j->fd = -1;
 	snprintf(j->path, sizeof(j->path), "%s", path);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, pid) >=
-	    (int)sizeof(tmp)) {
+	if (paths_temp(path, pid, tmp, sizeof(tmp)) < 0) {
 		return j->err = -ENAMETOOLONG;
 	}
 	j->fd = out_create(tmp, 0600);

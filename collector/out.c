@@ -102,8 +102,7 @@ int out_open(struct out *o, const char *path, int allow_gz)
 	o->gz = allow_gz && ends_with(path, ".gz");
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >=
 		    (int)sizeof(o->path) ||
-	    snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", path,
-		     (int)getpid()) >= (int)sizeof(o->tmp)) {
+	    paths_temp(path, (int)getpid(), o->tmp, sizeof(o->tmp)) < 0) {
 		return -ENAMETOOLONG;
 	}
 	o->fd = out_create(o->tmp, 0644);

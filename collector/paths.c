@@ -24,6 +24,8 @@
  * fork in a multi-threaded program.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,4 +154,25 @@ int paths_private_dir(const char *dir, unsigned uid, const char **why)
 		*why = "other users may write to it";
 	}
 	return *why ? -EPERM : 0;
+}
+
+/* Writes the temporary name beside path for process pid (see
+ * collector.h). */
+int paths_temp(const char *path, int pid, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char tail[32];
+	int n = snprintf(tail, sizeof(tail), ".tmp.%d", pid);
+	uint32_t h = 2166136261u;
+
+	if (strlen(base) + (size_t)n <= NAME_MAX) {
+		return fit(snprintf(buf, len, "%s%s", path, tail), buf, len);
+	}
+	for (const char *p = base; *p; p++) {
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	}
+	return fit(snprintf(buf, len, "%.*s.mxprof-%08x%s", (int)(base - path),
+			    path, (unsigned)h, tail),
+		   buf, len);
 }

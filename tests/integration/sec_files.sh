@@ -13,7 +13,8 @@
 #    folder, not the old predictable name a link was planted at;
 #  - two processes with the same MXPROF_OUTPUT: the second says so once and
 #    writes beside; both traces exact;
-#  - an output name of 250 bytes: one line, and the fallback holds it all.
+#  - an output name of 250 bytes: one line, and the fallback holds it all;
+#    one of 247 bytes is written in place (shortened temporary names).
 . "$ROOT/tests/integration/lib.sh"
 if [ -z "${SEC_INNER:-}" ]; then
 	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
@@ -170,3 +171,17 @@ expect_eq "long name: message" \
 tracesummary "$fb" >s.json
 expect_eq "long name: steps" 200 "$(jget s.json 'd["spans"]["core/step"]')"
 expect_eq "long name: tables" 200 "$(row_count "${fb%.json}.stats.txt" core step)"
+
+# A name of 247 bytes: its journal's name (255 bytes) is legal and its
+# temporary names are shortened: written in place, no line, nothing left.
+mkdir /tmp/long247
+long=/tmp/long247/$(printf 'n%.0s' $(seq 242)).json
+rc=0
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$long LD_PRELOAD="$PRELOAD" \
+	"$prog" 2 100 >/dev/null 2>err.txt || rc=$?
+expect_eq "247 bytes: exit status" 0 "$rc"
+expect_eq "247 bytes: messages" "" "$(cat err.txt)"
+expect_eq "247 bytes: files" 2 "$(ls -A /tmp/long247 | wc -l)"
+tracesummary "$long" >s.json
+expect_eq "247 bytes: steps" 200 "$(jget s.json 'd["spans"]["core/step"]')"
+expect_eq "247 bytes: tables" 200 "$(row_count "${long%.json}.stats.txt" core step)"
