@@ -603,11 +603,11 @@ void recover_close(struct recovery *r);
 
 /*
  * A file being written: buffered, gzip-compressed when asked, and replaced
- * atomically. It is written to "<path>.tmp.<pid>" beside path and renamed
- * over path by out_commit() only when whole, so a reader never sees half a
- * file and a failed write leaves the previous file in place. Write errors
- * are kept, not returned, and come back from out_commit(). About 130 KiB:
- * allocate it, do not put it on a small stack. Not for the hot path.
+ * atomically. It is written to "<path>.tmp.<pid>" (paths_temp()) beside path
+ * and renamed over path by out_commit() only when whole, so a reader never sees
+ * half a file and a failed write leaves the previous file in place. Write
+ * errors are kept, not returned, and come back from out_commit(). About 130
+ * KiB: allocate it, do not put it on a small stack. Not for the hot path.
  */
 struct out {
 	int fd;
@@ -622,7 +622,15 @@ struct out {
 };
 
 /*
- * Starts writing path: creates its temporary file (mode 0644). With
+ * Creates the file path exclusively (O_EXCL) and never through a symbolic
+ * link (O_NOFOLLOW), with the given mode: whatever stands at that name is
+ * removed first. Every file mxprof creates is created this way. Returns
+ * the descriptor (close-on-exec) or a negative errno.
+ */
+int out_create(const char *path, int mode);
+
+/*
+ * Starts writing path: creates its temporary file (mode 0644, out_create). With
  * allow_gz non-zero, a path ending in ".gz" is gzip-compressed (level 6).
  * Returns 0, -ENAMETOOLONG (path or its temporary name too long), -ENOMEM
  * (zlib), or the errno of open() negated, with o->tmp naming the file that
@@ -751,5 +759,24 @@ int paths_child(const char *trace, const char *tag, char *buf, size_t len);
  * PID` waits for dumps to grow. Writes the path of pid's status file.
  */
 int paths_status(int pid, char *buf, size_t len);
+
+/* Writes the temporary name of path for process pid, in the same folder:
+ * "<path>.tmp.<pid>", or, when that name would pass NAME_MAX (a legal
+ * name of 250 bytes), ".mxprof-<hash of the name>.tmp.<pid>". */
+int paths_temp(const char *path, int pid, char *buf, size_t len);
+
+/* Writes the folder that holds the status files of this user (the folder
+ * of paths_status()). */
+int paths_status_dir(char *buf, size_t len);
+
+/*
+ * Is dir a folder that only the user uid controls: a folder, not a
+ * symbolic link, owned by uid, writable by no group and no other user?
+ * Returns 0; else a negative errno with *why saying what is wrong in a
+ * few words. The status folder is used only when it passes, by the
+ * library (which creates it, mode 0700) and by `mxprof dump` (which then
+ * trusts the status file it reads there).
+ */
+int paths_private_dir(const char *dir, unsigned uid, const char **why);
 
 #endif /* MXPROF_COLLECTOR_H */

@@ -13,6 +13,7 @@
  * a dump is complete.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +45,64 @@ static const char *output_unusable(const char *path)
 	return NULL;
 }
 
+/*
+ * Another running process writes the journal of the same trace name (two
+ * programs given the same MXPROF_OUTPUT): this one writes beside it, as
+ * X.<pid>.json, and says so once. Returns journal_open's result.
+ */
+static int open_beside(int owner)
+{
+	char tag[24], beside[sizeof(S.cfg.output)];
+	int rc, again;
+
+	snprintf(tag, sizeof(tag), "%d", (int)getpid());
+	if (paths_child(S.cfg.output, tag, beside, sizeof(beside)) < 0) {
+		return -ENAMETOOLONG;
+	}
+	fprintf(stderr,
+		"mxprof: %s is being written by process %d; writing %s "
+		"beside it\n",
+		S.cfg.output, owner, beside);
+	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", beside);
+	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+	paths_journal(S.cfg.output, S.journal_path, sizeof(S.journal_path));
+	rc = journal_open_owned(S.j, S.journal_path, (int)getpid(), &again);
+	return rc;
+}
+
+/*
+ * The fallback for an output that cannot be written: a new private folder
+ * (mode 0700, a name nobody can guess) in $TMPDIR, or /tmp, holding the
+ * trace under its own name, or "profile.json" when that name is refused
+ * or too long to take the journal's ending. Writes its path into buf.
+ */
+static int fallback_path(const char *why, char *buf, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *base = strrchr(S.cfg.output, '/');
+	char dir[4096];
+
+	base = base ? base + 1 : S.cfg.output;
+	if (why || !*base || strlen(base) + sizeof(".journal") > NAME_MAX + 1) {
+		base = "profile.json";
+	}
+	if (snprintf(dir, sizeof(dir), "%s/mxprof-XXXXXX",
+		     tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(dir) ||
+	    !mkdtemp(dir)) {
+		snprintf(dir, sizeof(dir), "/tmp/mxprof-XXXXXX");
+		if (!mkdtemp(dir)) {
+			return -errno;
+		}
+	}
+	return snprintf(buf, len, "%s/%s", dir, base) < (int)len
+		       ? 0
+		       : -ENAMETOOLONG;
+}
+
 int dump_ensure_journal(void)
 {
+	int owner = 0;
+
 	if (S.journal_open) {
 		return S.journal_open > 0 ? 0 : -EIO;
 	}
@@ -70,19 +127,18 @@ int dump_ensure_journal(void)
 		S.cfg.continue_journal = 0;
 	}
 	if (!why) {
-		rc = journal_open(S.j, S.journal_path, (int)getpid());
+		rc = journal_open_owned(S.j, S.journal_path, (int)getpid(),
+					&owner);
 	}
-	if (rc < 0 && rc != -ENOMEM) {
+	if (rc == -EBUSY) {
+		rc = open_beside(owner);
+	}
+	char fallback[sizeof(S.cfg.output)];
+	if (rc < 0 && rc != -ENOMEM &&
+	    fallback_path(why, fallback, sizeof(fallback)) == 0) {
 		/* The output folder is not writable, or the path is not one
-		 * a file may replace: keep everything, in the temporary
-		 * folder, and say where once. */
-		const char *tmp = getenv("TMPDIR");
-		const char *base = strrchr(S.cfg.output, '/');
-		char fallback[sizeof(S.cfg.output)];
-		base = base ? base + 1 : S.cfg.output;
-		snprintf(fallback, sizeof(fallback), "%s/mxprof-%d-%s",
-			 tmp && *tmp ? tmp : "/tmp", (int)getpid(),
-			 *base && !why ? base : "profile.json");
+		 * a file may replace: keep everything, in a private folder
+		 * of the temporary folder, and say where once. */
 		fprintf(stderr,
 			"mxprof: cannot write %s %s: %s; writing "
 			"%s instead\n",
@@ -118,18 +174,43 @@ static void abs_path(const char *p, char *buf, size_t len)
 	}
 }
 
+/*
+ * The status folder, created mode 0700 when missing, is used only when it
+ * is this user's own (paths_private_dir()): another user who made
+ * /tmp/mxprof-<uid> first could otherwise plant links there or rewrite
+ * what `mxprof dump` reads. Says so once, and then writes no status file.
+ */
+static int status_dir_ok(const char *dir)
+{
+	static int warned;
+	const char *why;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		return -errno;
+	}
+	if (paths_private_dir(dir, (unsigned)geteuid(), &why) == 0) {
+		return 0;
+	}
+	if (!warned) {
+		warned = 1;
+		fprintf(stderr,
+			"mxprof: not using %s: %s; no status file, `mxprof "
+			"dump` cannot reach this process\n",
+			dir, why);
+	}
+	return -EPERM;
+}
+
 void dump_write_status(void)
 {
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
 	struct out *o = malloc(sizeof(*o));
 
-	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0) {
+	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0 ||
+	    paths_status_dir(dir, sizeof(dir)) < 0 || status_dir_ok(dir) < 0) {
 		free(o);
 		return;
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = 0;
-	mkdir(dir, 0700);
 	abs_path(S.cfg.output, out_abs, sizeof(out_abs));
 	abs_path(S.stats_path, stats_abs, sizeof(stats_abs));
 	if (out_open(o, path, 0) == 0) {
@@ -210,13 +291,57 @@ static void refresh_thread(void *ctx, int tid, int dead)
 	}
 }
 
+/*
+ * The output's folder was removed while the program ran (rm -rf of a run
+ * folder): the trace and tables go to the fallback folder, as for an
+ * output that could not be written at start, with one line. The journal
+ * is still open; dump_journal_source() reads it through its descriptor.
+ */
+static void output_folder_check(void)
+{
+	char dir[sizeof(S.cfg.output)], fallback[sizeof(S.cfg.output)];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", S.cfg.output);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir) {
+		return;
+	}
+	*slash = 0;
+	if (stat(dir, &st) == 0 || errno != ENOENT ||
+	    fallback_path(NULL, fallback, sizeof(fallback)) < 0) {
+		return;
+	}
+	fprintf(stderr, "mxprof: %s was removed; writing %s instead\n", dir,
+		fallback);
+	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", fallback);
+	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+}
+
+/* Where a dump reads the journal: its path, or, when the file was removed
+ * while it is still open, its descriptor in /proc. */
+static const char *dump_journal_source(char *buf, size_t len)
+{
+	if (S.j->fd >= 0 && access(S.journal_path, F_OK) != 0 &&
+	    errno == ENOENT) {
+		snprintf(buf, len, "/proc/self/fd/%d", S.j->fd);
+		return buf;
+	}
+	return S.journal_path;
+}
+
 int dump_write(uint64_t dropped)
 {
+	char jsrc[64];
 	static const struct table_opts with_sources = {.extra = source_tables};
 	char host[256] = "", comm[64], cmdline[1024];
 	int rc_trace = 0, rc_stats = 0;
 	int cut = 0;
 
+	if (S.journal_open > 0) {
+		output_folder_check();
+	}
 	if (dump_ensure_journal() == 0) {
 		ring_foreach_tid(refresh_thread, NULL);
 		journal_stats(S.j, dropped);
@@ -241,8 +366,9 @@ int dump_write(uint64_t dropped)
 					.truncated = S.j->truncated || cut,
 					.clock = clock_source(),
 					.sources = coll_sources};
-		rc_trace = chrome_write_from_journal(S.journal_path,
-						     S.cfg.output, &m);
+		rc_trace = chrome_write_from_journal(
+			dump_journal_source(jsrc, sizeof(jsrc)), S.cfg.output,
+			&m);
 		if (rc_trace < 0 && rc_trace != S.last_trace_err) {
 			fprintf(stderr, "mxprof: cannot write %s: %s\n",
 				S.cfg.output, strerror(-rc_trace));

@@ -73,10 +73,17 @@ struct journal {
 	uint32_t cat_done;  /* categories below this are written */
 	uint64_t bytes;	    /* estimated trace size */
 	uint64_t max_bytes; /* 0 = no cap */
+	uint64_t disk_cap;  /* the disk's share (journal_open), 0 = none */
+	int disk_said;	    /* the disk cap was reached and said */
 	size_t n;
 	char path[4096];
 	unsigned char buf[1 << 18];
 };
+/* journal_open_owned: see journal.c; -EBUSY with *owner the pid of the
+ * running process whose journal path is. journal_open: the same, without
+ * the owner. */
+int journal_open_owned(struct journal *j, const char *path, int pid,
+		       int *owner);
 int journal_open(struct journal *j, const char *path, int pid);
 int journal_continue(struct journal *j, const char *path, int pid);
 int journal_origin(const char *path, int pid, uint64_t *mono, int64_t *utc);

@@ -16,15 +16,28 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define EVENT_JSON_BYTES JOURNAL_EVENT_BYTES
+
+/*
+ * The program's disk comes first: the timeline of a run may take an
+ * eighth of the space free on the journal's disk when the journal is
+ * created (in estimated trace bytes; the journal, the trace and its
+ * temporary copy together stay well under half of it). Past that, the
+ * timeline stops, once said; the tables go on, and there is room left
+ * to write them and the trace, and then to remove the journal.
+ */
+#define DISK_SHARE 8
 
 /* Journal descriptors start here, above the numbers programs use. */
 #define JOURNAL_FD_MIN 512
@@ -152,47 +165,114 @@ static void put(struct journal *j, uint32_t type, const void *a, size_t alen,
 }
 
 /*
- * Creates the journal at path (replacing any old one) and writes its
- * header. Returns 0 or a negative errno; on error j->fd is -1 and every
- * later call is a no-op.
+ * Whose is the journal at path? Returns the pid in its header when it is
+ * a journal of a process other than pid that still runs, else 0 (no
+ * journal, a stale one, or not a journal: it may be replaced).
  */
-int journal_open(struct journal *j, const char *path, int pid)
+static int journal_live_owner(const char *path, int pid)
 {
 	struct journal_header h;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t got;
 
+	if (fd < 0) {
+		return 0;
+	}
+	got = read(fd, &h, sizeof(h));
+	close(fd);
+	if (got != (ssize_t)sizeof(h) || memcmp(h.magic, "MXPJRNL1", 8) != 0 ||
+	    h.pid == 0 || h.pid > INT32_MAX || (int)h.pid == pid) {
+		return 0;
+	}
+	if (kill((pid_t)h.pid, 0) == 0 || errno == EPERM) {
+		return (int)h.pid;
+	}
+	return 0;
+}
+
+/*
+ * Creates the journal at path and writes its header. It is written under
+ * a temporary name and linked into place, so a journal that exists always
+ * holds its header with its writer's pid, and two processes cannot both
+ * take the name. A journal of another running process is never touched
+ * (-EBUSY, *owner its pid); anything else at path (a dead process's
+ * journal, a link) is removed first. Returns 0 or a negative errno; on
+ * error j->fd is -1 and every later call is a no-op.
+ */
+int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
+{
+	struct journal_header h;
+	char tmp[sizeof(j->path) + 32];
+	struct stat st;
+
+	*owner = 0;
 	j->n = 0;
 	j->err = 0;
 	j->truncated = 0;
 	j->str_done = 1;
 	j->cat_done = 0;
 	j->bytes = 0;
+	j->disk_cap = 0;
+	j->disk_said = 0;
+	j->fd = -1;
 	snprintf(j->path, sizeof(j->path), "%s", path);
-	j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (j->fd < 0) {
-		j->err = -errno;
-		return j->err;
+	if (paths_temp(path, pid, tmp, sizeof(tmp)) < 0) {
+		return j->err = -ENAMETOOLONG;
 	}
-	struct stat st;
-
-	if (fstat(j->fd, &st) != 0) {
-		j->err = -errno;
-		close(j->fd);
+	j->fd = out_create(tmp, 0600);
+	if (j->fd < 0) {
+		j->err = j->fd;
 		j->fd = -1;
 		return j->err;
 	}
+	j->fd = fd_high(j->fd);
+	if (fstat(j->fd, &st) != 0) {
+		j->err = -errno;
+		goto fail;
+	}
 	j->dev = st.st_dev;
 	j->ino = st.st_ino;
+	struct statvfs vfs;
+	if (fstatvfs(j->fd, &vfs) == 0 && vfs.f_blocks > 0) {
+		j->disk_cap =
+			(uint64_t)vfs.f_bavail * vfs.f_frsize / DISK_SHARE;
+	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, "MXPJRNL1", 8);
 	h.version = 2;
 	h.pid = (uint32_t)pid;
 	h.base_utc_ns = clock_base_utc_ns();
 	h.reserved[0] = clock_base_mono_ns();
-	/* The header first, then the move to a high number: a process that
-	 * dies in between leaves a journal that reads as one. */
 	raw_write(j, &h, sizeof(h));
-	j->fd = fd_high(j->fd);
+	for (int tries = 0; j->err == 0; tries++) {
+		if (link(tmp, path) == 0) {
+			break;
+		}
+		if (errno != EEXIST || tries == 3) {
+			j->err = -errno;
+		} else if ((*owner = journal_live_owner(path, pid)) != 0) {
+			j->err = -EBUSY;
+		} else if (unlink(path) < 0 && errno != ENOENT) {
+			j->err = -errno;
+		}
+	}
+	if (j->err) {
+		goto fail;
+	}
+	unlink(tmp);
+	return 0;
+fail:
+	close(j->fd);
+	j->fd = -1;
+	unlink(tmp);
 	return j->err;
+}
+
+int journal_open(struct journal *j, const char *path, int pid)
+{
+	int owner;
+
+	return journal_open_owned(j, path, pid, &owner);
 }
 
 /*
@@ -302,6 +382,19 @@ void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 
 	if (j->max_bytes && j->bytes + n * EVENT_JSON_BYTES > j->max_bytes) {
 		j->truncated = 1;
+		return;
+	}
+	if (j->disk_cap && j->bytes + n * EVENT_JSON_BYTES > j->disk_cap) {
+		j->truncated = 1;
+		if (!j->disk_said) {
+			j->disk_said = 1;
+			fprintf(stderr,
+				"mxprof: %s has taken its share of the disk "
+				"(%llu KiB of trace); the timeline stops here, "
+				"the tables go on\n",
+				j->path,
+				(unsigned long long)(j->disk_cap >> 10));
+		}
 		return;
 	}
 	j->bytes += n * EVENT_JSON_BYTES;

@@ -4,7 +4,10 @@
  * A file is written to "<path>.tmp.<pid>" in the same folder and renamed
  * over <path> only when it is complete, so a reader (Perfetto, mxprof
  * report, a second dump) never sees half a file, and a failed write leaves
- * the previous complete file in place.
+ * the previous complete file in place. The temporary file is created
+ * exclusively and never through a symbolic link (O_EXCL, O_NOFOLLOW): a
+ * name left there (by a dead process with the same pid, or planted by
+ * someone who may write the folder) is removed, never written through.
  *
  * The formatting helpers write digits by hand instead of calling printf:
  * they are fast, allocate nothing, and use only write(), so the same code
@@ -68,6 +71,25 @@ static int ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* Creates path exclusively, never through a symbolic link, removing
+ * what stands at that name first (a few times, should it come back).
+ * Returns the descriptor or a negative errno. */
+int out_create(const char *path, int mode)
+{
+	for (int tries = 0;; tries++) {
+		int fd = open(path,
+			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				      O_CLOEXEC,
+			      mode);
+		if (fd >= 0 || errno != EEXIST || tries == 3) {
+			return fd >= 0 ? fd : -errno;
+		}
+		if (unlink(path) < 0 && errno != ENOENT) {
+			return -errno;
+		}
+	}
+}
+
 /*
  * Opens a temporary file beside path. With allow_gz, a path ending in
  * ".gz" is gzip-compressed. Returns 0 or a negative errno (o is then
@@ -80,13 +102,12 @@ int out_open(struct out *o, const char *path, int allow_gz)
 	o->gz = allow_gz && ends_with(path, ".gz");
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >=
 		    (int)sizeof(o->path) ||
-	    snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", path,
-		     (int)getpid()) >= (int)sizeof(o->tmp)) {
+	    paths_temp(path, (int)getpid(), o->tmp, sizeof(o->tmp)) < 0) {
 		return -ENAMETOOLONG;
 	}
-	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	o->fd = out_create(o->tmp, 0644);
 	if (o->fd < 0) {
-		return -errno;
+		return o->fd;
 	}
 	if (o->gz) {
 		memset(&o->zs, 0, sizeof(o->zs));

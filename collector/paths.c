@@ -9,6 +9,10 @@
  *   X.<pid>.json, X.<pid>.gz ... a descendant's trace
  *   .../mxprof[-<uid>]/<pid>.status   a recording process's status file
  *
+ * The status folder is trusted only when it is a real folder (not a
+ * symbolic link) that its user owns and nobody else may write:
+ * paths_private_dir() is that test, for the library and `mxprof dump`.
+ *
  * X is the trace's name without its ending: first ".gz", then ".json", each
  * taken off only when something other than a '/' comes before it, so that
  * "t.gz" and "t.json.gz" both give "t" and a file named ".json" keeps its
@@ -20,9 +24,12 @@
  * fork in a multi-threaded program.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -107,13 +114,65 @@ int paths_child(const char *trace, const char *tag, char *buf, size_t len)
 /* Writes the status file's path of process pid (see collector.h). */
 int paths_status(int pid, char *buf, size_t len)
 {
+	char dir[4096];
+
+	if (paths_status_dir(dir, sizeof(dir)) < 0) {
+		return fit(-1, buf, len);
+	}
+	return fit(snprintf(buf, len, "%s/%d.status", dir, pid), buf, len);
+}
+
+/* Writes the folder of the status files (see collector.h). */
+int paths_status_dir(char *buf, size_t len)
+{
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 
 	if (xdg && *xdg) {
-		return fit(snprintf(buf, len, "%s/mxprof/%d.status", xdg, pid),
-			   buf, len);
+		return fit(snprintf(buf, len, "%s/mxprof", xdg), buf, len);
 	}
-	return fit(snprintf(buf, len, "/tmp/mxprof-%u/%d.status",
-			    (unsigned)getuid(), pid),
+	return fit(snprintf(buf, len, "/tmp/mxprof-%u", (unsigned)getuid()),
+		   buf, len);
+}
+
+/* Is dir a private folder of uid (see collector.h)? */
+int paths_private_dir(const char *dir, unsigned uid, const char **why)
+{
+	struct stat st;
+
+	*why = NULL;
+	if (lstat(dir, &st) < 0) {
+		*why = "it cannot be read";
+		return -errno;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		*why = "it is a symbolic link";
+	} else if (!S_ISDIR(st.st_mode)) {
+		*why = "it is not a folder";
+	} else if (st.st_uid != uid) {
+		*why = "another user owns it";
+	} else if (st.st_mode & 022) {
+		*why = "other users may write to it";
+	}
+	return *why ? -EPERM : 0;
+}
+
+/* Writes the temporary name beside path for process pid (see
+ * collector.h). */
+int paths_temp(const char *path, int pid, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char tail[32];
+	int n = snprintf(tail, sizeof(tail), ".tmp.%d", pid);
+	uint32_t h = 2166136261u;
+
+	if (strlen(base) + (size_t)n <= NAME_MAX) {
+		return fit(snprintf(buf, len, "%s%s", path, tail), buf, len);
+	}
+	for (const char *p = base; *p; p++) {
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	}
+	return fit(snprintf(buf, len, "%.*s.mxprof-%08x%s", (int)(base - path),
+			    path, (unsigned)h, tail),
 		   buf, len);
 }

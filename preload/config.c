@@ -21,6 +21,28 @@ struct settings preload_settings;
 /* The working folder when the library was loaded. */
 static char launch_cwd[PATH_MAX];
 
+/*
+ * MXPROF_ROOT_PID as the process received it, read at load from environ
+ * itself: a program that brings its own getenv and setenv (bash) may
+ * later answer NULL for it, and a descendant that then believed it was
+ * the root would write under the root's names. When absent, this process
+ * is the root: its pid, which a forked child keeps.
+ */
+static int root_pid;
+
+static int root_pid_at_load(void)
+{
+	static const char key[] = "MXPROF_ROOT_PID=";
+	extern char **environ;
+
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, key, sizeof(key) - 1) == 0) {
+			return atoi(*e + sizeof(key) - 1);
+		}
+	}
+	return 0;
+}
+
 static const char *env(const char *name)
 {
 	return getenv(name);
@@ -28,6 +50,10 @@ static const char *env(const char *name)
 
 void config_init(void)
 {
+	root_pid = root_pid_at_load();
+	if (root_pid <= 0) {
+		root_pid = (int)getpid();
+	}
 	if (!getcwd(launch_cwd, sizeof(launch_cwd))) {
 		launch_cwd[0] = 0; /* gone or too long: relative it stays */
 	}
@@ -54,8 +80,7 @@ void config_output(char *out, size_t len, int descendant)
 void config_collector(struct coll_config *c)
 {
 	const struct settings *s = &preload_settings;
-	const char *root = getenv("MXPROF_ROOT_PID");
-	int descendant = root && atoi(root) != (int)getpid();
+	int descendant = root_pid && root_pid != (int)getpid();
 
 	memset(c, 0, sizeof(*c));
 	config_output(c->output, sizeof(c->output), descendant);

@@ -82,8 +82,10 @@ void signals_init(struct settings *s);
 /* config.c: the settings of this process (parsed once at load). */
 extern struct settings preload_settings;
 
-/* config.c: notes the start folder (relative outputs are taken from it).
- * Call once at load. */
+/* config.c: notes the start folder (relative outputs are taken from it)
+ * and the root's pid from the environment as received (a process is a
+ * descendant when it is not the root). Call once at load, before mxprof
+ * sets any environment variable. */
 void config_init(void);
 
 /* config.c: the trace path of this process into out; descendant: a

@@ -59,7 +59,7 @@ run MXPROF_OUTPUT=/proc/none/t.json "$prog" 2 500 >out.txt 2>err.txt
 expect_eq "unwritable: output" "$expected" "$(cat out.txt)"
 expect_eq "unwritable: stderr lines" 1 "$(wc -l <err.txt)"
 grep -q "cannot write beside /proc/none/t.json" err.txt || fail "unwritable: $(cat err.txt)"
-fallback=$(ls "$TMPDIR"/mxprof-*-t.json)
+fallback=$(ls "$TMPDIR"/mxprof-??????/t.json)
 tracesummary "$fallback" >s
 expect_eq "unwritable: steps in $fallback" 1000 "$(jget s 'd["spans"]["core/step"]')"
 unset TMPDIR

@@ -173,6 +173,36 @@ static void test_paths_status_under_xdg_runtime_dir_or_tmp(void **st)
 	}
 }
 
+static void test_paths_temp_shortens_names_past_name_max(void **st)
+{
+	char name[300], path[320], buf[400];
+
+	(void)st;
+	assert_int_equal(paths_temp("d/t.json", 42, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "d/t.json.tmp.42");
+	/* 240 bytes + ".tmp.42" = 247: fits NAME_MAX, kept. */
+	memset(name, 'n', 240);
+	name[240] = 0;
+	snprintf(path, sizeof(path), "d/%s", name);
+	assert_int_equal(paths_temp(path, 42, buf, sizeof(buf)), 0);
+	assert_int_equal(strlen(buf), 2 + 240 + 7);
+	/* 250 bytes: the name is replaced by a hash of it, same folder. */
+	memset(name, 'n', 250);
+	name[250] = 0;
+	snprintf(path, sizeof(path), "d/%s", name);
+	assert_int_equal(paths_temp(path, 42, buf, sizeof(buf)), 0);
+	assert_int_equal(strncmp(buf, "d/.mxprof-", 10), 0);
+	assert_string_equal(buf + 18, ".tmp.42");
+	assert_int_equal(strlen(buf), 25);
+	/* Another long name gives another hash. */
+	char other[400];
+	path[10] = 'x';
+	assert_int_equal(paths_temp(path, 42, other, sizeof(other)), 0);
+	assert_string_not_equal(buf, other);
+	assert_int_equal(paths_temp(path, 42, buf, 10), -ENAMETOOLONG);
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +216,7 @@ int main(void)
 			test_paths_long_names_fit_exactly_or_fail_empty),
 		cmocka_unit_test(
 			test_paths_status_under_xdg_runtime_dir_or_tmp),
+		cmocka_unit_test(test_paths_temp_shortens_names_past_name_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

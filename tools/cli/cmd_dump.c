@@ -5,13 +5,20 @@
  * "output=", "stats=", "signal=" and "dumps=" lines. dump reads it, sends
  * the dump signal, and waits until "dumps=" grows: the library rewrites
  * the file after each complete dump. Then it prints the trace's path.
+ *
+ * What the file says is trusted only when the folder is this user's own
+ * (paths_private_dir()) and the file is a plain file of this user that
+ * nobody else may write, and the signal it names is one a program may be
+ * given as its dump signal: never SIGKILL, SIGSTOP, SIGTERM and the like.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,11 +35,16 @@ struct dp_status {
 /* Reads the status file. Returns 0, or a negative errno. */
 static int dp_read(const char *path, struct dp_status *s)
 {
-	FILE *f = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char line[PATH_MAX + 32];
 
 	if (!f) {
-		return -errno;
+		int err = -errno;
+		if (fd >= 0) {
+			close(fd);
+		}
+		return err;
 	}
 	memset(s, 0, sizeof(*s));
 	while (fgets(line, sizeof(line), f)) {
@@ -55,6 +67,54 @@ static int dp_read(const char *path, struct dp_status *s)
 	}
 	fclose(f);
 	return 0;
+}
+
+/* Is sig one that MXPROF_SIGNAL may name (preload/settings.c)? The
+ * signals that end, stop or crash a program are not. */
+static int dp_dump_signal_ok(int sig)
+{
+	static const int ok[] = {SIGUSR1,  SIGUSR2, SIGHUP, SIGPROF,
+				 SIGWINCH, SIGURG,  SIGPWR};
+
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (sig == ok[i]) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Can the status file at path be trusted: in this user's private status
+ * folder, a plain file of this user that nobody else may write? Returns
+ * NULL, or why not. */
+static const char *dp_untrusted(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *why;
+	struct stat st;
+
+	if (paths_status_dir(dir, sizeof(dir)) < 0) {
+		return "its folder's name is too long";
+	}
+	if (paths_private_dir(dir, (unsigned)getuid(), &why) < 0) {
+		return why;
+	}
+	if (lstat(path, &st) < 0) {
+		return NULL; /* dp_read says what is missing */
+	}
+	if (!S_ISREG(st.st_mode)) {
+		return "it is not a plain file";
+	}
+	if (st.st_uid != getuid()) {
+		return "another user owns it";
+	}
+	if (st.st_mode & 022) {
+		return "other users may write to it";
+	}
+	return NULL;
 }
 
 /* Returns 1 when pid's memory map holds libmxprof, 0 when it does not,
@@ -155,6 +215,12 @@ int cmd_dump(int argc, char **argv)
 		util_err("status file path too long");
 		return CLI_FAIL;
 	}
+	const char *why = dp_untrusted(spath);
+	if (why) {
+		util_err("not trusting %s: %s (or its folder); no signal sent",
+			 spath, why);
+		return CLI_FAIL;
+	}
 	r = dp_read(spath, &st);
 	if (r < 0) {
 		if (dp_has_lib(pid) == 1) {
@@ -179,6 +245,12 @@ int cmd_dump(int argc, char **argv)
 		util_err("process %d has no dump signal (MXPROF_SIGNAL=none); "
 			 "it can only dump through mxprof_dump()",
 			 (int)pid);
+		return CLI_FAIL;
+	}
+	if (!dp_dump_signal_ok(st.signal)) {
+		util_err("%s names signal %d, which is not a dump signal; no "
+			 "signal sent",
+			 spath, st.signal);
 		return CLI_FAIL;
 	}
 	if (kill(pid, st.signal) < 0) {

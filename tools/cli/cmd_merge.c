@@ -150,8 +150,13 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		}
 	}
 	for (i = 0; i < nf; i++) {
-		if (files[i].meta.has_base) {
-			files[i].shift_ns = files[i].meta.base_ns - base;
+		if (files[i].meta.has_base &&
+		    __builtin_sub_overflow(files[i].meta.base_ns, base,
+					   &files[i].shift_ns)) {
+			util_err("%s: baseTimeNanoseconds is too far from the "
+				 "other files'; its times are not shifted",
+				 files[i].path);
+			files[i].shift_ns = 0;
 		}
 	}
 	if (merge_index_assign_pids(files, nf) < 0) {

@@ -177,7 +177,11 @@ static int mc_number(void *ctx, const char *s, size_t n)
 	}
 	if (c->depth == 3 && c->key_at3 == 2 && c->f->shift_ns &&
 	    util_us_to_ns(s, n, &v) == 0) {
-		mc_put_us(&c->ev, v + c->f->shift_ns);
+		/* A time past the int64 range stops at its end. */
+		if (__builtin_add_overflow(v, c->f->shift_ns, &v)) {
+			v = INT64_MAX;
+		}
+		mc_put_us(&c->ev, v);
 		return 1;
 	}
 	if (c->depth == 3 && c->key_at3 == 3 && c->id_offset &&

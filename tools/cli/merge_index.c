@@ -155,27 +155,51 @@ int64_t merge_index_pid(const struct merge_file *f, int64_t pid)
 	return i >= 0 ? f->pids[i].to : pid;
 }
 
-/* Gives every pid that an earlier file uses a fresh number, past the
- * largest pid of any file. Returns 0 or -ENOMEM (printed). */
+/* Returns the first number from *next on (1 after INT64_MAX) that no
+ * file uses (taken), and moves *next past it. */
+static int64_t mi_fresh_pid(const struct merge_map *taken, int64_t *next)
+{
+	for (;;) {
+		int64_t v = *next;
+
+		*next = v == INT64_MAX ? 1 : v + 1;
+		if (mi_map_find(taken, v, 0) < 0) {
+			return v;
+		}
+	}
+}
+
+/* Gives every pid that an earlier file uses a fresh number: positive,
+ * past the largest pid of any file when there is room, else the first
+ * that no file uses. Returns 0 or -ENOMEM (printed). */
 int merge_index_assign_pids(struct merge_file *files, size_t nf)
 {
-	struct merge_map used = {0}; /* (to, 0) of the files before i */
-	int64_t next = 0;
+	struct merge_map used = {0};  /* (to, 0) of the files before i */
+	struct merge_map taken = {0}; /* every pid of every file, and
+				       * every fresh one */
+	int64_t next, max = 0;
 	size_t i, j;
 	int ret = 0;
 
-	for (i = 0; i < nf; i++) {
-		for (j = 0; j < files[i].npids; j++) {
-			if (files[i].pids[j].from >= next) {
-				next = files[i].pids[j].from + 1;
+	for (i = 0; i < nf && ret == 0; i++) {
+		for (j = 0; j < files[i].npids && ret == 0; j++) {
+			int64_t p = files[i].pids[j].from;
+
+			max = p > max ? p : max;
+			if (mi_map_find(&taken, p, 0) < 0) {
+				ret = mi_map_add(&taken, p, 0, j);
 			}
 		}
 	}
+	next = max == INT64_MAX ? 1 : max + 1;
 	for (i = 0; i < nf && ret == 0; i++) {
-		for (j = 0; j < files[i].npids; j++) {
+		for (j = 0; j < files[i].npids && ret == 0; j++) {
 			if (i > 0 &&
 			    mi_map_find(&used, files[i].pids[j].from, 0) >= 0) {
-				files[i].pids[j].to = next++;
+				int64_t v = mi_fresh_pid(&taken, &next);
+
+				files[i].pids[j].to = v;
+				ret = mi_map_add(&taken, v, 0, j);
 			}
 		}
 		for (j = 0; j < files[i].npids && ret == 0; j++) {
@@ -186,6 +210,7 @@ int merge_index_assign_pids(struct merge_file *files, size_t nf)
 		}
 	}
 	free(used.e);
+	free(taken.e);
 	return ret;
 }
 
