@@ -121,7 +121,9 @@ static uintptr_t resolve_lazy(const struct hook_obj *o,
  * patched too: a stub whose real function were v would call itself. So the
  * target is found as the dynamic linker binds def's own call: the first
  * definition after def (dlsym or dlvsym with RTLD_NEXT, as from def).
- * Returns the target, or 0 when there is none.
+ * Only the program itself has such entries (shared objects are position
+ * independent), and it is never unloaded, so calling as from it is safe
+ * although it is not pinned. Returns the target, or 0 when there is none.
  */
 static uintptr_t past_canonical_plt(const struct hook_dyn *d, uint32_t si,
 				    const char *name, uintptr_t v,
@@ -132,7 +134,7 @@ static uintptr_t past_canonical_plt(const struct hook_dyn *d, uint32_t si,
 
 	/* dladdr names an undefined symbol that has an address: exactly a
 	 * canonical PLT entry. */
-	if (!def || def->skip ||
+	if (!def || def->skip || def->path ||
 	    !dladdr1((void *)v, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
 	    (uintptr_t)info.dli_saddr != v || sym->st_shndx != SHN_UNDEF) {
 		return v;
