@@ -47,10 +47,12 @@ static int64_t value_of(const struct coll_rec *r)
 	}
 }
 
-/* Stores v in *p as one relaxed atomic store: the drain thread reads the
- * rows while the thread may write them. */
-#define PUT(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
-#define GET(p)	  __atomic_load_n(&(p), __ATOMIC_RELAXED)
+/* The rows are read while the thread may write them, so every access is
+ * atomic. Stores release and loads acquire (plain moves on x86-64): a
+ * drain pass that sees a new value then also sees the odd sequence count
+ * that came before it when it reads the count again. */
+#define PUT(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define GET(p)	  __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
 
 /* Signal-safe; the ring's thread only. See the comment at the top. */
 void tally_add(struct tally *t, const struct coll_rec *r)
@@ -63,15 +65,14 @@ void tally_add(struct tally *t, const struct coll_rec *r)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t seq = GET(t->seq);
 	PUT(t->seq, seq + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 
 	size_t i = slot_of(r->group, r->name, r->kind);
 	size_t k = 0;
 	for (; k < TALLY_ROWS; k++, i = (i + 1) & (TALLY_ROWS - 1)) {
 		struct tally_row *w = &t->rows[i];
-		if (!GET(w->count) || (GET(w->name) == r->name &&
-				       GET(w->group) == r->group &&
-				       GET(w->kind) == r->kind)) {
+		if (!GET(w->count) ||
+		    (GET(w->name) == r->name && GET(w->group) == r->group &&
+		     GET(w->kind) == r->kind)) {
 			break;
 		}
 	}
@@ -133,7 +134,6 @@ int tally_take(struct tally *t, tally_fn fn, void *ctx)
 					     .max = GET(w->max),
 					     .errors = GET(w->errors)};
 	}
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) != s1) {
 		return -EAGAIN;
 	}
