@@ -9,7 +9,7 @@
  * object and its start tick), as MXNet keeps its per-thread state, and a
  * stop ends the thread's latest pass of that object. A stop on a thread
  * that did not start the object (or deeper than SPAN_DEPTH) ends the pass
- * kept in the object itself.
+ * kept in the object itself, the latest start on any thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -292,15 +292,15 @@ static inline void span_start(struct span_obj *s)
 	uint64_t t0 = ticks_now();
 	unsigned d = span_depth;
 
+	/* For a stop on another thread: the latest start of any thread. */
+	__atomic_store_n(&s->t0, t0, __ATOMIC_RELAXED);
 	if (d < SPAN_DEPTH) {
 		/* The slot is taken before it is written: a signal handler's
 		 * pass goes above it. */
 		span_depth = d + 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		span_stack[d] = (struct span_pass){s, t0, frame};
-		return;
 	}
-	__atomic_store_n(&s->t0, t0, __ATOMIC_RELAXED);
 }
 
 /* Takes this thread's latest pass of s off its stack; returns 1 with *p
