@@ -143,6 +143,52 @@ int agg_add(struct agg *a, const struct agg_sample *s)
 }
 
 /*
+ * Adds count samples of one (group, name, kind) at once, whose values sum
+ * to total and range from min to max (for markers, only the count
+ * matters), errors of them with an error status. Returns 0 or -ENOMEM, as
+ * agg_add().
+ */
+int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
+		 int64_t total, int64_t min, int64_t max, uint64_t errors)
+{
+	int cls = class_of(s->kind);
+
+	if (count == 0) {
+		return 0;
+	}
+	if ((a->used + 1) * 4 > a->cap * 3 && grow(a) < 0) {
+		return -ENOMEM;
+	}
+	struct agg_row *r = lookup(a->rows, a->cap, s->group, s->name, cls);
+	if (cls == AGG_MARKER) {
+		total = min = max = 0;
+	}
+	if (r->count == 0) {
+		r->group = s->group;
+		r->name = s->name;
+		r->cls = (uint8_t)cls;
+		r->min = min;
+		r->max = max;
+		a->used++;
+	}
+	r->count += count;
+	r->total = agg_sat_add(r->total, total);
+	if (min < r->min) {
+		r->min = min;
+	}
+	if (max > r->max) {
+		r->max = max;
+	}
+	if (cls == AGG_TIME && (s->flags & COLL_FLAG_STATUS)) {
+		r->status = 1;
+	}
+	if (cls == AGG_TIME) {
+		r->errors += errors;
+	}
+	return 0;
+}
+
+/*
  * Adds the sample of one record as the journal holds it: times already in
  * nanoseconds, t1 the duration of a span or frame and the new value of a
  * counter. The drain and a journal's recovery share it, so that both give

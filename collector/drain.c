@@ -156,6 +156,34 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	}
 }
 
+/* A tick count as nanoseconds: the clock is linear between anchors. */
+static int64_t ticks_span_ns(int64_t d)
+{
+	uint64_t base = ticks_now();
+
+	return d > 0 ? (int64_t)(clock_to_ns(base + (uint64_t)d) -
+				 clock_to_ns(base))
+		     : 0;
+}
+
+/* What full rings tallied (tally.c) goes to the tables only. */
+static void tally_emit(void *ctx, const struct tally_row *w)
+{
+	struct agg_sample s = {.group = w->group,
+			       .name = w->name,
+			       .kind = w->kind,
+			       .flags = w->flags};
+	int64_t total = w->total, min = w->min, max = w->max;
+
+	(void)ctx;
+	if (w->kind == COLL_SPAN || w->kind == COLL_FRAME) {
+		total = ticks_span_ns(total);
+		min = ticks_span_ns(min);
+		max = ticks_span_ns(max);
+	}
+	agg_add_many(S.agg, &s, w->count, total, min, max, w->errors);
+}
+
 void coll_thread_seen(int tid)
 {
 	if (dump_ensure_journal() == 0) {
@@ -166,6 +194,7 @@ void coll_thread_seen(int tid)
 /* One pass; owner held. Returns the records taken from the rings. */
 static uint64_t pass(void)
 {
+	ring_set_tally_sink(tally_emit, NULL);
 	uint64_t n = ring_collect(emit, NULL);
 
 	for (int i = 0; coll_sources[i]; i++) {
@@ -246,6 +275,44 @@ static char *tables_now(const struct request *r)
 	return s;
 }
 
+/* One line at exit when the timeline lost slices to full buffers or was
+ * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
+static void say_timeline_cut(uint64_t dropped)
+{
+	uint64_t lost = ring_tally_lost();
+	int cut = S.j && S.j->truncated;
+	char also[96] = "";
+
+	if (!dropped && !cut) {
+		return;
+	}
+	if (lost) {
+		snprintf(also, sizeof(also),
+			 " (%llu of them missing from the "
+			 "tables too)",
+			 (unsigned long long)lost);
+	}
+	if (dropped) {
+		fprintf(stderr,
+			"mxprof: the timeline dropped %llu records from full "
+			"per-thread buffers%s%s; the tables count %s: raise "
+			"MXPROF_BUFFER_KB (now %u) or set "
+			"MXPROF_OVERFLOW=block\n",
+			(unsigned long long)dropped, also,
+			cut ? " and was cut at MXPROF_MAX_TRACE_MB" : "",
+			lost ? "the rest" : "them all",
+			(unsigned)(ring_capacity * sizeof(struct coll_rec) /
+				   1024));
+	} else {
+		fprintf(stderr,
+			"mxprof: the timeline was cut at "
+			"MXPROF_MAX_TRACE_MB=%llu; "
+			"the tables count everything: raise it, or 0 for no "
+			"cap\n",
+			(unsigned long long)(S.cfg.max_trace_bytes >> 20));
+	}
+}
+
 /* The end: the final dump when asked, the journal and status file gone.
  * Owner not held. */
 static void finish_now(int dump)
@@ -260,7 +327,9 @@ static void finish_now(int dump)
 			pass();
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal) {
-				dump_write(ring_dropped());
+				uint64_t dropped = ring_dropped();
+				dump_write(dropped);
+				say_timeline_cut(dropped);
 			}
 		}
 		if (S.journal_open > 0) {

@@ -32,6 +32,34 @@ void ring_after_fork_child(void);
  * child's deferred drain thread there). */
 void ring_set_attach_notify(void (*fn)(void));
 
+/* tally.c: a ring's records that the timeline dropped, for the tables. */
+#define TALLY_ROWS 128
+struct tally_row {
+	uint32_t name, group;
+	uint16_t kind;
+	uint8_t cat, flags;
+	uint64_t count;		 /* 0: a free row */
+	int64_t total, min, max; /* ticks for spans and frames */
+	uint64_t errors;
+};
+struct tally {
+	uint64_t seq;  /* odd while the ring's thread writes rows */
+	uint64_t lost; /* records the tally had no row for        */
+	uint64_t taken_seq;
+	struct tally_row rows[TALLY_ROWS];
+	struct tally_row taken[TALLY_ROWS]; /* the drain thread's */
+};
+/* Gets a row whose count, total, errors are what is new since the last
+ * call, and min and max as of now. */
+typedef void (*tally_fn)(void *ctx, const struct tally_row *row);
+void tally_add(struct tally *t, const struct coll_rec *r);
+/* Returns 0, or -EAGAIN when the thread was writing (try next pass). */
+int tally_take(struct tally *t, tally_fn fn, void *ctx);
+void tally_clear(struct tally *t);
+uint64_t ring_tally_lost(void);
+/* fn gets what full rings tallied; ring_collect() calls it. */
+void ring_set_tally_sink(tally_fn fn, void *ctx);
+
 /* strtab.c: held across fork() (coll_fork_prepare). */
 void strtab_lock(void);
 void strtab_unlock(void);
@@ -142,6 +170,8 @@ struct agg_row {
 /* Returns the rows in a malloc'ed array (*n of them), or NULL. */
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
 int agg_add_rec(struct agg *a, const struct coll_rec *r);
+int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
+		 int64_t total, int64_t min, int64_t max, uint64_t errors);
 
 /* source.c: the registered sources, NULL-terminated (drain thread). */
 extern const struct coll_source *coll_sources[];

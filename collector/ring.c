@@ -14,9 +14,11 @@
  * recording from inside a malloc hook cannot recurse) and links it into the
  * registry under a mutex; that happens once per thread.
  *
- * A full ring drops the record and counts it (COLL_OVERFLOW_DROP), or waits
- * for the drain thread (COLL_OVERFLOW_BLOCK) for at most RING_BLOCK_MAX_NS,
- * so that a dead drain thread can never hang the program.
+ * A full ring drops the record from the timeline and counts it
+ * (COLL_OVERFLOW_DROP), or waits for the drain thread (COLL_OVERFLOW_BLOCK)
+ * for at most RING_BLOCK_MAX_NS, so that a dead drain thread can never
+ * hang the program. A dropped record still reaches the tables: it is added
+ * to the ring's tally (tally.c), which the drain thread folds in.
  *
  * When a thread exits, a pthread key destructor marks its ring dead; the
  * drain thread empties it and marks it free for the next thread.
@@ -70,7 +72,8 @@ struct ring {
 	/* Producer's line. */
 	uint64_t head; /* published: slots below are complete */
 	uint64_t dropped;
-	char pad0[48];
+	struct tally *tally; /* after the records, in the same mapping */
+	char pad0[40];
 	/* Consumer's line. */
 	uint64_t tail;
 	uint64_t snap; /* head seen by the current drain pass */
@@ -128,10 +131,13 @@ _Static_assert(COLL_SPAN == REC_KIND_SPAN, "abi");
 _Static_assert(COLL_FLAG_STATUS == REC_FLAG_STATUS, "abi");
 _Static_assert(COLL_FLAG_ERROR == REC_FLAG_ERROR, "abi");
 
-static struct ring *all;       /* every ring ever mapped (atomic head) */
-static uint64_t dropped_gone;  /* drops of rings already recycled      */
-static uint64_t dropped_other; /* drops with no ring to count on       */
-static unsigned dropped_seq;   /* odd while a ring's drops move        */
+static struct ring *all;	 /* every ring ever mapped (atomic head) */
+static uint64_t dropped_gone;	 /* drops of rings already recycled      */
+static uint64_t dropped_other;	 /* drops with no ring to count on       */
+static unsigned dropped_seq;	 /* odd while a ring's drops move        */
+static uint64_t tally_lost_gone; /* tally_lost of rings recycled      */
+static tally_fn tally_sink;
+static void *tally_ctx;
 static void (*attach_notify)(void);
 static pthread_key_t exit_key;
 static int exit_key_ok;
@@ -180,8 +186,9 @@ int ring_init(void)
 
 static struct ring *ring_map(unsigned cap)
 {
-	size_t len =
-		sizeof(struct ring) + (size_t)cap * sizeof(struct coll_rec);
+	size_t len = sizeof(struct ring) +
+		     (size_t)cap * sizeof(struct coll_rec) +
+		     sizeof(struct tally);
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -191,6 +198,7 @@ static struct ring *ring_map(unsigned cap)
 	struct ring *r = p;
 	r->mask = cap - 1;
 	r->map_len = len;
+	r->tally = (struct tally *)(void *)&r->recs[cap];
 	r->state = RING_CLAIMED;
 	return r;
 }
@@ -376,6 +384,7 @@ int ring_push(const struct coll_rec *rec)
 	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.mask, 0) &&
 	    !room_for(r, h)) {
 		count_drop(r);
+		tally_add(r->tally, rec);
 		push_end(r);
 		return -ENOSPC;
 	}
@@ -436,6 +445,34 @@ uint64_t ring_dropped(void)
 	return n;
 }
 
+uint64_t ring_tally_lost(void)
+{
+	uint64_t n;
+	unsigned seq;
+
+	do {
+		while ((seq = __atomic_load_n(&dropped_seq, __ATOMIC_ACQUIRE)) &
+		       1u) {
+			sched_yield();
+		}
+		n = __atomic_load_n(&tally_lost_gone, __ATOMIC_ACQUIRE);
+		for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE);
+		     r; r = r->next) {
+			if (in_use(r)) {
+				n += __atomic_load_n(&r->tally->lost,
+						     __ATOMIC_ACQUIRE);
+			}
+		}
+	} while (__atomic_load_n(&dropped_seq, __ATOMIC_RELAXED) != seq);
+	return n;
+}
+
+void ring_set_tally_sink(tally_fn fn, void *ctx)
+{
+	tally_sink = fn;
+	tally_ctx = ctx;
+}
+
 /* Frees the dead, empty ring r, moving its drop count into the total:
  * between two increments of the sequence count, the first an acquire (the
  * moves cannot start before it), the second a release. */
@@ -445,6 +482,9 @@ static void recycle(struct ring *r)
 	__atomic_store_n(&dropped_gone, dropped_gone + r->dropped,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&r->dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tally_lost_gone, tally_lost_gone + r->tally->lost,
+			 __ATOMIC_RELAXED);
+	tally_clear(r->tally);
 	__atomic_fetch_add(&dropped_seq, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
 }
@@ -482,6 +522,9 @@ uint64_t ring_collect(ring_emit_fn emit, void *ctx)
 		}
 		total += t - r->tail;
 		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
+		if (tally_sink && in_use(r)) {
+			tally_take(r->tally, tally_sink, tally_ctx);
+		}
 	}
 	/* Free the rings of exited threads once they are empty. */
 	for (struct ring *r = list; r; r = r->next) {
@@ -527,11 +570,12 @@ void ring_after_fork_child(void)
 		r->head = r == mine ? ring_tls.reserve : 0;
 		r->tail = r->snap = r->head;
 		r->dropped = 0;
+		tally_clear(r->tally);
 		r->state = r == mine ? RING_LIVE : RING_FREE;
 	}
 	if (mine) {
 		mine->tid = (int)syscall(SYS_gettid);
 	}
-	dropped_gone = dropped_other = 0;
+	dropped_gone = dropped_other = tally_lost_gone = 0;
 	dropped_seq = 0;
 }

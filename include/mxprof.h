@@ -15,6 +15,10 @@
  *  - Every function is thread-safe. Start/stop, counter and marker calls are
  *    the hot path: they take no lock, allocate nothing and make no system
  *    call (except the first record of a new thread, which maps its buffer).
+ *  - A task, frame or event may be started from several threads at once and
+ *    recursively: each start and its stop on the same thread make one
+ *    slice, nested per thread; a stop ends the calling thread's latest
+ *    pass of that object.
  *  - Handles stay valid until destroyed; destroying a NULL handle is a no-op.
  *    Domains are never destroyed, as in MXNet.
  *  - Names are copied; the caller keeps ownership of its strings.

@@ -2,10 +2,14 @@
  * api.c - the public C API (include/mxprof.h); the state machine behind
  * set_state, pause and dump is state.c's.
  *
- * Tasks, frames and events keep their start tick in the object, as MXNet's
- * do, and push one complete span at stop: one record per pair, and a crash
- * between start and stop loses nothing already recorded. A handle is meant
- * to be started and stopped by one thread at a time, as in MXNet.
+ * Tasks, frames and events push one complete span at stop: one record per
+ * pair, and a crash between start and stop loses nothing already
+ * recorded. One object may be started from several threads at once and
+ * recursively: each thread keeps a stack of the passes it started (the
+ * object and its start tick), as MXNet keeps its per-thread state, and a
+ * stop ends the thread's latest pass of that object. A stop on a thread
+ * that did not start the object (or deeper than SPAN_DEPTH) ends the pass
+ * kept in the object itself, the latest start on any thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +23,7 @@
 #include "preload.h"
 
 struct span_obj {
-	uint64_t t0; /* 0 when not started */
+	uint64_t t0; /* a pass kept in the object; 0 when none */
 	uint32_t name;
 	uint32_t group;
 	uint32_t frames;
@@ -265,29 +269,89 @@ static void *span_create(size_t size, uint32_t group, const char *name,
 	return s;
 }
 
+#define SPAN_DEPTH 64
+
+/* The passes this thread started and has not stopped, oldest first. An
+ * entry whose obj is NULL was stopped out of order. */
+struct span_pass {
+	const struct span_obj *obj;
+	uint64_t t0;
+	uint32_t frame;
+};
+static __thread struct span_pass span_stack[SPAN_DEPTH]
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned span_depth __attribute__((tls_model("initial-exec")));
+
 /* HOT. */
 static inline void span_start(struct span_obj *s)
 {
-	if (coll_active() && s) {
-		s->t0 = ticks_now();
-		s->frames++;
+	if (!coll_active() || !s) {
+		return;
 	}
+	uint32_t frame = __atomic_add_fetch(&s->frames, 1, __ATOMIC_RELAXED);
+	uint64_t t0 = ticks_now();
+	unsigned d = span_depth;
+
+	/* For a stop on another thread: the latest start of any thread. */
+	__atomic_store_n(&s->t0, t0, __ATOMIC_RELAXED);
+	if (d < SPAN_DEPTH) {
+		/* The slot is taken before it is written: a signal handler's
+		 * pass goes above it. */
+		span_depth = d + 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		span_stack[d] = (struct span_pass){s, t0, frame};
+	}
+}
+
+/* Takes this thread's latest pass of s off its stack; returns 1 with *p
+ * set, or 0 when it has none. */
+static inline int span_take(const struct span_obj *s, struct span_pass *p)
+{
+	unsigned d = span_depth;
+
+	for (unsigned i = d; i-- > 0;) {
+		if (span_stack[i].obj != s) {
+			continue;
+		}
+		*p = span_stack[i];
+		span_stack[i].obj = NULL;
+		while (d > 0 && !span_stack[d - 1].obj) {
+			d--;
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		span_depth = d;
+		return 1;
+	}
+	return 0;
 }
 
 /* HOT. */
 static inline void span_stop(struct span_obj *s)
 {
-	if (!coll_active() || !s || !s->t0) {
+	struct span_pass p;
+
+	if (!s) {
 		return;
 	}
-	struct coll_rec r = {.t0 = s->t0,
+	int mine = span_take(s, &p);
+
+	if (!coll_active()) {
+		return;
+	}
+	if (!mine) {
+		p.t0 = __atomic_exchange_n(&s->t0, 0, __ATOMIC_RELAXED);
+		p.frame = __atomic_load_n(&s->frames, __ATOMIC_RELAXED);
+		if (!p.t0) {
+			return;
+		}
+	}
+	struct coll_rec r = {.t0 = p.t0,
 			     .t1 = ticks_now(),
 			     .name = s->name,
 			     .group = s->group,
 			     .kind = s->kind,
 			     .cat = COLL_CAT_USER,
-			     .arg = s->frames};
-	s->t0 = 0;
+			     .arg = p.frame};
 	ring_push(&r);
 }
 
@@ -307,9 +371,20 @@ void mxprof_task_stop(mxprof_task *task)
 	span_stop((struct span_obj *)task);
 }
 
+/* Forgets this thread's passes of s, so that an object allocated later at
+ * the same address does not end them. */
+static void span_destroy(void *s)
+{
+	struct span_pass p;
+
+	while (s && span_take(s, &p)) {
+	}
+	free(s);
+}
+
 void mxprof_task_destroy(mxprof_task *task)
 {
-	free(task);
+	span_destroy(task);
 }
 
 mxprof_frame *mxprof_frame_create(mxprof_domain *domain, const char *name)
@@ -330,7 +405,7 @@ void mxprof_frame_stop(mxprof_frame *frame)
 
 void mxprof_frame_destroy(mxprof_frame *frame)
 {
-	free(frame);
+	span_destroy(frame);
 }
 
 mxprof_event *mxprof_event_create(const char *name)
@@ -353,7 +428,7 @@ void mxprof_event_stop(mxprof_event *event)
 
 void mxprof_event_destroy(mxprof_event *event)
 {
-	free(event);
+	span_destroy(event);
 }
 
 mxprof_counter *mxprof_counter_create(mxprof_domain *domain, const char *name,

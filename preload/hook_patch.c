@@ -112,6 +112,49 @@ static uintptr_t resolve_lazy(const struct hook_obj *o,
 					 (uintptr_t)name, (uintptr_t)ver, 0);
 }
 
+/*
+ * v, where a GOT entry for symbol si (name) of d leads, lies in def. When
+ * def's symbol at v is undefined, v is def's own PLT entry for it: a non-PIE
+ * executable that takes a function's address makes its PLT entry the
+ * function's canonical address, and binds every reference that is not a
+ * call (and dlsym) there. That entry jumps through def's GOT, which is
+ * patched too: a stub whose real function were v would call itself. So the
+ * target is found as the dynamic linker binds def's own call: the first
+ * definition after def (dlsym or dlvsym with RTLD_NEXT, as from def).
+ * Only the program itself has such entries (shared objects are position
+ * independent), and it is never unloaded, so calling as from it is safe
+ * although it is not pinned. Returns the target, or 0 when there is none.
+ */
+static uintptr_t past_canonical_plt(const struct hook_dyn *d, uint32_t si,
+				    const char *name, uintptr_t v,
+				    const struct hook_obj *def)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+
+	/* dladdr names an undefined symbol that has an address: exactly a
+	 * canonical PLT entry. */
+	if (!def || def->skip || def->path ||
+	    !dladdr1((void *)v, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+	    (uintptr_t)info.dli_saddr != v || sym->st_shndx != SHN_UNDEF) {
+		return v;
+	}
+	const char *ver = hook_elf_version(d, si);
+	const void *from = (const void *)def->xlo;
+	uintptr_t t;
+
+	if (ver) {
+		t = (uintptr_t)hook_orig_call(
+			HOOK_ORIG_DLVSYM, from, (uintptr_t)RTLD_NEXT,
+			(uintptr_t)name, (uintptr_t)ver, 0);
+	} else {
+		t = (uintptr_t)hook_orig_call(HOOK_ORIG_DLSYM, from,
+					      (uintptr_t)RTLD_NEXT,
+					      (uintptr_t)name, 0, 0);
+	}
+	return t >= def->xlo && t < def->xhi ? 0 : t;
+}
+
 int hook_patch_is_function(const struct hook_obj *def, const char *name,
 			   uintptr_t p)
 {
@@ -208,10 +251,15 @@ static void patch_rels(struct hook_obj *o, const struct hook_dyn *d,
 		if (type == R_X86_64_JUMP_SLOT && v >= o->xlo && v < o->xhi) {
 			v = resolve_lazy(o, d, si, name);
 		}
+		struct hook_obj *def = v ? hook_obj_at(v) : NULL;
+
+		if (def && v >= def->xlo && v < def->xhi) {
+			v = past_canonical_plt(d, si, name, v, def);
+			def = v ? hook_obj_at(v) : NULL;
+		}
 		if (!v) {
 			continue;
 		}
-		struct hook_obj *def = hook_obj_at(v);
 
 		if (type == R_X86_64_GLOB_DAT && def == o) {
 			continue;

@@ -1,0 +1,40 @@
+# A hooked tight loop of 10 M calls under the default settings outruns the
+# drain, so the timeline drops slices; the tables still count every call
+# exactly, and the trace and one line on stderr say how many slices were
+# dropped: the trace's slices plus its dropped count are the calls made.
+. "$ROOT/tests/integration/lib.sh"
+. "$ROOT/tests/programs/hooklibs/common.sh"
+hook_build
+N=10000000
+"$WORK/hook_main_plain" basic $N >plain.txt
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/x.json" MXPROF_HOOK="$HOOK_SPEC" \
+	LD_PRELOAD="$PRELOAD" "$WORK/hook_main_plain" basic $N \
+	>mxprof.txt 2>err.txt
+diff plain.txt mxprof.txt || fail "output differs under mxprof"
+
+expect_eq "table ht_add" $N "$(row_count x.stats.txt 'C API (libhookt.so)' ht_add)"
+for f in ht_fmt ht_dbl8 ht_ld ht_big ht_pair ht_errno; do
+	expect_eq "table $f" 1 "$(row_count x.stats.txt 'C API (libhookt.so)' $f)"
+done
+tracesummary x.json >s.json
+dropped=$(jget s.json 'd["dropped"]')
+expect_eq "slices + dropped = calls" $((N + 6)) \
+	"$(jget s.json 'sum(v for k, v in d["spans"].items() if k.startswith("C API (libhookt.so)/")) + d["dropped"]')"
+grep -qx "Dropped records: $dropped" x.stats.txt || fail "tables: $(tail -1 x.stats.txt)"
+if [ "$dropped" = 0 ]; then
+	expect_eq "stderr" "" "$(cat err.txt)"
+else
+	expect_eq "stderr" "mxprof: the timeline dropped $dropped records from full per-thread buffers; the tables count them all: raise MXPROF_BUFFER_KB (now 2048) or set MXPROF_OVERFLOW=block" \
+		"$(cat err.txt)"
+fi
+
+# The same with a timeline cap of 1 MiB and no drops: the cut is said.
+N=300000
+"$WORK/hook_main_plain" basic $N >plain2.txt
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/y.json" MXPROF_HOOK="$HOOK_SPEC" \
+	MXPROF_OVERFLOW=block MXPROF_MAX_TRACE_MB=1 LD_PRELOAD="$PRELOAD" \
+	"$WORK/hook_main_plain" basic $N >mxprof2.txt 2>err2.txt
+diff plain2.txt mxprof2.txt || fail "output differs under mxprof (cap)"
+expect_eq "capped table ht_add" $N "$(row_count y.stats.txt 'C API (libhookt.so)' ht_add)"
+expect_eq "capped stderr" "mxprof: the timeline was cut at MXPROF_MAX_TRACE_MB=1; the tables count everything: raise it, or 0 for no cap" \
+	"$(cat err2.txt)"
