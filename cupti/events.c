@@ -6,8 +6,10 @@
  * Kineto's conventions: GPU events have the device as "pid" and the
  * stream as "tid"; a launch flow is a "ph":"s" on the launching call and
  * a "ph":"f" with "bp":"e" on the GPU event, both "cat":"ac2g" with the
- * correlation id. Written on the drain thread, between link_begin() and
- * link_end() of the same dump.
+ * correlation id. Each end sits at the middle of its slice, strictly
+ * inside it: an end on a slice's edge binds, in the catapult viewer, to
+ * the slice that ends there when work runs back to back. Written on the drain
+ * thread, between link_begin() and link_end() of the same dump.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +17,11 @@
 #include <string.h>
 
 #include "gpu.h"
+
+uint64_t events_flow_at(uint64_t start, uint64_t dur)
+{
+	return start + dur / 2;
+}
 
 void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
 		 int64_t pid, int64_t tid, uint64_t mono_ns)
@@ -124,7 +131,9 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	out_str(o, "}}");
 	if (api && r->correlation) {
 		events_flow(t, "f", r->correlation, r->device, r->stream,
-			    r->start);
+			    events_flow_at(r->start, r->end > r->start
+							     ? r->end - r->start
+							     : 0));
 	}
 }
 
@@ -205,7 +214,12 @@ void events_write(struct coll_trace *t)
 			out_str(o, "}}");
 			if (link_has_device_work(r->correlation)) {
 				events_flow(t, "s", r->correlation, host_pid,
-					    r->tid, r->start);
+					    r->tid,
+					    events_flow_at(
+						    r->start,
+						    r->end > r->start
+							    ? r->end - r->start
+							    : 0));
 			}
 		} else if (r->kind == GPU_SYNC) {
 			const struct gpu_rec *api =

@@ -160,6 +160,10 @@ void link_reset(void);
 
 /* ---- events.c: the GPU part of the trace -------------------------------- */
 
+/* Where a flow end goes on a slice from start lasting dur ns: its middle,
+ * strictly inside it when dur >= 2. */
+uint64_t events_flow_at(uint64_t start, uint64_t dur);
+
 /* Writes a flow end or start (ph "s"/"f") of correlation corr. */
 void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
 		 int64_t pid, int64_t tid, uint64_t mono_ns);

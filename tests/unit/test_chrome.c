@@ -398,7 +398,7 @@ static void test_chrome_trace_is_object_with_top_level_fields(void **st)
 	yajl_val v = get(t.root, "schemaVersion", yajl_t_number);
 	assert_non_null(v);
 	assert_int_equal(YAJL_GET_INTEGER(v), 1);
-	assert_string_equal(get_str(t.root, "displayTimeUnit"), "ms");
+	assert_string_equal(get_str(t.root, "displayTimeUnit"), "ns");
 	v = get(t.root, "baseTimeNanoseconds", yajl_t_number);
 	assert_non_null(v);
 	assert_int_equal(YAJL_GET_INTEGER(v), clock_base_utc_ns());

@@ -192,7 +192,7 @@ int cmd_merge(int argc, char **argv)
 		util_err("%s: %s", o->tmp, strerror(-rc));
 		goto out;
 	}
-	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\"");
+	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ns\"");
 	if (has_base) {
 		out_str(o, ",\"baseTimeNanoseconds\":");
 		out_i64(o, base);
