@@ -1,8 +1,8 @@
 # Traces that Kineto's readers take as Kineto's, on the fake libcudart and
 # libcupti (tests/fakes/): two ranks of 5 steps each.
 #  - A folder of two ranks' traces read with Holistic Trace Analysis's own
-#    rank lookup (the regular expression "rank":\s+(\d+) on the file's
-#    text, as HTA's trace parser applies it) gives ranks 0 and 1.
+#    rank lookup (the regular expression "rank":\s+(\d+), line by line, as
+#    HTA 0.6.1's trace_file.py applies it) gives ranks 0 and 1.
 #  - displayTimeUnit is "ns", and every launch flow's "s" lies strictly
 #    inside its launching call's slice and its "f" strictly inside its GPU
 #    slice (the innermost slice holding it is its own), so that the
@@ -24,18 +24,29 @@ for r in 0 1; do
 done
 
 python3 - ranks <<'PY' || fail "HTA's rank lookup"
-import os, re, sys
-# As HTA's parser (hta/common/trace_parser.py) finds a trace's rank.
-pat = re.compile(r'"rank":\s+(\d+)')
-ranks = {}
+import gzip, os, re, sys
+# As Holistic Trace Analysis 0.6.1 maps ranks to files
+# (hta/common/trace_file.py, create_rank_to_trace_dict): line by line, the
+# first line where the expression matches; rank 0 when none does.
+rank_re = re.compile(r'"rank":\s+(\d+)')
+found = {}
 d = sys.argv[1]
+# HTA lists the folder's .json and .gz files (mxprof's tables sit
+# beside them).
 for f in sorted(os.listdir(d)):
-    if not f.endswith(".json"):
+    if not (f.endswith(".json") or f.endswith(".gz")):
         continue
-    m = pat.search(open(os.path.join(d, f)).read())
-    ranks[f] = int(m.group(1)) if m else 0
-assert ranks == {"r0.json": 0, "r1.json": 1}, ranks
-print("ok: HTA's regular expression finds ranks", sorted(ranks.values()))
+    path = os.path.join(d, f)
+    data = ""
+    with (gzip.open(path, "rb") if f.endswith("gz") else open(path)) as fh:
+        for line in fh:
+            data = line.decode() if isinstance(line, bytes) else line
+            if rank_re.search(data):
+                break
+    m = rank_re.search(data)
+    found[int(m.group(1)) if m else 0] = f
+assert found == {0: "r0.json", 1: "r1.json"}, found
+print("ok: HTA's rank lookup finds ranks", sorted(found))
 PY
 
 python3 - ranks/r1.json $S <<'PY' || fail "flow placement"
