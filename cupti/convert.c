@@ -230,6 +230,7 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->end = m->end;
 		g->bytes = m->bytes;
 		g->name = copy_name(m->copyKind);
+		g->flags = GPU_COPY_KINDS(m->srcKind, m->dstKind);
 		g->correlation = m->correlationId;
 		g->device = m->deviceId;
 		g->stream = m->streamId;

@@ -62,6 +62,17 @@ static const char *copy_cat(uint16_t kind)
 	}
 }
 
+/* A memory kind as Kineto names it (CUpti_ActivityMemoryKind). */
+static const char *memory_kind(unsigned kind)
+{
+	static const char *const names[] = {
+		"Unknown", "Pageable", "Pinned",	"Device",
+		"Array",   "Managed",  "Device Static", "Managed Static"};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind]
+						       : "Unknown";
+}
+
 static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
 			  int64_t pid, int64_t tid)
 {
@@ -70,7 +81,18 @@ static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
 	out_str(o, "{\"ph\":\"X\",\"cat\":\"");
 	out_str(o, copy_cat(r->kind));
 	out_str(o, "\",\"name\":");
-	out_json_str(o, strtab_get(r->name));
+	if (r->kind == GPU_MEMCPY) {
+		/* Kineto's name: "Memcpy HtoD (Pageable -> Device)"; the
+		 * tables keep the copy kind alone. */
+		char name[128];
+		snprintf(name, sizeof(name), "%s (%s -> %s)",
+			 strtab_get(r->name),
+			 memory_kind(GPU_COPY_SRC(r->flags)),
+			 memory_kind(GPU_COPY_DST(r->flags)));
+		out_json_str(o, name);
+	} else {
+		out_json_str(o, strtab_get(r->name));
+	}
 	out_str(o, ",\"pid\":");
 	out_i64(o, pid);
 	out_str(o, ",\"tid\":");

@@ -29,6 +29,12 @@ enum gpu_kind {
 
 /* Flag bits of a gpu_rec. */
 #define GPU_FREE 0x1u /* GPU_MEMORY: a release, not an allocation */
+/* GPU_MEMCPY: the source and destination memory kinds (CUPTI's
+ * CUpti_ActivityMemoryKind) in flags, 4 bits each. */
+#define GPU_COPY_KINDS(src, dst)                                               \
+	((uint16_t)((((unsigned)(src)&0xfu) << 4) | ((unsigned)(dst)&0xfu)))
+#define GPU_COPY_SRC(flags) (((unsigned)(flags) >> 4) & 0xfu)
+#define GPU_COPY_DST(flags) ((unsigned)(flags)&0xfu)
 
 /* One GPU activity record. Times are CLOCK_MONOTONIC ns, the clock host
  * ticks are converted to (CUPTI's timestamp callback, activity.c). */

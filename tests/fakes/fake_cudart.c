@@ -240,6 +240,13 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
 			     : kind == cudaMemcpyDeviceToHost
 				     ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
 				     : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+		/* Host buffers here are malloc's: pageable memory. */
+		m.srcKind = kind == cudaMemcpyHostToDevice
+				    ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
+				    : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		m.dstKind = kind == cudaMemcpyDeviceToHost
+				    ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
+				    : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 		m.bytes = count;
 		m.start = start;
 		m.end = start + dur;

@@ -24,8 +24,8 @@ g() { jget sum.json "d[\"gpu\"]$1"; }
 expect_eq "kernels" "{'conv_bwd': $S, 'conv_fwd': $S, 'relu': $S}" "$(g '["kernels"]')"
 # grid.x * 1 us per kernel: 10 + 2 + 20 us per step.
 expect_eq "kernel time (ns)" $((S * 32000)) "$(g '["kernel_ns"]')"
-expect_eq "HtoD copies and bytes" "[$S, $((S * 1048576))]" "$(g '["memcpy"]["Memcpy HtoD"]')"
-expect_eq "DtoH copies and bytes" "[$S, $((S * 4096))]" "$(g '["memcpy"]["Memcpy DtoH"]')"
+expect_eq "HtoD copies and bytes" "[$S, $((S * 1048576))]" "$(g '["memcpy"]["Memcpy HtoD (Pageable -> Device)"]')"
+expect_eq "DtoH copies and bytes" "[$S, $((S * 4096))]" "$(g '["memcpy"]["Memcpy DtoH (Device -> Pageable)"]')"
 expect_eq "memsets and bytes" "[$S, $((S * 65536))]" "$(g '["memset"]["Memset (Device)"]')"
 expect_eq "GPU events" $((S * 6)) "$(g '["device_events"]')"
 expect_eq "GPU events with a launch flow" $((S * 6)) "$(g '["device_with_flow"]')"
@@ -54,7 +54,7 @@ assert a["grid"] == [10, 1, 1] and a["block"] == [128, 1, 1], a
 assert a["registers per thread"] == 32 and a["shared memory"] == 1024, a
 assert a["device"] == 0 and a["stream"] == 7 and a["correlation"] > 0, a
 assert "External id" in a, a
-m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD"][0]
+m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD (Pageable -> Device)"][0]
 assert m["args"]["bytes"] == 1048576 and abs(m["args"]["memory bandwidth (GB/s)"] - 10.0) < 0.01, m
 print("ok: kernel and memcpy args")
 PY
