@@ -131,6 +131,8 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	}
 	out_str(o, ",\"device\":");
 	out_u64(o, r->device);
+	out_str(o, ",\"context\":");
+	out_u64(o, r->context);
 	out_str(o, ",\"stream\":");
 	out_u64(o, r->stream);
 	if (r->kind == GPU_KERNEL) {
@@ -233,6 +235,8 @@ void events_write(struct coll_trace *t)
 				out_str(o, ",\"External id\":");
 				out_u64(o, r->ext);
 			}
+			out_str(o, ",\"cbid\":");
+			out_u64(o, r->cbid);
 			out_str(o, "}}");
 			if (link_has_device_work(r->correlation)) {
 				events_flow(t, "s", r->correlation, host_pid,

@@ -51,8 +51,10 @@ struct gpu_rec {
 	uint16_t flags;
 	int32_t grid[3];
 	int32_t block[3];
-	uint32_t regs;	/* registers per thread               */
-	uint32_t shmem; /* static + dynamic shared memory     */
+	uint32_t regs;	  /* registers per thread               */
+	uint32_t shmem;	  /* static + dynamic shared memory     */
+	uint32_t context; /* CUPTI's context id of device work  */
+	uint32_t cbid;	  /* CUPTI's callback id of API records */
 	/* Filled while a dump links records (link.c). */
 	uint32_t ext;	   /* external id of the enclosing host range */
 	uint32_t absorbed; /* a hook's slice shows this API call      */

@@ -31,6 +31,8 @@
 
 #define EXPORT	      __attribute__((visibility("default")))
 #define LEGACY_STREAM 7u
+/* CUPTI numbers contexts from 1: the primary context of device 0. */
+#define FAKE_CONTEXT 1u
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -251,6 +253,7 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
 		m.start = start;
 		m.end = start + dur;
 		m.deviceId = 0;
+		m.contextId = FAKE_CONTEXT;
 		m.streamId = LEGACY_STREAM;
 		m.correlationId = c.corr;
 		record_fn(&m);
@@ -275,6 +278,7 @@ EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
 		m.start = start;
 		m.end = start + dur;
 		m.deviceId = 0;
+		m.contextId = FAKE_CONTEXT;
 		m.streamId = LEGACY_STREAM;
 		m.correlationId = c.corr;
 		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -303,6 +307,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
 		k.end = start + dur;
 		k.completed = k.end;
 		k.deviceId = 0;
+		k.contextId = FAKE_CONTEXT;
 		k.streamId = sid;
 		k.gridX = (int32_t)grid.x;
 		k.gridY = (int32_t)grid.y;

@@ -53,8 +53,13 @@ assert k["pid"] == 0 and k["tid"] == 7, k
 assert a["grid"] == [10, 1, 1] and a["block"] == [128, 1, 1], a
 assert a["registers per thread"] == 32 and a["shared memory"] == 1024, a
 assert a["device"] == 0 and a["stream"] == 7 and a["correlation"] > 0, a
+assert a["context"] == 1, a
 assert "External id" in a, a
 m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD (Pageable -> Device)"][0]
+assert m["args"]["context"] == 1, m
+launch = [e for e in evs if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"]
+# CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 in cupti_runtime_cbid.h
+assert len(launch) == 5 * 3 and {e["args"]["cbid"] for e in launch} == {211}, launch[:1]
 assert m["args"]["bytes"] == 1048576 and abs(m["args"]["memory bandwidth (GB/s)"] - 10.0) < 0.01, m
 print("ok: kernel and memcpy args")
 PY
