@@ -362,6 +362,14 @@ void events_devices(struct out *o, int *first)
 		out_i64(o, p->warp_size);
 		out_str(o, ",\"regsPerBlock\":");
 		out_i64(o, p->regs_per_block);
+		out_str(o, ",\"maxThreadsPerMultiprocessor\":");
+		out_i64(o, p->max_threads_per_sm);
+		out_str(o, ",\"regsPerMultiprocessor\":");
+		out_i64(o, p->regs_per_sm);
+		out_str(o, ",\"sharedMemPerBlockOptin\":");
+		out_i64(o, p->shared_per_block_optin);
+		out_str(o, ",\"sharedMemPerMultiprocessor\":");
+		out_i64(o, p->shared_per_sm);
 		out_str(o, "}");
 	}
 }

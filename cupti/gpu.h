@@ -71,6 +71,10 @@ struct gpu_device {
 	int max_shared_per_block;
 	int warp_size;
 	int regs_per_block;
+	int max_threads_per_sm;
+	int regs_per_sm;
+	int shared_per_block_optin;
+	int shared_per_sm;
 };
 
 #define GPU_MAX_DEVICES 64

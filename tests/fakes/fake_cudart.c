@@ -406,6 +406,19 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr,
 	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
 		*v = 65536;
 		break;
+	/* An H100's limits (compute capability 9.0). */
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+		*v = 2048;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+		*v = 65536;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+		*v = 232448;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+		*v = 233472;
+		break;
 	default:
 		*v = 0;
 		break;

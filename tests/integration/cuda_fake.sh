@@ -42,6 +42,8 @@ expect_eq "device memory counter" "[1048576, 2097152, 1048576, 0]" \
 	"$(jget sum.json 'd["counters"]["Device Storage/Memory: cuda/0"]')"
 expect_eq "device name" "mxprof fake GPU" "$(jget sum.json 'd["top"]["deviceProperties"][0]["name"]')"
 expect_eq "device SMs" 132 "$(jget sum.json 'd["top"]["deviceProperties"][0]["numSms"]')"
+expect_eq "device limits per SM (Kineto's keys)" "[2048, 65536, 232448, 233472]" \
+	"$(jget sum.json '[d["top"]["deviceProperties"][0][k] for k in ("maxThreadsPerMultiprocessor", "regsPerMultiprocessor", "sharedMemPerBlockOptin", "sharedMemPerMultiprocessor")]')"
 expect_eq "GPU track name" "GPU 0 (mxprof fake GPU)" "$(jget sum.json 'd["process_names"]["0"]')"
 expect_eq "stream track name" "stream 7" "$(jget sum.json 'd["threads"]["7"]["name"]')"
 python3 - cu.json <<'PY' || fail "kernel args"
