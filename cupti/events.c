@@ -119,6 +119,28 @@ static void dims(struct out *o, const char *key, const int32_t *d)
 	out_str(o, "]");
 }
 
+/* Kineto's "blocks per SM" (the grid's blocks over the device's SMs) and
+ * "warps per SM" (those blocks' warps), when the device is known. */
+static void per_sm(struct out *o, const struct gpu_rec *r)
+{
+	const struct gpu_device *p = store_device((int)r->device);
+	char v[64];
+
+	if (!p || p->num_sms <= 0 || p->warp_size <= 0) {
+		return;
+	}
+	double blocks = (double)r->grid[0] * r->grid[1] * r->grid[2] /
+			(double)p->num_sms;
+	double warps = blocks * r->block[0] * r->block[1] * r->block[2] /
+		       (double)p->warp_size;
+	snprintf(v, sizeof(v), "%.6g", blocks);
+	out_str(o, ",\"blocks per SM\":");
+	out_str(o, v);
+	snprintf(v, sizeof(v), "%.6g", warps);
+	out_str(o, ",\"warps per SM\":");
+	out_str(o, v);
+}
+
 static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 {
 	const struct gpu_rec *api = link_api_for(r->correlation);
@@ -142,6 +164,7 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 		out_u64(o, r->regs);
 		out_str(o, ",\"shared memory\":");
 		out_u64(o, r->shmem);
+		per_sm(o, r);
 	} else {
 		uint64_t dur = r->end > r->start ? r->end - r->start : 0;
 		char bw[32];

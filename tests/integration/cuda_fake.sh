@@ -56,6 +56,9 @@ assert a["grid"] == [10, 1, 1] and a["block"] == [128, 1, 1], a
 assert a["registers per thread"] == 32 and a["shared memory"] == 1024, a
 assert a["device"] == 0 and a["stream"] == 7 and a["correlation"] > 0, a
 assert a["context"] == 1, a
+# 10 blocks of 128 threads over 132 SMs of 32-thread warps.
+assert abs(a["blocks per SM"] - 10 / 132) < 1e-6, a
+assert abs(a["warps per SM"] - 10 / 132 * 4) < 1e-5, a
 assert "External id" in a, a
 m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD (Pageable -> Device)"][0]
 assert m["args"]["context"] == 1, m
