@@ -6,6 +6,7 @@
  *
  *   {"schemaVersion":1, "displayTimeUnit":"ns",
  *    "baseTimeNanoseconds": UTC ns of ts 0, "deviceProperties":[...],
+ *    "traceName": the file's path, as Kineto writes it,
  *    "distributedInfo":{"rank": R} (when known; the space after the
  *    colon is Kineto's, and Holistic Trace Analysis finds the rank with
  *    the regular expression "rank":\s+(\d+)),
@@ -347,6 +348,9 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		}
 	}
 	out_str(o, "],");
+	out_str(o, "\"traceName\":");
+	out_json_str(o, out_path);
+	out_str(o, ",");
 	if (m->rank >= 0) {
 		out_str(o, "\"distributedInfo\":{\"rank\": ");
 		out_i64(o, m->rank);

@@ -56,6 +56,7 @@ d = json.load(open(sys.argv[1]), parse_float=Decimal)
 S = int(sys.argv[2])
 assert d["displayTimeUnit"] == "ns", d["displayTimeUnit"]
 assert d["distributedInfo"]["rank"] == 1, d["distributedInfo"]
+assert d["traceName"].endswith("/ranks/r1.json"), d["traceName"]
 evs = d["traceEvents"]
 ns = lambda v: int(Decimal(v) * 1000)
 xs = [e for e in evs if e["ph"] == "X"]
