@@ -4,9 +4,12 @@
  * The output is the object form with Kineto's conventions, so that Perfetto,
  * chrome://tracing and readers of PyTorch traces load it:
  *
- *   {"schemaVersion":1, "displayTimeUnit":"ms",
+ *   {"schemaVersion":1, "displayTimeUnit":"ns",
  *    "baseTimeNanoseconds": UTC ns of ts 0, "deviceProperties":[...],
- *    "distributedInfo":{"rank":R} (when known),
+ *    "traceName": the file's path, as Kineto writes it,
+ *    "distributedInfo":{"rank": R} (when known; the space after the
+ *    colon is Kineto's, and Holistic Trace Analysis finds the rank with
+ *    the regular expression "rank":\s+(\d+)),
  *    "traceEvents":[ metadata, spans, instants, counters ],
  *    "mxprof":{"version", "pid", "host", "droppedRecords",
  *              "timelineTruncated", "clock"}}
@@ -343,7 +346,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		free(o);
 		return rc;
 	}
-	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\","
+	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ns\","
 		   "\"baseTimeNanoseconds\":");
 	out_i64(o, m->base_utc_ns);
 	out_str(o, ",\"deviceProperties\":[");
@@ -353,8 +356,11 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		}
 	}
 	out_str(o, "],");
+	out_str(o, "\"traceName\":");
+	out_json_str(o, out_path);
+	out_str(o, ",");
 	if (m->rank >= 0) {
-		out_str(o, "\"distributedInfo\":{\"rank\":");
+		out_str(o, "\"distributedInfo\":{\"rank\": ");
 		out_i64(o, m->rank);
 		out_str(o, "},");
 	}

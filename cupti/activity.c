@@ -471,6 +471,16 @@ static void read_devices(void)
 		attr(&d.warp_size, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
 		attr(&d.regs_per_block,
 		     CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, dev);
+		attr(&d.max_threads_per_sm,
+		     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev);
+		attr(&d.regs_per_sm,
+		     CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, dev);
+		attr(&d.shared_per_block_optin,
+		     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+		     dev);
+		attr(&d.shared_per_sm,
+		     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+		     dev);
 		if (mem && mem(&total, dev) == CUDA_SUCCESS) {
 			d.total_mem = total;
 		}

@@ -212,6 +212,7 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->name = kernel_name(k->name);
 		g->correlation = k->correlationId;
 		g->device = k->deviceId;
+		g->context = k->contextId;
 		g->stream = k->streamId;
 		g->grid[0] = k->gridX;
 		g->grid[1] = k->gridY;
@@ -231,8 +232,10 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->end = m->end;
 		g->bytes = m->bytes;
 		g->name = copy_name(m->copyKind);
+		g->flags = GPU_COPY_KINDS(m->srcKind, m->dstKind);
 		g->correlation = m->correlationId;
 		g->device = m->deviceId;
+		g->context = m->contextId;
 		g->stream = m->streamId;
 		return 1;
 	}
@@ -249,6 +252,7 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->name = name;
 		g->correlation = m->correlationId;
 		g->device = m->deviceId;
+		g->context = m->contextId;
 		g->stream = m->streamId;
 		return 1;
 	}
@@ -261,6 +265,7 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->end = p->end;
 		g->name = api_name(driver, p->cbid);
 		g->correlation = p->correlationId;
+		g->cbid = p->cbid;
 		g->tid = p->threadId;
 		return 1;
 	}

@@ -6,8 +6,10 @@
  * Kineto's conventions: GPU events have the device as "pid" and the
  * stream as "tid"; a launch flow is a "ph":"s" on the launching call and
  * a "ph":"f" with "bp":"e" on the GPU event, both "cat":"ac2g" with the
- * correlation id. Written on the drain thread, between link_begin() and
- * link_end() of the same dump.
+ * correlation id. Each end sits at the middle of its slice, strictly
+ * inside it: an end on a slice's edge binds, in the catapult viewer, to
+ * the slice that ends there when work runs back to back. Written on the drain
+ * thread, between link_begin() and link_end() of the same dump.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +17,11 @@
 #include <string.h>
 
 #include "gpu.h"
+
+uint64_t events_flow_at(uint64_t start, uint64_t dur)
+{
+	return start + dur / 2;
+}
 
 void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
 		 int64_t pid, int64_t tid, uint64_t mono_ns)
@@ -55,6 +62,17 @@ static const char *copy_cat(uint16_t kind)
 	}
 }
 
+/* A memory kind as Kineto names it (CUpti_ActivityMemoryKind). */
+static const char *memory_kind(unsigned kind)
+{
+	static const char *const names[] = {
+		"Unknown", "Pageable", "Pinned",	"Device",
+		"Array",   "Managed",  "Device Static", "Managed Static"};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind]
+						       : "Unknown";
+}
+
 static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
 			  int64_t pid, int64_t tid)
 {
@@ -63,7 +81,18 @@ static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
 	out_str(o, "{\"ph\":\"X\",\"cat\":\"");
 	out_str(o, copy_cat(r->kind));
 	out_str(o, "\",\"name\":");
-	out_json_str(o, strtab_get(r->name));
+	if (r->kind == GPU_MEMCPY) {
+		/* Kineto's name: "Memcpy HtoD (Pageable -> Device)"; the
+		 * tables keep the copy kind alone. */
+		char name[128];
+		snprintf(name, sizeof(name), "%s (%s -> %s)",
+			 strtab_get(r->name),
+			 memory_kind(GPU_COPY_SRC(r->flags)),
+			 memory_kind(GPU_COPY_DST(r->flags)));
+		out_json_str(o, name);
+	} else {
+		out_json_str(o, strtab_get(r->name));
+	}
 	out_str(o, ",\"pid\":");
 	out_i64(o, pid);
 	out_str(o, ",\"tid\":");
@@ -90,6 +119,28 @@ static void dims(struct out *o, const char *key, const int32_t *d)
 	out_str(o, "]");
 }
 
+/* Kineto's "blocks per SM" (the grid's blocks over the device's SMs) and
+ * "warps per SM" (those blocks' warps), when the device is known. */
+static void per_sm(struct out *o, const struct gpu_rec *r)
+{
+	const struct gpu_device *p = store_device((int)r->device);
+	char v[64];
+
+	if (!p || p->num_sms <= 0 || p->warp_size <= 0) {
+		return;
+	}
+	double blocks = (double)r->grid[0] * r->grid[1] * r->grid[2] /
+			(double)p->num_sms;
+	double warps = blocks * r->block[0] * r->block[1] * r->block[2] /
+		       (double)p->warp_size;
+	snprintf(v, sizeof(v), "%.6g", blocks);
+	out_str(o, ",\"blocks per SM\":");
+	out_str(o, v);
+	snprintf(v, sizeof(v), "%.6g", warps);
+	out_str(o, ",\"warps per SM\":");
+	out_str(o, v);
+}
+
 static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 {
 	const struct gpu_rec *api = link_api_for(r->correlation);
@@ -102,6 +153,8 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	}
 	out_str(o, ",\"device\":");
 	out_u64(o, r->device);
+	out_str(o, ",\"context\":");
+	out_u64(o, r->context);
 	out_str(o, ",\"stream\":");
 	out_u64(o, r->stream);
 	if (r->kind == GPU_KERNEL) {
@@ -111,6 +164,7 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 		out_u64(o, r->regs);
 		out_str(o, ",\"shared memory\":");
 		out_u64(o, r->shmem);
+		per_sm(o, r);
 	} else {
 		uint64_t dur = r->end > r->start ? r->end - r->start : 0;
 		char bw[32];
@@ -124,7 +178,9 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	out_str(o, "}}");
 	if (api && r->correlation) {
 		events_flow(t, "f", r->correlation, r->device, r->stream,
-			    r->start);
+			    events_flow_at(r->start, r->end > r->start
+							     ? r->end - r->start
+							     : 0));
 	}
 }
 
@@ -202,10 +258,17 @@ void events_write(struct coll_trace *t)
 				out_str(o, ",\"External id\":");
 				out_u64(o, r->ext);
 			}
+			out_str(o, ",\"cbid\":");
+			out_u64(o, r->cbid);
 			out_str(o, "}}");
 			if (link_has_device_work(r->correlation)) {
 				events_flow(t, "s", r->correlation, host_pid,
-					    r->tid, r->start);
+					    r->tid,
+					    events_flow_at(
+						    r->start,
+						    r->end > r->start
+							    ? r->end - r->start
+							    : 0));
 			}
 		} else if (r->kind == GPU_SYNC) {
 			const struct gpu_rec *api =
@@ -322,6 +385,14 @@ void events_devices(struct out *o, int *first)
 		out_i64(o, p->warp_size);
 		out_str(o, ",\"regsPerBlock\":");
 		out_i64(o, p->regs_per_block);
+		out_str(o, ",\"maxThreadsPerMultiprocessor\":");
+		out_i64(o, p->max_threads_per_sm);
+		out_str(o, ",\"regsPerMultiprocessor\":");
+		out_i64(o, p->regs_per_sm);
+		out_str(o, ",\"sharedMemPerBlockOptin\":");
+		out_i64(o, p->shared_per_block_optin);
+		out_str(o, ",\"sharedMemPerMultiprocessor\":");
+		out_i64(o, p->shared_per_sm);
 		out_str(o, "}");
 	}
 }

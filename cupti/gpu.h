@@ -29,6 +29,12 @@ enum gpu_kind {
 
 /* Flag bits of a gpu_rec. */
 #define GPU_FREE 0x1u /* GPU_MEMORY: a release, not an allocation */
+/* GPU_MEMCPY: the source and destination memory kinds (CUPTI's
+ * CUpti_ActivityMemoryKind) in flags, 4 bits each. */
+#define GPU_COPY_KINDS(src, dst)                                               \
+	((uint16_t)((((unsigned)(src)&0xfu) << 4) | ((unsigned)(dst)&0xfu)))
+#define GPU_COPY_SRC(flags) (((unsigned)(flags) >> 4) & 0xfu)
+#define GPU_COPY_DST(flags) ((unsigned)(flags)&0xfu)
 
 /* One GPU activity record. Times are CLOCK_MONOTONIC ns, the clock host
  * ticks are converted to (CUPTI's timestamp callback, activity.c). */
@@ -45,8 +51,10 @@ struct gpu_rec {
 	uint16_t flags;
 	int32_t grid[3];
 	int32_t block[3];
-	uint32_t regs;	/* registers per thread               */
-	uint32_t shmem; /* static + dynamic shared memory     */
+	uint32_t regs;	  /* registers per thread               */
+	uint32_t shmem;	  /* static + dynamic shared memory     */
+	uint32_t context; /* CUPTI's context id of device work  */
+	uint32_t cbid;	  /* CUPTI's callback id of API records */
 	/* Filled while a dump links records (link.c). */
 	uint32_t ext;	   /* external id of the enclosing host range */
 	uint32_t absorbed; /* a hook's slice shows this API call      */
@@ -63,6 +71,10 @@ struct gpu_device {
 	int max_shared_per_block;
 	int warp_size;
 	int regs_per_block;
+	int max_threads_per_sm;
+	int regs_per_sm;
+	int shared_per_block_optin;
+	int shared_per_sm;
 };
 
 #define GPU_MAX_DEVICES 64
@@ -159,6 +171,10 @@ size_t link_count(void);
 void link_reset(void);
 
 /* ---- events.c: the GPU part of the trace -------------------------------- */
+
+/* Where a flow end goes on a slice from start lasting dur ns: its middle,
+ * strictly inside it when dur >= 2. */
+uint64_t events_flow_at(uint64_t start, uint64_t dur);
 
 /* Writes a flow end or start (ph "s"/"f") of correlation corr. */
 void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,

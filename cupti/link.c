@@ -344,7 +344,7 @@ void link_span(struct coll_trace *t, int tid, const struct coll_rec *r,
 	}
 	if (current.ok && current.l.flow) {
 		events_flow(t, "s", current.l.corr, t->pid, tid,
-			    r->t0 + t->base);
+			    events_flow_at(r->t0 + t->base, r->t1));
 	}
 	current.ok = 0;
 }

@@ -31,6 +31,8 @@
 
 #define EXPORT	      __attribute__((visibility("default")))
 #define LEGACY_STREAM 7u
+/* CUPTI numbers contexts from 1: the primary context of device 0. */
+#define FAKE_CONTEXT 1u
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -240,10 +242,18 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
 			     : kind == cudaMemcpyDeviceToHost
 				     ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
 				     : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+		/* Host buffers here are malloc's: pageable memory. */
+		m.srcKind = kind == cudaMemcpyHostToDevice
+				    ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
+				    : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		m.dstKind = kind == cudaMemcpyDeviceToHost
+				    ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
+				    : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 		m.bytes = count;
 		m.start = start;
 		m.end = start + dur;
 		m.deviceId = 0;
+		m.contextId = FAKE_CONTEXT;
 		m.streamId = LEGACY_STREAM;
 		m.correlationId = c.corr;
 		record_fn(&m);
@@ -268,6 +278,7 @@ EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
 		m.start = start;
 		m.end = start + dur;
 		m.deviceId = 0;
+		m.contextId = FAKE_CONTEXT;
 		m.streamId = LEGACY_STREAM;
 		m.correlationId = c.corr;
 		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -296,6 +307,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
 		k.end = start + dur;
 		k.completed = k.end;
 		k.deviceId = 0;
+		k.contextId = FAKE_CONTEXT;
 		k.streamId = sid;
 		k.gridX = (int32_t)grid.x;
 		k.gridY = (int32_t)grid.y;
@@ -393,6 +405,19 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr,
 		break;
 	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
 		*v = 65536;
+		break;
+	/* An H100's limits (compute capability 9.0). */
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+		*v = 2048;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+		*v = 65536;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+		*v = 232448;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+		*v = 233472;
 		break;
 	default:
 		*v = 0;

@@ -24,8 +24,8 @@ g() { jget sum.json "d[\"gpu\"]$1"; }
 expect_eq "kernels" "{'conv_bwd': $S, 'conv_fwd': $S, 'relu': $S}" "$(g '["kernels"]')"
 # grid.x * 1 us per kernel: 10 + 2 + 20 us per step.
 expect_eq "kernel time (ns)" $((S * 32000)) "$(g '["kernel_ns"]')"
-expect_eq "HtoD copies and bytes" "[$S, $((S * 1048576))]" "$(g '["memcpy"]["Memcpy HtoD"]')"
-expect_eq "DtoH copies and bytes" "[$S, $((S * 4096))]" "$(g '["memcpy"]["Memcpy DtoH"]')"
+expect_eq "HtoD copies and bytes" "[$S, $((S * 1048576))]" "$(g '["memcpy"]["Memcpy HtoD (Pageable -> Device)"]')"
+expect_eq "DtoH copies and bytes" "[$S, $((S * 4096))]" "$(g '["memcpy"]["Memcpy DtoH (Device -> Pageable)"]')"
 expect_eq "memsets and bytes" "[$S, $((S * 65536))]" "$(g '["memset"]["Memset (Device)"]')"
 expect_eq "GPU events" $((S * 6)) "$(g '["device_events"]')"
 expect_eq "GPU events with a launch flow" $((S * 6)) "$(g '["device_with_flow"]')"
@@ -42,6 +42,8 @@ expect_eq "device memory counter" "[1048576, 2097152, 1048576, 0]" \
 	"$(jget sum.json 'd["counters"]["Device Storage/Memory: cuda/0"]')"
 expect_eq "device name" "mxprof fake GPU" "$(jget sum.json 'd["top"]["deviceProperties"][0]["name"]')"
 expect_eq "device SMs" 132 "$(jget sum.json 'd["top"]["deviceProperties"][0]["numSms"]')"
+expect_eq "device limits per SM (Kineto's keys)" "[2048, 65536, 232448, 233472]" \
+	"$(jget sum.json '[d["top"]["deviceProperties"][0][k] for k in ("maxThreadsPerMultiprocessor", "regsPerMultiprocessor", "sharedMemPerBlockOptin", "sharedMemPerMultiprocessor")]')"
 expect_eq "GPU track name" "GPU 0 (mxprof fake GPU)" "$(jget sum.json 'd["process_names"]["0"]')"
 expect_eq "stream track name" "stream 7" "$(jget sum.json 'd["threads"]["7"]["name"]')"
 python3 - cu.json <<'PY' || fail "kernel args"
@@ -53,8 +55,16 @@ assert k["pid"] == 0 and k["tid"] == 7, k
 assert a["grid"] == [10, 1, 1] and a["block"] == [128, 1, 1], a
 assert a["registers per thread"] == 32 and a["shared memory"] == 1024, a
 assert a["device"] == 0 and a["stream"] == 7 and a["correlation"] > 0, a
+assert a["context"] == 1, a
+# 10 blocks of 128 threads over 132 SMs of 32-thread warps.
+assert abs(a["blocks per SM"] - 10 / 132) < 1e-6, a
+assert abs(a["warps per SM"] - 10 / 132 * 4) < 1e-5, a
 assert "External id" in a, a
-m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD"][0]
+m = [e for e in evs if e.get("cat") == "gpu_memcpy" and e["name"] == "Memcpy HtoD (Pageable -> Device)"][0]
+assert m["args"]["context"] == 1, m
+launch = [e for e in evs if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"]
+# CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 in cupti_runtime_cbid.h
+assert len(launch) == 5 * 3 and {e["args"]["cbid"] for e in launch} == {211}, launch[:1]
 assert m["args"]["bytes"] == 1048576 and abs(m["args"]["memory bandwidth (GB/s)"] - 10.0) < 0.01, m
 print("ok: kernel and memcpy args")
 PY

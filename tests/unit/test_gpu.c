@@ -128,6 +128,7 @@ static void scenario(void)
 	g[n++] = gpu(GPU_RUNTIME, 4000, 4500, "cudaMemcpy", 43);
 	g[n++] = gpu(GPU_KERNEL, 5000, 10000, "k", 42);
 	g[n] = gpu(GPU_MEMCPY, 10000, 10100, "Memcpy HtoD", 43);
+	g[n].flags = GPU_COPY_KINDS(1, 3); /* pageable -> device */
 	g[n++].bytes = 1000;
 	g[n++] = gpu(GPU_RUNTIME, 20000, 20100, "cudaLaunchKernel", 44);
 	g[n++] = gpu(GPU_KERNEL, 21000, 22000, "k", 44);
@@ -182,13 +183,26 @@ static void test_gpu_every_gpu_event_has_a_flow_from_its_launch(void **st)
 	assert_int_equal(count(trace, "\"ph\":\"s\""), 3);
 	assert_int_equal(count(trace, "\"ph\":\"f\""), 4);
 	assert_int_equal(count(trace, "\"bp\":\"e\""), 4);
-	/* The flow of 42 starts at the hook's slice (ts 2 us). */
+	/* The flow of 42 starts at the hook's slice (2..3 us), in its
+	 * middle, and ends in the middle of the kernel (5..10 us): an end on
+	 * a slice's edge binds to the slice that ends there. */
 	assert_non_null(
 		line_with("\"ph\":\"s\"", "\"id\":42,", line, sizeof(line)));
-	assert_non_null(strstr(line, "\"ts\":2.000"));
+	assert_non_null(strstr(line, "\"ts\":2.500"));
 	assert_non_null(
 		line_with("\"ph\":\"f\"", "\"id\":42,", line, sizeof(line)));
-	assert_non_null(strstr(line, "\"pid\":0,\"tid\":7,\"ts\":5.000"));
+	assert_non_null(strstr(line, "\"pid\":0,\"tid\":7,\"ts\":7.500"));
+	/* Kernels of 44 back to back (21..22 and 22..22.3 us): each end
+	 * strictly inside its own kernel, none on the shared edge. */
+	assert_int_equal(count(trace, "\"tid\":7,\"ts\":21.500,\"bp\":\"e\""),
+			 1);
+	assert_int_equal(count(trace, "\"tid\":7,\"ts\":22.150,\"bp\":\"e\""),
+			 1);
+	assert_int_equal(count(trace, "\"ts\":22.000,\"bp\""), 0);
+	/* The copy is named with its memory kinds, as Kineto names it. */
+	assert_int_equal(
+		count(trace, "\"name\":\"Memcpy HtoD (Pageable -> Device)\""),
+		1);
 }
 
 static void test_gpu_external_id_links_launches_to_innermost_range(void **st)

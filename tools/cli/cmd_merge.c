@@ -172,7 +172,7 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		util_err("%s: %s", o->tmp, strerror(-rc));
 		goto out;
 	}
-	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\"");
+	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ns\"");
 	if (has_base) {
 		out_str(o, ",\"baseTimeNanoseconds\":");
 		out_i64(o, base);
