@@ -41,48 +41,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "drain.h"
 
 #define S coll_state
 
-enum req_type { REQ_FLUSH, REQ_DUMP, REQ_DUMPS, REQ_FINISH, REQ_EXEC };
-
-/* A request to the drain thread, on the requester's stack. */
-struct request {
-	int type;		    /* enum req_type                   */
-	int dump;		    /* REQ_FINISH: write a final dump  */
-	int reset;		    /* REQ_DUMPS: reset the aggregates */
-	const struct table_opts *o; /* REQ_DUMPS                       */
-	char *text;		    /* REQ_DUMPS: the result           */
-	char *trace;		    /* REQ_EXEC: the trace path        */
-	size_t trace_len;
-	int rc;
-	int done; /* futex word: 1 once served */
-	struct request *next;
-};
-
-static struct coll_lock owner = COLL_LOCK_INIT(LOCK_OWNER);
-
-static struct {
-	struct coll_lock lock; /* LOCK_REQUESTS: the queue and accepting */
-	struct request *head, *tail;
-	int accepting; /* the drain thread serves requests */
-} Q = {.lock = COLL_LOCK_INIT(LOCK_REQUESTS)};
-
-/* The drain thread and its flags (atomic where marked). */
-static struct {
-	int started;  /* coll_start() ran (owner)              */
-	int finished; /* coll_finish() ran (owner)             */
-	pthread_t thread;
-	int running;	/* the thread exists, not yet joined     */
-	int dump_req;	/* atomic: the dump signal came          */
-	int wake;	/* atomic: the thread's futex, 1 = woken */
-	int pending;	/* atomic: a forked child's thread is to start */
-	int final_req;	/* atomic: a fatal signal asks for the end */
-	int final_done; /* futex word: 1 once that end is written */
-	int exit_req;	/* atomic: the final dump for _exit, dump + 1 */
-	int exit_done;	/* atomic: the thread's futex, 1 = written */
-} T;
+struct coll_lock drain_owner = COLL_LOCK_INIT(LOCK_OWNER);
+struct drain_queue drain_q = {.lock = COLL_LOCK_INIT(LOCK_REQUESTS)};
+struct drain_thread drain_t;
 
 int coll_dump_signal;
 
@@ -94,7 +59,7 @@ int coll_dump_signal;
  * at the next safe point instead (a new thread's first record, or a
  * request), and requests are served by their callers until then.
  */
-static int defer_child_drain;
+int drain_defer_child;
 
 static void futex_wake(int *addr)
 {
@@ -108,10 +73,10 @@ static void futex_wake(int *addr)
  * pipe. futex(2) is async-signal-safe, so the dump signal's handler wakes
  * the thread with it.
  */
-static void drain_wake(void)
+void drain_wake(void)
 {
-	__atomic_store_n(&T.wake, 1, __ATOMIC_RELEASE);
-	futex_wake(&T.wake);
+	__atomic_store_n(&drain_t.wake, 1, __ATOMIC_RELEASE);
+	futex_wake(&drain_t.wake);
 }
 
 /* Waits up to ms milliseconds, or not at all when woken since the last
@@ -120,10 +85,11 @@ static void drain_wait(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
 
-	if (__atomic_exchange_n(&T.wake, 0, __ATOMIC_ACQ_REL) || ms <= 0) {
+	if (__atomic_exchange_n(&drain_t.wake, 0, __ATOMIC_ACQ_REL) ||
+	    ms <= 0) {
 		return;
 	}
-	syscall(SYS_futex, &T.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	syscall(SYS_futex, &drain_t.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
 static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
@@ -231,13 +197,13 @@ static void sources_tick(uint64_t now)
 static int dump_now(void)
 {
 	sources_flush();
-	coll_lock(&owner);
+	coll_lock(&drain_owner);
 	int rc = -ESRCH;
-	if (S.agg && !T.finished) {
+	if (S.agg && !drain_t.finished) {
 		pass();
 		rc = dump_write(ring_dropped());
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 	return rc;
 }
 
@@ -247,8 +213,8 @@ static char *tables_now(const struct request *r)
 	char *s = NULL;
 
 	sources_flush();
-	coll_lock(&owner);
-	if (T.started && !T.finished) {
+	coll_lock(&drain_owner);
+	if (drain_t.started && !drain_t.finished) {
 		pass();
 	}
 	o.dropped = ring_dropped();
@@ -268,49 +234,11 @@ static char *tables_now(const struct request *r)
 		s = empty ? table_format(empty, &o) : NULL;
 		agg_destroy(empty);
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 	if (!s) {
 		errno = ENOMEM;
 	}
 	return s;
-}
-
-/* One line at exit when the timeline lost slices to full buffers or was
- * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
-static void say_timeline_cut(uint64_t dropped)
-{
-	uint64_t lost = ring_tally_lost();
-	int cut = S.j && S.j->truncated;
-	char also[96] = "";
-
-	if (!dropped && !cut) {
-		return;
-	}
-	if (lost) {
-		snprintf(also, sizeof(also),
-			 " (%llu of them missing from the "
-			 "tables too)",
-			 (unsigned long long)lost);
-	}
-	if (dropped) {
-		fprintf(stderr,
-			"mxprof: the timeline dropped %llu records from full "
-			"per-thread buffers%s%s; the tables count %s: raise "
-			"MXPROF_BUFFER_KB (now %u) or set "
-			"MXPROF_OVERFLOW=block\n",
-			(unsigned long long)dropped, also,
-			cut ? " and was cut at MXPROF_MAX_TRACE_MB" : "",
-			lost ? "the rest" : "them all",
-			(unsigned)(ring_capacity * sizeof(struct coll_rec) /
-				   1024));
-	} else {
-		fprintf(stderr,
-			"mxprof: the timeline was cut at "
-			"MXPROF_MAX_TRACE_MB=%llu; "
-			"the tables count everything: raise it, or 0 for no "
-			"cap\n",
-			(unsigned long long)(S.cfg.max_trace_bytes >> 20));
-	}
 }
 
 /* The end: the final dump when asked, the journal and status file gone.
@@ -320,16 +248,16 @@ static void finish_now(int dump)
 	if (dump) {
 		sources_flush();
 	}
-	coll_lock(&owner);
-	if (!T.finished) {
-		__atomic_store_n(&T.finished, 1, __ATOMIC_RELEASE);
+	coll_lock(&drain_owner);
+	if (!drain_t.finished) {
+		__atomic_store_n(&drain_t.finished, 1, __ATOMIC_RELEASE);
 		if (dump && S.agg) {
 			pass();
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal) {
 				uint64_t dropped = ring_dropped();
 				dump_write(dropped);
-				say_timeline_cut(dropped);
+				dump_say_cut(dropped);
 			}
 		}
 		if (S.journal_open > 0) {
@@ -339,7 +267,7 @@ static void finish_now(int dump)
 		}
 		dump_remove_status();
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 }
 
 /* Before exec: everything into the journal, kept for the next image.
@@ -349,8 +277,8 @@ static int exec_now(struct request *r)
 	int rc = -ESRCH;
 
 	sources_flush();
-	coll_lock(&owner);
-	if (T.started && !T.finished && S.agg) {
+	coll_lock(&drain_owner);
+	if (drain_t.started && !drain_t.finished && S.agg) {
 		pass();
 		rc = 0;
 		if (S.journal_open > 0) {
@@ -364,7 +292,7 @@ static int exec_now(struct request *r)
 		/* The next image writes its own when it starts. */
 		dump_remove_status();
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 	return rc;
 }
 
@@ -373,12 +301,12 @@ static void serve(struct request *r)
 	switch (r->type) {
 	case REQ_FLUSH:
 		sources_flush();
-		coll_lock(&owner);
-		r->rc = T.started && !T.finished ? 0 : -ESRCH;
+		coll_lock(&drain_owner);
+		r->rc = drain_t.started && !drain_t.finished ? 0 : -ESRCH;
 		if (r->rc == 0) {
 			pass();
 		}
-		coll_unlock(&owner);
+		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
 		r->rc = dump_now();
@@ -400,10 +328,10 @@ static void serve(struct request *r)
 /* Takes the queued requests, oldest first. */
 static struct request *take_requests(void)
 {
-	coll_lock(&Q.lock);
-	struct request *r = Q.head;
-	Q.head = Q.tail = NULL;
-	coll_unlock(&Q.lock);
+	coll_lock(&drain_q.lock);
+	struct request *r = drain_q.head;
+	drain_q.head = drain_q.tail = NULL;
+	coll_unlock(&drain_q.lock);
 	return r;
 }
 
@@ -452,10 +380,10 @@ static void dump_signal_mask(int *unblocked)
 	if (sig == 0) {
 		/* The status file no longer names it: mxprof dump must not
 		 * send the program a signal it handles itself. */
-		coll_lock(&owner);
+		coll_lock(&drain_owner);
 		S.cfg.dump_signal = 0;
 		dump_write_status();
-		coll_unlock(&owner);
+		coll_unlock(&drain_owner);
 	}
 	*unblocked = sig;
 }
@@ -463,13 +391,13 @@ static void dump_signal_mask(int *unblocked)
 /* The end a fatal signal asked for: the final dump, then the waiters. */
 static int serve_final(void)
 {
-	if (!__atomic_load_n(&T.final_req, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&drain_t.final_req, __ATOMIC_ACQUIRE)) {
 		return 0;
 	}
 	finish_now(1);
-	__atomic_store_n(&T.final_done, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &T.final_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
-		NULL, 0);
+	__atomic_store_n(&drain_t.final_done, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &drain_t.final_done, FUTEX_WAKE_PRIVATE, INT32_MAX,
+		NULL, NULL, 0);
 	return 1;
 }
 
@@ -480,9 +408,9 @@ static void *drain_main(void *arg)
 	(void)arg;
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
-	coll_lock(&owner);
+	coll_lock(&drain_owner);
 	dump_write_status();
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 	/*
 	 * The wait adapts to the load: a pass that found an eighth of a ring
 	 * or more starts the next at once, one that found a 64th waits 1 ms,
@@ -497,27 +425,29 @@ static void *drain_main(void *arg)
 	for (;;) {
 		dump_signal_mask(&unblocked);
 		drain_wait(wait_ms);
-		int ex = __atomic_exchange_n(&T.exit_req, 0, __ATOMIC_ACQ_REL);
+		int ex = __atomic_exchange_n(&drain_t.exit_req, 0,
+					     __ATOMIC_ACQ_REL);
 		if (ex) {
 			/* _exit: the caller waits on exit_done, not on a
 			 * request (coll_finish_quick). */
 			finish_now(ex - 1);
-			__atomic_store_n(&T.exit_done, 1, __ATOMIC_RELEASE);
-			syscall(SYS_futex, &T.exit_done, FUTEX_WAKE_PRIVATE,
-				INT_MAX, NULL, NULL, 0);
+			__atomic_store_n(&drain_t.exit_done, 1,
+					 __ATOMIC_RELEASE);
+			syscall(SYS_futex, &drain_t.exit_done,
+				FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 			break;
 		}
 		if (serve_final() || serve_all(take_requests())) {
 			break;
 		}
-		coll_lock(&owner);
+		coll_lock(&drain_owner);
 		uint64_t got = pass();
 		uint64_t now = ticks_mono_ns();
 		int periodic = S.cfg.dump_period_s > 0 &&
 			       now - S.last_dump_ns >=
 				       (uint64_t)(S.cfg.dump_period_s * 1e9);
 		void (*tick)(uint64_t) = S.cfg.tick;
-		coll_unlock(&owner);
+		coll_unlock(&drain_owner);
 		if (got >= ring_capacity / 8) {
 			wait_ms = 0;
 		} else if (got >= ring_capacity / 64) {
@@ -525,7 +455,8 @@ static void *drain_main(void *arg)
 		} else {
 			wait_ms = (int)S.cfg.drain_period_ms;
 		}
-		if (__atomic_exchange_n(&T.dump_req, 0, __ATOMIC_ACQ_REL) ||
+		if (__atomic_exchange_n(&drain_t.dump_req, 0,
+					__ATOMIC_ACQ_REL) ||
 		    periodic) {
 			dump_now();
 		}
@@ -542,27 +473,27 @@ static void *drain_main(void *arg)
 	}
 	/* Requests that came while the last one was served: their callers
 	 * find the collector finished. */
-	coll_lock(&Q.lock);
-	Q.accepting = 0;
-	coll_unlock(&Q.lock);
+	coll_lock(&drain_q.lock);
+	drain_q.accepting = 0;
+	coll_unlock(&drain_q.lock);
 	serve_all(take_requests());
 	return NULL;
 }
 
-static int start_thread(void)
+int drain_start_thread(void)
 {
 	sigset_t all, old;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	coll_lock(&Q.lock);
-	int rc = pthread_create(&T.thread, NULL, drain_main, NULL);
+	coll_lock(&drain_q.lock);
+	int rc = pthread_create(&drain_t.thread, NULL, drain_main, NULL);
 	if (rc == 0) {
-		Q.accepting = 1;
-		__atomic_store_n(&T.running, 1, __ATOMIC_RELEASE);
+		drain_q.accepting = 1;
+		__atomic_store_n(&drain_t.running, 1, __ATOMIC_RELEASE);
 		ring_drain_alive = 1;
 	}
-	coll_unlock(&Q.lock);
+	coll_unlock(&drain_q.lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -rc;
 }
@@ -571,39 +502,40 @@ static int start_thread(void)
  * where threads may start (not in a signal handler). */
 static void start_pending(void)
 {
-	if (!__atomic_exchange_n(&T.pending, 0, __ATOMIC_ACQ_REL)) {
+	if (!__atomic_exchange_n(&drain_t.pending, 0, __ATOMIC_ACQ_REL)) {
 		return;
 	}
-	coll_lock(&owner);
-	if (T.started && !T.finished && !T.running && start_thread() < 0) {
+	coll_lock(&drain_owner);
+	if (drain_t.started && !drain_t.finished && !drain_t.running &&
+	    drain_start_thread() < 0) {
 		fprintf(stderr, "mxprof: cannot start the drain thread in "
 				"child; records are drained at exit only\n");
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 }
 
 /*
  * Serves r on the drain thread and waits for it, or, when there is no
  * drain thread, on this thread. Returns r->rc.
  */
-static int request(struct request *r)
+int drain_request(struct request *r)
 {
 	int quiet = ring_set_quiet(1);
 
 	start_pending();
 	r->done = 0;
 	r->next = NULL;
-	coll_lock(&Q.lock);
-	int queued = Q.accepting;
+	coll_lock(&drain_q.lock);
+	int queued = drain_q.accepting;
 	if (queued) {
-		if (Q.tail) {
-			Q.tail->next = r;
+		if (drain_q.tail) {
+			drain_q.tail->next = r;
 		} else {
-			Q.head = r;
+			drain_q.head = r;
 		}
-		Q.tail = r;
+		drain_q.tail = r;
 	}
-	coll_unlock(&Q.lock);
+	coll_unlock(&drain_q.lock);
 	if (queued) {
 		drain_wake();
 		while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
@@ -638,7 +570,7 @@ static void continue_tables(void)
 	free(r);
 }
 
-static int setup(const struct coll_config *cfg)
+int drain_setup(const struct coll_config *cfg)
 {
 	S.cfg = *cfg;
 	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
@@ -670,7 +602,7 @@ int coll_init(void)
 {
 	clock_init();
 	journal_reserve_fds();
-	defer_child_drain = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+	drain_defer_child = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 	ring_set_attach_notify(start_pending);
 	return ring_init();
 }
@@ -679,17 +611,17 @@ int coll_start(const struct coll_config *cfg)
 {
 	int rc;
 
-	coll_lock(&owner);
-	if (T.started) {
-		coll_unlock(&owner);
+	coll_lock(&drain_owner);
+	if (drain_t.started) {
+		coll_unlock(&drain_owner);
 		return 0;
 	}
-	rc = setup(cfg);
+	rc = drain_setup(cfg);
 	if (rc == 0) {
-		__atomic_store_n(&T.started, 1, __ATOMIC_RELEASE);
-		rc = start_thread();
+		__atomic_store_n(&drain_t.started, 1, __ATOMIC_RELEASE);
+		rc = drain_start_thread();
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 	if (rc < 0) {
 		fprintf(stderr,
 			"mxprof: cannot start the drain thread: %s; records "
@@ -701,21 +633,21 @@ int coll_start(const struct coll_config *cfg)
 
 int coll_set_output(const char *output)
 {
-	coll_lock(&owner);
+	coll_lock(&drain_owner);
 	int busy = S.journal_open != 0;
 	if (!busy) {
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
 		paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
 	}
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 	return busy ? -EBUSY : 0;
 }
 
 void coll_set_dump_period(double seconds)
 {
-	coll_lock(&owner);
+	coll_lock(&drain_owner);
 	S.cfg.dump_period_s = seconds;
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 }
 
 int coll_live_here(void)
@@ -724,151 +656,47 @@ int coll_live_here(void)
 	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid()) {
 		return 0;
 	}
-	coll_lock(&owner);
-	int live = T.started && !T.finished && S.pid == (int)getpid();
-	coll_unlock(&owner);
+	coll_lock(&drain_owner);
+	int live =
+		drain_t.started && !drain_t.finished && S.pid == (int)getpid();
+	coll_unlock(&drain_owner);
 	return live;
-}
-
-int coll_finish_quick(int dump, unsigned wait_ms)
-{
-	static const char gave_up[] =
-		"mxprof: the final dump did not finish in time at _exit; the "
-		"journal keeps what was drained\n";
-	int saved = errno;
-
-	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid() ||
-	    !__atomic_load_n(&T.started, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&T.finished, __ATOMIC_ACQUIRE)) {
-		return -ESRCH;
-	}
-	if (!__atomic_load_n(&T.running, __ATOMIC_ACQUIRE)) {
-		/* No drain thread (yet): the caller does it, with locks. */
-		coll_finish(dump);
-		return 0;
-	}
-	ring_set_quiet(1);
-	__atomic_store_n(&T.exit_req, dump + 1, __ATOMIC_RELEASE);
-	drain_wake();
-	struct timespec start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!__atomic_load_n(&T.exit_done, __ATOMIC_ACQUIRE)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		int64_t left =
-			(int64_t)wait_ms * 1000000 -
-			((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +
-			 (now.tv_nsec - start.tv_nsec));
-		if (left <= 0) {
-			ssize_t w = write(2, gave_up, sizeof(gave_up) - 1);
-			(void)w;
-			errno = saved;
-			return -ETIMEDOUT;
-		}
-		struct timespec ts = {left / 1000000000, left % 1000000000};
-		syscall(SYS_futex, &T.exit_done, FUTEX_WAIT_PRIVATE, 0, &ts,
-			NULL, 0);
-	}
-	errno = saved;
-	return 0;
-}
-
-int coll_exec_prepare(char *trace, size_t len)
-{
-	struct request r = {.type = REQ_EXEC, .trace = trace, .trace_len = len};
-
-	if (!coll_live_here()) {
-		return -ESRCH;
-	}
-	return request(&r);
-}
-
-int coll_continue_origin(const char *trace)
-{
-	char journal[4200];
-	uint64_t mono;
-	int64_t utc;
-	int rc = paths_journal(trace, journal, sizeof(journal));
-
-	if (rc == 0) {
-		rc = journal_origin(journal, (int)getpid(), &mono, &utc);
-	}
-	if (rc == 0) {
-		clock_set_origin(mono, utc);
-	}
-	return rc;
 }
 
 int coll_dump(void)
 {
 	struct request r = {.type = REQ_DUMP};
 
-	coll_lock(&owner);
-	int live = T.started && !T.finished;
-	coll_unlock(&owner);
-	return live ? request(&r) : -ESRCH;
+	coll_lock(&drain_owner);
+	int live = drain_t.started && !drain_t.finished;
+	coll_unlock(&drain_owner);
+	return live ? drain_request(&r) : -ESRCH;
 }
 
 void coll_own(void)
 {
-	coll_lock(&owner);
+	coll_lock(&drain_owner);
 }
 
 void coll_disown(void)
 {
-	coll_unlock(&owner);
+	coll_unlock(&drain_owner);
 }
 
 void coll_dump_async(void)
 {
 	int saved = errno;
 
-	__atomic_store_n(&T.dump_req, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&drain_t.dump_req, 1, __ATOMIC_RELEASE);
 	drain_wake();
 	errno = saved;
-}
-
-int coll_finish_signal(int ms)
-{
-	struct timespec now, end;
-
-	if (!__atomic_load_n(&T.running, __ATOMIC_ACQUIRE)) {
-		return -ESRCH;
-	}
-	if (pthread_equal(pthread_self(), T.thread)) {
-		return -EDEADLK;
-	}
-	__atomic_store_n(&T.final_req, 1, __ATOMIC_RELEASE);
-	drain_wake();
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
-	while (!__atomic_load_n(&T.final_done, __ATOMIC_ACQUIRE)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		struct timespec left = {end.tv_sec - now.tv_sec,
-					end.tv_nsec - now.tv_nsec};
-		if (left.tv_nsec < 0) {
-			left.tv_sec--;
-			left.tv_nsec += 1000000000;
-		}
-		if (left.tv_sec < 0) {
-			return -ETIMEDOUT;
-		}
-		syscall(SYS_futex, &T.final_done, FUTEX_WAIT_PRIVATE, 0, &left,
-			NULL, 0);
-	}
-	return 0;
 }
 
 int coll_flush(void)
 {
 	struct request r = {.type = REQ_FLUSH};
 
-	return request(&r);
+	return drain_request(&r);
 }
 
 char *coll_dumps(int reset, const char *format, const char *sort_by,
@@ -881,7 +709,7 @@ char *coll_dumps(int reset, const char *format, const char *sort_by,
 		errno = EINVAL;
 		return NULL;
 	}
-	request(&r);
+	drain_request(&r);
 	if (!r.text) {
 		errno = ENOMEM;
 	}
@@ -901,126 +729,20 @@ void coll_finish(int dump)
 			}
 		}
 	}
-	coll_lock(&owner);
-	int live = T.started && !T.finished;
-	coll_unlock(&owner);
+	coll_lock(&drain_owner);
+	int live = drain_t.started && !drain_t.finished;
+	coll_unlock(&drain_owner);
 	if (live) {
-		request(&r);
+		drain_request(&r);
 	}
 	/* The drain thread ends after the final dump, also after one a
 	 * signal asked for (coll_finish_signal). */
-	coll_lock(&Q.lock);
-	int running = T.running;
-	__atomic_store_n(&T.running, 0, __ATOMIC_RELEASE);
-	coll_unlock(&Q.lock);
+	coll_lock(&drain_q.lock);
+	int running = drain_t.running;
+	__atomic_store_n(&drain_t.running, 0, __ATOMIC_RELEASE);
+	coll_unlock(&drain_q.lock);
 	if (running) {
-		pthread_join(T.thread, NULL);
+		pthread_join(drain_t.thread, NULL);
 	}
 	ring_drain_alive = 0;
-}
-
-/* The signal mask of the forking thread, from prepare to parent/child. */
-static sigset_t fork_mask;
-
-/* Runs the fork callback of every source whose lock has rank rank. */
-static void sources_fork(int rank, int which)
-{
-	for (int i = 0; coll_sources[i]; i++) {
-		const struct coll_source *s = coll_sources[i];
-		void (*fn)(void) = which == 0	? s->fork_prepare
-				   : which == 1 ? s->fork_parent
-						: s->fork_child;
-		if (s->fork_rank == rank && fn) {
-			fn();
-		}
-	}
-}
-
-/*
- * fork(): every lock of the written order, with every signal blocked (a
- * handler that records or dumps must not run while they are held).
- */
-void coll_fork_prepare(void)
-{
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &fork_mask);
-	for (int rank = 1; rank < LOCK_OWNER; rank++) {
-		sources_fork(rank, 0);
-	}
-	coll_lock(&owner);
-	coll_lock(&Q.lock);
-	window_fork_prepare();
-	threads_fork_prepare();
-	cat_fork_prepare();
-	strtab_lock();
-}
-
-/* Releases what coll_fork_prepare() took, last first; which: 1 parent,
- * 2 child. */
-static void fork_release(int which)
-{
-	strtab_unlock();
-	cat_fork_parent();
-	threads_fork_parent();
-	if (which == 1) {
-		window_fork_parent();
-	} else {
-		window_fork_child();
-	}
-	coll_unlock(&Q.lock);
-	coll_unlock(&owner);
-	for (int rank = LOCK_OWNER - 1; rank >= 1; rank--) {
-		sources_fork(rank, which);
-	}
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
-}
-
-void coll_fork_parent(void)
-{
-	fork_release(1);
-}
-
-void coll_fork_child(const char *output)
-{
-	ring_after_fork_child();
-	/* Requests queued by the parent's other threads: those threads are
-	 * not in the child, and nobody waits here. */
-	Q.head = Q.tail = NULL;
-	Q.accepting = 0;
-	__atomic_store_n(&T.running, 0, __ATOMIC_RELEASE);
-	T.wake = 0;
-	T.dump_req = 0;
-	T.final_req = 0;
-	T.final_done = 0;
-	T.exit_req = 0;
-	T.exit_done = 0;
-	ring_drain_alive = 0;
-	if (T.started && !T.finished) {
-		/* The parent's journal stays the parent's: forget it
-		 * unflushed. */
-		if (S.journal_open > 0) {
-			close(S.j->fd);
-		}
-		S.j->fd = -1;
-		S.j->n = 0;
-		if (S.agg) {
-			agg_reset(S.agg);
-		}
-		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
-		/* The child's journal is its own, new. */
-		S.cfg.continue_journal = 0;
-		setup(&S.cfg);
-	}
-	fork_release(2);
-	if (!T.started || T.finished) {
-		return;
-	}
-	if (defer_child_drain) {
-		__atomic_store_n(&T.pending, 1, __ATOMIC_RELEASE);
-	} else if (start_thread() < 0) {
-		fprintf(stderr, "mxprof: cannot start the drain thread in "
-				"child; records are drained at exit only\n");
-	}
 }

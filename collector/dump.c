@@ -388,3 +388,41 @@ int dump_write(uint64_t dropped)
 	dump_write_status();
 	return rc_trace < 0 ? rc_trace : rc_stats;
 }
+
+/* One line at exit when the timeline lost slices to full buffers or was
+ * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
+void dump_say_cut(uint64_t dropped)
+{
+	uint64_t lost = ring_tally_lost();
+	int cut = S.j && S.j->truncated;
+	char also[96] = "";
+
+	if (!dropped && !cut) {
+		return;
+	}
+	if (lost) {
+		snprintf(also, sizeof(also),
+			 " (%llu of them missing from the "
+			 "tables too)",
+			 (unsigned long long)lost);
+	}
+	if (dropped) {
+		fprintf(stderr,
+			"mxprof: the timeline dropped %llu records from full "
+			"per-thread buffers%s%s; the tables count %s: raise "
+			"MXPROF_BUFFER_KB (now %u) or set "
+			"MXPROF_OVERFLOW=block\n",
+			(unsigned long long)dropped, also,
+			cut ? " and was cut at MXPROF_MAX_TRACE_MB" : "",
+			lost ? "the rest" : "them all",
+			(unsigned)(ring_capacity * sizeof(struct coll_rec) /
+				   1024));
+	} else {
+		fprintf(stderr,
+			"mxprof: the timeline was cut at "
+			"MXPROF_MAX_TRACE_MB=%llu; "
+			"the tables count everything: raise it, or 0 for no "
+			"cap\n",
+			(unsigned long long)(S.cfg.max_trace_bytes >> 20));
+	}
+}

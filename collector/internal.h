@@ -203,6 +203,9 @@ extern struct coll_state coll_state;
  * tables and the status file; returns 0 or the first error. */
 int dump_ensure_journal(void);
 int dump_write(uint64_t dropped);
+/* One line at exit when the timeline lost slices to full buffers or was
+ * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
+void dump_say_cut(uint64_t dropped);
 void dump_write_status(void);
 void dump_remove_status(void);
 /* The tables file of a dump (its name: paths_stats, collector.h); extra
