@@ -394,7 +394,10 @@ int dump_write(uint64_t dropped)
 void dump_say_cut(uint64_t dropped)
 {
 	uint64_t lost = ring_tally_lost();
-	int cut = S.j && S.j->truncated;
+	/* Cut at MXPROF_MAX_TRACE_MB; the disk's share has its own line
+	 * (journal.c). */
+	int cut = S.j && S.j->truncated && S.cfg.max_trace_bytes &&
+		  !S.j->disk_said;
 	char also[96] = "";
 
 	if (!dropped && !cut) {

@@ -53,8 +53,8 @@ int coll_finish_quick(int dump, unsigned wait_ms)
 			return -ETIMEDOUT;
 		}
 		struct timespec ts = {left / 1000000000, left % 1000000000};
-		syscall(SYS_futex, &drain_t.exit_done, FUTEX_WAIT_PRIVATE, 0, &ts,
-			NULL, 0);
+		syscall(SYS_futex, &drain_t.exit_done, FUTEX_WAIT_PRIVATE, 0,
+			&ts, NULL, 0);
 	}
 	errno = saved;
 	return 0;
@@ -116,8 +116,8 @@ int coll_finish_signal(int ms)
 		if (left.tv_sec < 0) {
 			return -ETIMEDOUT;
 		}
-		syscall(SYS_futex, &drain_t.final_done, FUTEX_WAIT_PRIVATE, 0, &left,
-			NULL, 0);
+		syscall(SYS_futex, &drain_t.final_done, FUTEX_WAIT_PRIVATE, 0,
+			&left, NULL, 0);
 	}
 	return 0;
 }

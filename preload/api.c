@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <strings.h>
 
@@ -278,9 +279,50 @@ struct span_pass {
 	uint64_t t0;
 	uint32_t frame;
 };
-static __thread struct span_pass span_stack[SPAN_DEPTH]
+
+/* A thread's passes live behind one 8-byte initial-exec TLS pointer, so
+ * that libmxprof.so still fits in the static TLS surplus glibc keeps for
+ * libraries loaded after start (the Python binding's ctypes load). The
+ * block is mapped at the thread's first start (mmap: also from a signal
+ * handler) and unmapped at its exit. */
+struct span_thread {
+	unsigned depth;
+	struct span_pass stack[SPAN_DEPTH];
+};
+static __thread struct span_thread *span_me
 	__attribute__((tls_model("initial-exec")));
-static __thread unsigned span_depth __attribute__((tls_model("initial-exec")));
+static pthread_key_t span_key;
+static pthread_once_t span_once = PTHREAD_ONCE_INIT;
+
+static void span_me_free(void *p)
+{
+	span_me = NULL;
+	munmap(p, sizeof(struct span_thread));
+}
+
+static void span_key_create(void)
+{
+	pthread_key_create(&span_key, span_me_free);
+}
+
+/* The thread's block, mapped on first use; NULL when that failed (its
+ * passes then end through the object's latest start, as on another
+ * thread). */
+static struct span_thread *span_self(void)
+{
+	if (__builtin_expect(span_me != NULL, 1)) {
+		return span_me;
+	}
+	void *p = mmap(NULL, sizeof(struct span_thread), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		return NULL;
+	}
+	pthread_once(&span_once, span_key_create);
+	span_me = p;
+	pthread_setspecific(span_key, p);
+	return span_me;
+}
 
 /* HOT. */
 static inline void span_start(struct span_obj *s)
@@ -289,17 +331,18 @@ static inline void span_start(struct span_obj *s)
 		return;
 	}
 	uint32_t frame = __atomic_add_fetch(&s->frames, 1, __ATOMIC_RELAXED);
+	struct span_thread *me = span_self();
 	uint64_t t0 = ticks_now();
-	unsigned d = span_depth;
 
 	/* For a stop on another thread: the latest start of any thread. */
 	__atomic_store_n(&s->t0, t0, __ATOMIC_RELAXED);
+	unsigned d = me ? me->depth : SPAN_DEPTH;
 	if (d < SPAN_DEPTH) {
 		/* The slot is taken before it is written: a signal handler's
 		 * pass goes above it. */
-		span_depth = d + 1;
+		me->depth = d + 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		span_stack[d] = (struct span_pass){s, t0, frame};
+		me->stack[d] = (struct span_pass){s, t0, frame};
 	}
 }
 
@@ -307,19 +350,20 @@ static inline void span_start(struct span_obj *s)
  * set, or 0 when it has none. */
 static inline int span_take(const struct span_obj *s, struct span_pass *p)
 {
-	unsigned d = span_depth;
+	struct span_thread *me = span_me;
+	unsigned d = me ? me->depth : 0;
 
 	for (unsigned i = d; i-- > 0;) {
-		if (span_stack[i].obj != s) {
+		if (me->stack[i].obj != s) {
 			continue;
 		}
-		*p = span_stack[i];
-		span_stack[i].obj = NULL;
-		while (d > 0 && !span_stack[d - 1].obj) {
+		*p = me->stack[i];
+		me->stack[i].obj = NULL;
+		while (d > 0 && !me->stack[d - 1].obj) {
 			d--;
 		}
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		span_depth = d;
+		me->depth = d;
 		return 1;
 	}
 	return 0;

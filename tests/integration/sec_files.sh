@@ -23,7 +23,21 @@ if [ -z "${SEC_INNER:-}" ]; then
 	fi
 	exec env SEC_INNER=1 unshare -m --propagation private bash "$0"
 fi
+# The private /tmp hides a checkout (and its build) that lives under /tmp:
+# keep it reachable at the same path.
+keep=
+case "$ROOT/" in
+/tmp/*) keep=$ROOT ;;
+esac
+if [ -n "$keep" ]; then
+	mkdir -p /run/mxprof-sec-keep
+	mount --bind "$keep" /run/mxprof-sec-keep
+fi
 mount -t tmpfs -o mode=1777 mxprof-sec /tmp
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	mount --bind /run/mxprof-sec-keep "$keep"
+fi
 mkdir /tmp/work
 cd /tmp/work
 WORK=/tmp/work
