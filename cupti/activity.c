@@ -327,6 +327,11 @@ static int enable_kinds(void)
 			return report("cuptiActivityEnable", r);
 		}
 	}
+	/* CUDA event records only tell a wait which stream recorded its
+	 * event (sync.c); a CUPTI without them leaves that unknown. */
+	if (want & CUPTI_WANT_API) {
+		(void)p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+	}
 	return 0;
 }
 
@@ -481,6 +486,8 @@ static void read_devices(void)
 		attr(&d.shared_per_sm,
 		     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
 		     dev);
+		attr(&d.reserved_shared_per_block,
+		     CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, dev);
 		if (mem && mem(&total, dev) == CUDA_SUCCESS) {
 			d.total_mem = total;
 		}

@@ -101,11 +101,12 @@ static uint32_t copy_name(uint8_t kind)
 	return ids[kind];
 }
 
+/* A sync record's name, as Kineto names it (its cuda_sync_kind). */
 static uint32_t sync_name(uint32_t type)
 {
-	static const char *const names[] = {
-		"Synchronize", "Event Synchronize", "Stream Wait Event",
-		"Stream Synchronize", "Context Synchronize"};
+	static const char *const names[] = {"Unknown Sync", "Event Sync",
+					    "Stream Wait Event", "Stream Sync",
+					    "Context Sync"};
 	static uint32_t ids[5];
 
 	if (type >= 5) {
@@ -221,8 +222,10 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->block[1] = k->blockY;
 		g->block[2] = k->blockZ;
 		g->regs = k->registersPerThread;
+		g->queued = k->queued;
 		g->shmem = (uint32_t)(k->staticSharedMemory +
 				      k->dynamicSharedMemory);
+		g->dyn_shmem = (uint32_t)k->dynamicSharedMemory;
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -275,8 +278,25 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->start = s->start;
 		g->end = s->end;
 		g->name = sync_name(s->type);
+		g->flags = s->type < 5 ? (uint16_t)s->type : 0;
 		g->correlation = s->correlationId;
+		g->context = s->contextId;
 		g->stream = s->streamId;
+		g->event = s->cudaEventId;
+		g->event_sync = s->cudaEventSyncId;
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+		/* Not shown: it tells an Event Sync or a Stream Wait Event
+		 * which stream and call recorded the event waited on. */
+		const CUpti_ActivityCudaEvent2 *e = (const void *)a;
+		g->kind = GPU_EVENT;
+		g->correlation = e->correlationId;
+		g->context = e->contextId;
+		g->stream = e->streamId;
+		g->device = e->deviceId;
+		g->event = e->eventId;
+		g->event_sync = e->cudaEventSyncId;
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMORY2: {

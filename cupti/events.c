@@ -139,6 +139,11 @@ static void per_sm(struct out *o, const struct gpu_rec *r)
 	snprintf(v, sizeof(v), "%.6g", warps);
 	out_str(o, ",\"warps per SM\":");
 	out_str(o, v);
+	int occ = occupancy_percent(r, p);
+	if (occ >= 0) {
+		out_str(o, ",\"est. achieved occupancy %\":");
+		out_i64(o, occ);
+	}
 }
 
 static void device_event(struct coll_trace *t, const struct gpu_rec *r)
@@ -158,6 +163,10 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	out_str(o, ",\"stream\":");
 	out_u64(o, r->stream);
 	if (r->kind == GPU_KERNEL) {
+		/* Kineto writes CUPTI's value as it comes (0 unless the
+		 * program enabled CUPTI's latency timestamps). */
+		out_str(o, ",\"queued\":");
+		out_u64(o, r->queued);
 		dims(o, ",\"grid", r->grid);
 		dims(o, ",\"block", r->block);
 		out_str(o, ",\"registers per thread\":");
@@ -209,7 +218,7 @@ static int add_stream(struct stream_key **v, size_t *n, size_t *cap,
 	return 0;
 }
 
-static void meta(struct coll_trace *t, const char *what, int64_t pid,
+void events_meta(struct coll_trace *t, const char *what, int64_t pid,
 		 int64_t tid, const char *key, const char *sval, int64_t ival)
 {
 	struct out *o = coll_trace_event(t);
@@ -246,7 +255,9 @@ void events_write(struct coll_trace *t)
 	size_t nstreams = 0, cap = 0;
 	int64_t use[GPU_MAX_DEVICES] = {0};
 	int counter_dev[GPU_MAX_DEVICES] = {0};
+	int sync_dev[GPU_MAX_DEVICES] = {0};
 
+	sync_begin(link_count());
 	for (size_t i = 0, n = link_count(); i < n; i++) {
 		const struct gpu_rec *r = store_at(i);
 		if (gpu_is_api(r)) {
@@ -271,13 +282,15 @@ void events_write(struct coll_trace *t)
 							    : 0));
 			}
 		} else if (r->kind == GPU_SYNC) {
-			const struct gpu_rec *api =
-				link_api_for(r->correlation);
-			if (!api) {
-				continue;
+			int64_t track;
+			uint32_t d = sync_write(t, r, &track);
+			if (d < GPU_MAX_DEVICES) {
+				sync_dev[d] = 1;
 			}
-			o = x_head(t, r, host_pid, api->tid);
-			out_str(o, "}}");
+			if (track >= 0 && (int64_t)r->stream == track) {
+				add_stream(&streams, &nstreams, &cap, d,
+					   r->stream);
+			}
 		} else if (gpu_is_device_work(r)) {
 			device_event(t, r);
 			add_stream(&streams, &nstreams, &cap, r->device,
@@ -316,7 +329,7 @@ void events_write(struct coll_trace *t)
 		}
 	}
 	for (int d = 0; d < GPU_MAX_DEVICES; d++) {
-		if (!named[d] && !counter_dev[d]) {
+		if (!named[d] && !counter_dev[d] && !sync_dev[d]) {
 			continue;
 		}
 		char label[200], given[64];
@@ -330,23 +343,25 @@ void events_write(struct coll_trace *t)
 		} else {
 			snprintf(label, sizeof(label), "GPU %d", d);
 		}
-		meta(t, "process_name", d, 0, "name", label, 0);
-		meta(t, "process_sort_index", d, 0, "sort_index", NULL,
-		     0x1000000 + d);
+		events_meta(t, "process_name", d, 0, "name", label, 0);
+		events_meta(t, "process_sort_index", d, 0, "sort_index", NULL,
+			    0x1000000 + d);
 		if (counter_dev[d]) {
-			meta(t, "thread_name", d, 0, "name", "device memory",
-			     0);
+			events_meta(t, "thread_name", d, 0, "name",
+				    "device memory", 0);
 		}
 	}
 	for (size_t i = 0; i < nstreams; i++) {
 		char label[64];
 		snprintf(label, sizeof(label), "stream %u", streams[i].stream);
-		meta(t, "thread_name", streams[i].device, streams[i].stream,
-		     "name", label, 0);
-		meta(t, "thread_sort_index", streams[i].device,
-		     streams[i].stream, "sort_index", NULL, streams[i].stream);
+		events_meta(t, "thread_name", streams[i].device,
+			    streams[i].stream, "name", label, 0);
+		events_meta(t, "thread_sort_index", streams[i].device,
+			    streams[i].stream, "sort_index", NULL,
+			    streams[i].stream);
 	}
 	free(streams);
+	sync_end(t);
 }
 
 /*

@@ -25,6 +25,7 @@ enum gpu_kind {
 	GPU_DRIVER,  /* a driver API call on a host thread     */
 	GPU_SYNC,    /* a synchronisation, by correlation      */
 	GPU_MEMORY,  /* an allocation (bytes) or a free        */
+	GPU_EVENT,   /* a CUDA event recorded on a stream      */
 };
 
 /* Flag bits of a gpu_rec. */
@@ -35,6 +36,13 @@ enum gpu_kind {
 	((uint16_t)((((unsigned)(src)&0xfu) << 4) | ((unsigned)(dst)&0xfu)))
 #define GPU_COPY_SRC(flags) (((unsigned)(flags) >> 4) & 0xfu)
 #define GPU_COPY_DST(flags) ((unsigned)(flags)&0xfu)
+/* GPU_SYNC: CUPTI's CUpti_ActivitySynchronizationType in flags. */
+#define GPU_SYNC_EVENT	     1u /* cudaEventSynchronize          */
+#define GPU_SYNC_STREAM_WAIT 2u /* cudaStreamWaitEvent           */
+#define GPU_SYNC_STREAM	     3u /* cudaStreamSynchronize         */
+#define GPU_SYNC_CONTEXT     4u /* cudaDeviceSynchronize and alike */
+/* CUPTI's "not applicable" stream, event and sync ids of sync records. */
+#define GPU_NONE 0xffffffffu
 
 /* One GPU activity record. Times are CLOCK_MONOTONIC ns, the clock host
  * ticks are converted to (CUPTI's timestamp callback, activity.c). */
@@ -51,10 +59,16 @@ struct gpu_rec {
 	uint16_t flags;
 	int32_t grid[3];
 	int32_t block[3];
-	uint32_t regs;	  /* registers per thread               */
-	uint32_t shmem;	  /* static + dynamic shared memory     */
-	uint32_t context; /* CUPTI's context id of device work  */
-	uint32_t cbid;	  /* CUPTI's callback id of API records */
+	uint32_t regs;	    /* registers per thread               */
+	uint32_t shmem;	    /* static + dynamic shared memory     */
+	uint32_t dyn_shmem; /* the dynamic part of shmem        */
+	uint32_t context;   /* CUPTI's context id of device work  */
+	uint32_t cbid;	    /* CUPTI's callback id of API records */
+	/* GPU_SYNC and GPU_EVENT: the CUDA event (GPU_NONE when the sync is
+	 * on no event) and CUPTI's id tying a sync to the event's record. */
+	uint32_t event;
+	uint64_t event_sync;
+	uint64_t queued; /* kernels: CUPTI's queued timestamp, as it comes */
 	/* Filled while a dump links records (link.c). */
 	uint32_t ext;	   /* external id of the enclosing host range */
 	uint32_t absorbed; /* a hook's slice shows this API call      */
@@ -75,6 +89,7 @@ struct gpu_device {
 	int regs_per_sm;
 	int shared_per_block_optin;
 	int shared_per_sm;
+	int reserved_shared_per_block; /* the driver's, per block */
 };
 
 #define GPU_MAX_DEVICES 64
@@ -158,7 +173,8 @@ void link_end(void);
 /* Returns the API record of correlation corr, or NULL. */
 const struct gpu_rec *link_api_for(uint32_t corr);
 
-/* Returns non-zero when correlation corr launched device work. */
+/* Returns non-zero when correlation corr launched device work or waited
+ * in a sync record: its call starts a flow. */
 int link_has_device_work(uint32_t corr);
 
 /* Returns the host range external id ext was given to, or NULL. */
@@ -180,10 +196,40 @@ uint64_t events_flow_at(uint64_t start, uint64_t dur);
 void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
 		 int64_t pid, int64_t tid, uint64_t mono_ns);
 
+/* Writes a metadata event ("process_name", "thread_name", ...) with one
+ * arg, key: the string sval, or the number ival when sval is NULL. */
+void events_meta(struct coll_trace *t, const char *what, int64_t pid,
+		 int64_t tid, const char *key, const char *sval, int64_t ival);
+
 /* The coll_source members: the devices of deviceProperties, and the GPU
  * events after the host events. */
 void events_devices(struct out *o, int *first);
 void events_write(struct coll_trace *t);
+
+/* ---- occupancy.c: a kernel's estimated occupancy ----------------------- */
+
+/* Returns kernel k's "est. achieved occupancy %" as Kineto computes it on
+ * device d (the CUDA toolkit's occupancy calculator, the launch's blocks
+ * per SM as a cap), or -1 when d's limits are unknown. */
+int occupancy_percent(const struct gpu_rec *k, const struct gpu_device *d);
+
+/* ---- sync.c: synchronisation records in the trace ----------------------- */
+
+/* Indexes the first n records' CUDA events and contexts for one dump.
+ * Can't fail (out of memory: waits show an unknown source). */
+void sync_begin(size_t n);
+
+/* Writes sync record r (with its flow end) on its device's track; returns
+ * the device and sets *track to the "tid" used. Sync tracks of their own
+ * are named by sync_end(); a stream's track is the caller's to name. */
+uint32_t sync_write(struct coll_trace *t, const struct gpu_rec *r,
+		    int64_t *track);
+
+/* Names the sync tracks written, then forgets the index. */
+void sync_end(struct coll_trace *t);
+
+/* Forgets the index without writing (also what sync_end() ends with). */
+void sync_end_free(void);
 
 /* ---- tables.c: the GPU tables -------------------------------------------- */
 

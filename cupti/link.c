@@ -46,8 +46,9 @@ struct ext_range {
 struct api_index {
 	size_t *idx; /* API record indexes sorted by (tid, start) */
 	size_t n;
-	size_t *corr_head; /* hash: correlation -> first device record + 1 */
-	size_t *corr_next; /* per record: next device record + 1 */
+	size_t *corr_head; /* hash: correlation -> first device or sync
+			      record + 1 */
+	size_t *corr_next; /* per record: next such record + 1 */
 	size_t *api_of;	   /* hash: correlation -> API record + 1 */
 	size_t hcap;
 	size_t nrecs;
@@ -160,7 +161,8 @@ int link_begin(void)
 		if (gpu_is_api(r)) {
 			L.idx[L.n++] = i;
 			*hfind(L.api_of, r->correlation) = i + 1;
-		} else if (gpu_is_device_work(r) && r->correlation) {
+		} else if ((gpu_is_device_work(r) || r->kind == GPU_SYNC) &&
+			   r->correlation) {
 			/* Walking backwards builds each list in time order. */
 			size_t *h = hfind(L.corr_head, r->correlation);
 			L.corr_next[i] = *h;

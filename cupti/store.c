@@ -71,7 +71,11 @@ int store_push(const struct gpu_rec *r, size_t n)
 	int rc = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (r[i].kind != GPU_MEMORY && !coll_recording_at(r[i].start)) {
+		/* Memory and CUDA event records are kept whenever they come:
+		 * Device Storage needs every allocation, and a sync while
+		 * recording may wait on an event recorded before. */
+		if (r[i].kind != GPU_MEMORY && r[i].kind != GPU_EVENT &&
+		    !coll_recording_at(r[i].start)) {
 			continue;
 		}
 		size_t k = c / CHUNK_RECS;

@@ -159,6 +159,16 @@ static void memory_record(int release, size_t bytes, uint32_t corr)
 	record_fn(&m);
 }
 
+struct fake_event;
+static void wait_until(uint64_t until);
+
+/* The sync record CUPTI makes of a call that waited (from 10 ns after
+ * the call began until now, 20 ns at least): of a stream (or CUPTI's invalid
+ * value), and of event e's latest record when e is not NULL. */
+static void sync_record(const struct call *c,
+			CUpti_ActivitySynchronizationType type, uint32_t stream,
+			const struct fake_event *e);
+
 EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
 	struct call c =
@@ -339,23 +349,183 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 	}
 	pthread_mutex_unlock(&lock);
 	/* Wait, as the real call does, until the device is idle. */
+	wait_until(until);
+	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+		    CUPTI_SYNCHRONIZATION_INVALID_VALUE, NULL);
+	leave(&c);
+	return cudaSuccess;
+}
+
+/* ---- streams and events ---------------------------------------------------
+ */
+
+/* CUPTI numbers the streams a program creates from 13 in a context. */
+static uint32_t next_stream = 13;
+static uint32_t next_event = 1;
+static uint64_t next_event_sync = 1;
+
+/* A CUDA event: where and when its latest record completes. */
+struct fake_event {
+	uint32_t id;
+	uint32_t recorded; /* 0 until cudaEventRecord */
+	uint64_t sync_id;  /* CUPTI's id of the latest record */
+	uint64_t done;	   /* when the work before the record ends */
+};
+
+EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020);
+
+	pthread_mutex_lock(&lock);
+	*s = (cudaStream_t)(uintptr_t)next_stream++;
+	pthread_mutex_unlock(&lock);
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050);
+
+	(void)s;
+	leave(&c);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020);
+	struct fake_event *f = calloc(1, sizeof(*f));
+
+	if (f) {
+		pthread_mutex_lock(&lock);
+		f->id = next_event++;
+		pthread_mutex_unlock(&lock);
+	}
+	*e = (cudaEvent_t)f;
+	leave(&c);
+	return f ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020);
+
+	free(e);
+	leave(&c);
+	return cudaSuccess;
+}
+
+/* The record real CUPTI makes of cudaEventRecord (CUDA_EVENT kind). */
+EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream)
+{
+	struct call c = enter(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020);
+	struct fake_event *f = (struct fake_event *)e;
+	uint32_t sid = stream_id(stream);
+
+	pthread_mutex_lock(&lock);
+	f->recorded = 1;
+	f->sync_id = next_event_sync++;
+	f->done = busy_until[sid % 64];
+	pthread_mutex_unlock(&lock);
+	if (cupti()) {
+		CUpti_ActivityCudaEvent2 r;
+		memset(&r, 0, sizeof(r));
+		r.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+		r.correlationId = c.corr;
+		r.contextId = FAKE_CONTEXT;
+		r.streamId = sid;
+		r.eventId = f->id;
+		r.deviceId = 0;
+		r.cudaEventSyncId = f->sync_id;
+		record_fn(&r);
+	}
+	leave(&c);
+	return cudaSuccess;
+}
+
+/* Waits, as the real calls do, until the device reaches until. */
+static void wait_until(uint64_t until)
+{
 	while (now() < until) {
 		struct timespec ts = {0, 20000};
 		nanosleep(&ts, NULL);
 	}
-	if (cupti()) {
-		CUpti_ActivitySynchronization2 s;
-		memset(&s, 0, sizeof(s));
-		s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-		s.type =
-			CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
-		s.start = c.start + 100;
-		s.end = now();
-		s.correlationId = c.corr;
-		record_fn(&s);
-	}
+}
+
+EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+	struct call c =
+		enter(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020);
+	const struct fake_event *f = (const struct fake_event *)e;
+
+	wait_until(f->done);
+	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
+		    CUPTI_SYNCHRONIZATION_INVALID_VALUE, f);
 	leave(&c);
 	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+	struct call c =
+		enter(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
+	uint32_t sid = stream_id(stream);
+
+	pthread_mutex_lock(&lock);
+	uint64_t until = busy_until[sid % 64];
+	pthread_mutex_unlock(&lock);
+	wait_until(until);
+	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+		    sid, NULL);
+	leave(&c);
+	return cudaSuccess;
+}
+
+/* The stream's next work starts no earlier than the event's: the host
+ * does not wait. */
+EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e,
+				       unsigned int flags)
+{
+	struct call c =
+		enter(CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020);
+	const struct fake_event *f = (const struct fake_event *)e;
+	uint32_t sid = stream_id(stream);
+
+	(void)flags;
+	pthread_mutex_lock(&lock);
+	if (busy_until[sid % 64] < f->done) {
+		busy_until[sid % 64] = f->done;
+	}
+	pthread_mutex_unlock(&lock);
+	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT,
+		    sid, f);
+	leave(&c);
+	return cudaSuccess;
+}
+
+static void sync_record(const struct call *c,
+			CUpti_ActivitySynchronizationType type, uint32_t stream,
+			const struct fake_event *e)
+{
+	if (!cupti()) {
+		return;
+	}
+	CUpti_ActivitySynchronization2 s;
+	memset(&s, 0, sizeof(s));
+	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	s.type = type;
+	s.start = c->start + 10;
+	/* A wait lasts a little even when there is nothing to wait for. */
+	while ((s.end = now()) < s.start + 20) {
+	}
+	s.correlationId = c->corr;
+	s.contextId = FAKE_CONTEXT;
+	s.streamId = stream;
+	s.cudaEventId = e ? e->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	s.cudaEventSyncId =
+		e ? e->sync_id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	record_fn(&s);
 }
 
 /* ---- the driver's device queries ---------------------------------------- */
@@ -418,6 +588,9 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr,
 		break;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
 		*v = 233472;
+		break;
+	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK:
+		*v = 1024;
 		break;
 	default:
 		*v = 0;

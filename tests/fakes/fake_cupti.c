@@ -58,6 +58,8 @@ static size_t size_of(CUpti_ActivityKind k)
 		return sizeof(CUpti_ActivityAPI);
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+		return sizeof(CUpti_ActivityCudaEvent2);
 	case CUPTI_ACTIVITY_KIND_MEMORY2:
 		return sizeof(CUpti_ActivityMemory4);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
@@ -341,6 +343,16 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain,
 		 "cudaLaunchKernel_v7000"},
 		{CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
 		 "cudaDeviceSynchronize_v3020"},
+#define NAME(call, v) {CUPTI_RUNTIME_TRACE_CBID_##call##_##v, #call "_" #v}
+		NAME(cudaStreamCreate, v3020),
+		NAME(cudaStreamDestroy, v5050),
+		NAME(cudaStreamSynchronize, v3020),
+		NAME(cudaStreamWaitEvent, v3020),
+		NAME(cudaEventCreate, v3020),
+		NAME(cudaEventDestroy, v3020),
+		NAME(cudaEventRecord, v3020),
+		NAME(cudaEventSynchronize, v3020),
+#undef NAME
 	};
 
 	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) {

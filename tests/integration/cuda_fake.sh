@@ -29,14 +29,16 @@ expect_eq "DtoH copies and bytes" "[$S, $((S * 4096))]" "$(g '["memcpy"]["Memcpy
 expect_eq "memsets and bytes" "[$S, $((S * 65536))]" "$(g '["memset"]["Memset (Device)"]')"
 expect_eq "GPU events" $((S * 6)) "$(g '["device_events"]')"
 expect_eq "GPU events with a launch flow" $((S * 6)) "$(g '["device_with_flow"]')"
-expect_eq "flows" "{'f': $((S * 6)), 'pairs': $((S * 6)), 's': $((S * 6))}" "$(g '["flows"]')"
+# One flow per GPU event and one per step's cudaDeviceSynchronize, to its
+# Context Sync (Kineto draws both).
+expect_eq "flows" "{'f': $((S * 7)), 'pairs': $((S * 7)), 's': $((S * 7))}" "$(g '["flows"]')"
 # Each step's six GPU events carry the External id of that step's range.
 expect_eq "External ids (one per step)" $S "$(g '["device_ext"].__len__()')"
 expect_eq "GPU events per External id" "[6]" "$(g '["device_ext"].values().__iter__().__class__ and sorted(set(d["gpu"]["device_ext"].values()))')"
 expect_eq "NVTX ranges with an External id" $S "$(g '["host_ext"]["NVTX/step"]')"
 expect_eq "launch calls" $((S * 3)) "$(g '["api"]["cuda_runtime/cudaLaunchKernel"]')"
 expect_eq "memcpy calls" $((S * 2)) "$(g '["api"]["cuda_runtime/cudaMemcpy"]')"
-expect_eq "sync records" $S "$(g '["api"]["cuda_sync/Context Synchronize"]')"
+expect_eq "sync records" $S "$(g '["api"]["cuda_sync/Context Sync"]')"
 expect_eq "noisy cudaGetDevice switched off" 0 "$(g '["api"].get("cuda_runtime/cudaGetDevice", 0)')"
 expect_eq "device memory counter" "[1048576, 2097152, 1048576, 0]" \
 	"$(jget sum.json 'd["counters"]["Device Storage/Memory: cuda/0"]')"
@@ -102,7 +104,7 @@ FAKE_CUPTI_STATS=$WORK/buffers.txt MXPROF_HOOK=none MXPROF_AUTOSTART=1 \
 expect_eq "long run: output" "$("$prog" "$fakes/libcudart.so.13" $B)" "$(cat big.txt)"
 tracesummary big.json >big.sum
 expect_eq "long run: kernels" "{'conv_bwd': $B, 'conv_fwd': $B, 'relu': $B}" "$(jget big.sum 'd["gpu"]["kernels"]')"
-expect_eq "long run: flows" $((B * 6)) "$(jget big.sum 'd["gpu"]["flows"]["pairs"]')"
+expect_eq "long run: flows" $((B * 7)) "$(jget big.sum 'd["gpu"]["flows"]["pairs"]')"
 expect_eq "long run: External ids" $B "$(jget big.sum 'len(d["gpu"]["device_ext"])')"
 expect_eq "long run: launch calls" $((B * 3)) "$(row_count big.stats.txt 'CUDA API (CUPTI)' cudaLaunchKernel)"
 expect_eq "long run: no GPU record lost" 0 "$(grep -c 'Dropped GPU records' big.stats.txt || true)"

@@ -34,7 +34,7 @@ assert not cupti, cupti[:1]
 print("ok: 30 hook slices with a correlation and an External id, no CUPTI duplicate")
 PY
 expect_eq "GPU events with a flow" $((S * 6)) "$(jget sum.json 'd["gpu"]["device_with_flow"]')"
-expect_eq "flows" $((S * 6)) "$(jget sum.json 'd["gpu"]["flows"]["pairs"]')"
+expect_eq "flows (launches, copies, sets and syncs)" $((S * 7)) "$(jget sum.json 'd["gpu"]["flows"]["pairs"]')"
 expect_eq "hook table launches" $((S * 3)) "$(row_count h.stats.txt "$grp" cudaLaunchKernel)"
 expect_eq "CUPTI table launches" "" "$(row_count h.stats.txt 'CUDA API (CUPTI)' cudaLaunchKernel)"
 expect_eq "GPU time of cudaLaunchKernel" "cudaLaunchKernel $((S * 3)) 0.1600 22.77" \

@@ -65,7 +65,8 @@ for e in evs:
     if e["ph"] in ("s", "f"):
         assert e["cat"] == "ac2g", e
         flows.setdefault(e["id"], {})[e["ph"]] = e
-assert len(flows) == S * 6, len(flows)
+# Six GPU events and one Context Sync per step.
+assert len(flows) == S * 7, len(flows)
 def holders(e):
     t = ns(e["ts"])
     return [x for x in xs if x["pid"] == e["pid"] and x["tid"] == e["tid"]
@@ -82,7 +83,7 @@ for corr, p in sorted(flows.items()):
         inner = min(h, key=lambda x: ns(x["dur"]))
         assert inner["args"].get("correlation") == corr, (ph, corr, inner)
         inside[ph] += 1
-assert inside == {"s": S * 6, "f": S * 6}, inside
+assert inside == {"s": S * 7, "f": S * 7}, inside
 print("ok: every flow end strictly inside its own slice", inside)
 # GPU work back to back: a slice that starts where the one before it on
 # the same stream ends, which is where an end on the edge goes wrong.
