@@ -7,9 +7,10 @@
  *   {"schemaVersion":1, "displayTimeUnit":"ns",
  *    "baseTimeNanoseconds": UTC ns of ts 0, "deviceProperties":[...],
  *    "traceName": the file's path, as Kineto writes it,
- *    "distributedInfo":{"rank": R} (when known; the space after the
- *    colon is Kineto's, and Holistic Trace Analysis finds the rank with
- *    the regular expression "rank":\s+(\d+)),
+ *    "distributedInfo":{"rank": R, "world_size": W, "local_rank": L}
+ *    (those known; the space after each colon is Kineto's, and Holistic
+ *    Trace Analysis finds the rank with the regular expression
+ *    "rank":\s+(\d+)),
  *    "traceEvents":[ metadata, spans, instants, counters ],
  *    "mxprof":{"version", "pid", "host", "droppedRecords",
  *              "timelineTruncated", "clock"}}
@@ -270,15 +271,11 @@ static void metadata(struct writer *w)
 	out_str(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
 	out_str(o, w->pid);
 	out_str(o, ",\"tid\":0,\"args\":{\"name\":");
-	char label[512];
-	if (m->rank >= 0) {
-		snprintf(label, sizeof(label), "%s (pid %d, rank %d, %s)",
-			 m->process_name, m->pid, m->rank, m->host);
-	} else {
-		snprintf(label, sizeof(label), "%s (pid %d)", m->process_name,
-			 m->pid);
-	}
-	out_json_str(o, label);
+	/* The program's name alone, as Kineto names a process: the viewers
+	 * add the pid themselves, and the rank and host are the file's
+	 * (distributedInfo, mxprof.host); mxprof merge puts them in the
+	 * labels of each process it merges. */
+	out_json_str(o, m->process_name);
 	if (m->cmdline && m->cmdline[0]) {
 		/* The viewers show it under the process's name. */
 		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"process_labels\","
@@ -295,15 +292,25 @@ static void metadata(struct writer *w)
 	out_str(o, "}}");
 	for (size_t i = 0; i < w->nthreads; i++) {
 		const struct thread_name *t = &w->threads[i];
-		char fallback[32];
+		const char *name = t->name;
+		char fallback[64];
 		snprintf(fallback, sizeof(fallback), "thread %d", t->tid);
+		/* A thread that kept the name it inherited from the main
+		 * thread is told apart by its tid, as Kineto labels
+		 * threads: "thread 1234 (python3)". */
+		if (name && t->tid != m->pid && m->process_name &&
+		    strcmp(name, m->process_name) == 0) {
+			snprintf(fallback, sizeof(fallback), "thread %d (%s)",
+				 t->tid, name);
+			name = NULL;
+		}
 		out_str(o,
 			",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
 		out_str(o, w->pid);
 		out_str(o, ",\"tid\":");
 		out_i64(o, t->tid);
 		out_str(o, ",\"args\":{\"name\":");
-		out_json_str(o, t->name ? t->name : fallback);
+		out_json_str(o, name ? name : fallback);
 		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
 			   "\"pid\":");
 		out_str(o, w->pid);
@@ -359,9 +366,26 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "\"traceName\":");
 	out_json_str(o, out_path);
 	out_str(o, ",");
-	if (m->rank >= 0) {
-		out_str(o, "\"distributedInfo\":{\"rank\": ");
-		out_i64(o, m->rank);
+	if (m->rank >= 0 || m->world_size > 0 || m->has_local_rank) {
+		/* Kineto's keys, those the launcher's variables give. */
+		const char *sep = "";
+		out_str(o, "\"distributedInfo\":{");
+		if (m->rank >= 0) {
+			out_str(o, "\"rank\": ");
+			out_i64(o, m->rank);
+			sep = ", ";
+		}
+		if (m->world_size > 0) {
+			out_str(o, sep);
+			out_str(o, "\"world_size\": ");
+			out_i64(o, m->world_size);
+			sep = ", ";
+		}
+		if (m->has_local_rank) {
+			out_str(o, sep);
+			out_str(o, "\"local_rank\": ");
+			out_i64(o, m->local_rank);
+		}
 		out_str(o, "},");
 	}
 	/* The journal is read once: events go out as they come, and the

@@ -234,7 +234,10 @@ struct coll_config {
 	double dump_period_s;	  /* continuous dump period, 0 = off */
 	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
 	int rank;		  /* -1 when unknown                 */
-	int dump_signal;	  /* for the status file, 0 = none */
+	int world_size;		  /* 0 when unknown                  */
+	int has_local_rank;	  /* local_rank is known             */
+	int local_rank;
+	int dump_signal; /* for the status file, 0 = none */
 	/* Non-zero: an earlier image of this process (before exec) began
 	 * the journal of output; append to it, and start the tables from
 	 * its records. */

@@ -358,6 +358,9 @@ int dump_write(uint64_t dropped)
 		read_cmdline(cmdline, sizeof(cmdline));
 		struct chrome_meta m = {.pid = (int)getpid(),
 					.rank = S.cfg.rank,
+					.world_size = S.cfg.world_size,
+					.has_local_rank = S.cfg.has_local_rank,
+					.local_rank = S.cfg.local_rank,
 					.process_name = comm,
 					.cmdline = cmdline,
 					.host = host,

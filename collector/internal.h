@@ -137,7 +137,10 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 /* chrome.c */
 struct chrome_meta {
 	int pid;
-	int rank; /* -1 when unknown */
+	int rank;	    /* -1 when unknown */
+	int world_size;	    /* 0 when unknown */
+	int has_local_rank; /* local_rank is known */
+	int local_rank;
 	const char *process_name;
 	const char *cmdline; /* the command line, for process_labels; or NULL */
 	const char *host;

@@ -93,5 +93,8 @@ void config_collector(struct coll_config *c)
 	c->dump_period_s = s->continuous_dump ? s->dump_period_s : 0;
 	c->max_trace_bytes = s->max_trace_mb << 20;
 	c->rank = settings_rank(env);
+	c->world_size = settings_dist(env, SETTINGS_WORLD_SIZE);
+	c->local_rank = settings_dist(env, SETTINGS_LOCAL_RANK);
+	c->has_local_rank = c->local_rank >= 0;
 	c->dump_signal = s->signal;
 }

@@ -65,6 +65,21 @@ int settings_expand_output(const char *pattern, int pid, int rank,
  * SLURM_PROCID or MV2_COMM_WORLD_RANK, or -1. */
 int settings_rank(const char *(*get)(const char *));
 
+/* What a launcher says of the process's place among its peers. */
+enum settings_dist {
+	SETTINGS_RANK,	     /* settings_rank()'s variables */
+	SETTINGS_WORLD_SIZE, /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+				SLURM_NTASKS, MV2_COMM_WORLD_SIZE */
+	SETTINGS_LOCAL_RANK, /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
+				MPI_LOCALRANKID, SLURM_LOCALID,
+				MV2_COMM_WORLD_LOCAL_RANK */
+};
+
+/* Returns what's value from the first of its variables that holds a
+ * number (a world size of 0 is passed over); -1 when none does (0 for
+ * the world size). */
+int settings_dist(const char *(*get)(const char *), enum settings_dist what);
+
 /* Parses a signal name ("USR1", "SIGUSR2", "10") or "none" (0). Returns the
  * number, or -1 when invalid. */
 int settings_signal(const char *v);

@@ -150,20 +150,36 @@ static int parse_trace(const char *v, unsigned *out)
 	return 0;
 }
 
-int settings_rank(const char *(*get)(const char *))
+int settings_dist(const char *(*get)(const char *), enum settings_dist what)
 {
-	static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK",
-					   "PMI_RANK", "SLURM_PROCID",
-					   "MV2_COMM_WORLD_RANK"};
+	/* torchrun, Open MPI, MPICH and Intel MPI (PMI), Slurm, MVAPICH. */
+	static const char *const vars[][5] = {
+		[SETTINGS_RANK] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+				   "SLURM_PROCID", "MV2_COMM_WORLD_RANK"},
+		[SETTINGS_WORLD_SIZE] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+					 "PMI_SIZE", "SLURM_NTASKS",
+					 "MV2_COMM_WORLD_SIZE"},
+		[SETTINGS_LOCAL_RANK] = {"LOCAL_RANK",
+					 "OMPI_COMM_WORLD_LOCAL_RANK",
+					 "MPI_LOCALRANKID", "SLURM_LOCALID",
+					 "MV2_COMM_WORLD_LOCAL_RANK"},
+	};
 	uint64_t n;
 
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = get(vars[i]);
-		if (v && parse_uint(v, 1u << 30, &n) == 0) {
+	for (size_t i = 0; i < sizeof(vars[0]) / sizeof(vars[0][0]); i++) {
+		const char *v = get(vars[what][i]);
+		/* A world of no process is no world: the next variable. */
+		if (v && parse_uint(v, 1u << 30, &n) == 0 &&
+		    (n > 0 || what != SETTINGS_WORLD_SIZE)) {
 			return (int)n;
 		}
 	}
-	return -1;
+	return what == SETTINGS_WORLD_SIZE ? 0 : -1;
+}
+
+int settings_rank(const char *(*get)(const char *))
+{
+	return settings_dist(get, SETTINGS_RANK);
 }
 
 int settings_expand_output(const char *pattern, int pid, int rank,

@@ -1,5 +1,7 @@
 # mxprof merge: two processes' traces become one valid trace with both pids,
-# process names carrying rank and host, and times on one clock.
+# each process named by its program with its rank and host among its
+# labels (once, however often merged), a renumbered pid's old number in
+# its labels, and times on one clock.
 . "$ROOT/tests/integration/lib.sh"
 mxprof_command
 PROG=$BUILD/programs/cli_tasks
@@ -16,8 +18,17 @@ pb=$(jget b.json 'd["mxprof"]["pid"]')
 host=$(jget a.json 'd["mxprof"]["host"]')
 expect_eq "pids" "$(python3 -c "print(sorted([$pa, $pb]))")" "$(jget sum.json 'd["pids"]')"
 expect_eq "step spans" 14 "$(jget sum.json 'd["spans"]["cli/step"]')"
-expect_eq "process name of a" "cli_tasks (pid $pa) on $host" \
+expect_eq "process name of a" "cli_tasks" \
 	"$(jget sum.json "d['process_names']['$pa']")"
+# labels PID FILE: the process_labels of PID in FILE, one per line.
+labels() {
+	python3 -c 'import json,sys
+ev = json.load(open(sys.argv[2]))["traceEvents"]
+for e in ev:
+    if e.get("name") == "process_labels" and e["pid"] == int(sys.argv[1]):
+        print(e["args"]["labels"])' "$1" "$2"
+}
+expect_eq "labels of a: command line, then host" "$PROG -u 100, $host" "$(labels $pa m.json)"
 expect_eq "merged base time" "$(jget a.json 'd["baseTimeNanoseconds"]')" \
 	"$(jget m.json 'd["baseTimeNanoseconds"]')"
 
@@ -80,8 +91,25 @@ for src, dst, rank in (("a.json", "ra.json", 0), ("b.json", "rb.json", 1)):
 PY
 "$MX" merge -o ranks.json ra.json rb.json > /dev/null
 tracesummary ranks.json > sum3.json
-expect_eq "rank 1 in the process name" "cli_tasks (pid $pb) rank 1 on $host" \
+expect_eq "rank 1: the process name" "cli_tasks" \
 	"$(jget sum3.json "d['process_names']['$pb']")"
+expect_eq "rank 1: in the labels, with the host" "$PROG -u 100 -s 4 -l 1, rank 1, $host" \
+	"$(labels $pb ranks.json)"
+# Merged again, with rank 0's file beside it: rank 1's labels do not grow
+# (the merged file holds no rank of its own), rank 0's stay as they were.
+"$MX" merge -o again.json ranks.json ra.json > /dev/null
+expect_eq "merged twice: rank 1's labels unchanged" "$PROG -u 100 -s 4 -l 1, rank 1, $host" \
+	"$(labels $pb again.json)"
+# The same trace twice: the second copy's pid is renumbered, and its
+# labels keep the pid it had, so the two tracks are told apart.
+"$MX" merge -o twice.json a.json a.json > /dev/null
+new_pid=$(jget twice.json '[v for m in d["mxprof"]["merged"][1:] for v in m["pids"].values()][0]')
+[ "$new_pid" != "$pa" ] || fail "the second copy kept pid $pa"
+expect_eq "renumbered: the process name" "cli_tasks" \
+	"$(jget <(tracesummary twice.json) "d['process_names']['$new_pid']")"
+expect_eq "renumbered: its labels name the old pid" "$PROG -u 100, $host, was pid $pa" \
+	"$(labels $new_pid twice.json)"
+expect_eq "not renumbered: labels" "$PROG -u 100, $host" "$(labels $pa twice.json)"
 expect_eq "ranks in the merge summary" "[0, 1]" \
 	"$(jget ranks.json '[m["rank"] for m in d["mxprof"]["merged"]]')"
 
@@ -134,7 +162,9 @@ with open("wide.json", "w") as f:
     f.write("]}")
 PY
 "$MX" merge -o wide2.json wide.json wide.json > out.txt
-expect_eq "wide merge: summary" "wide2.json: 1400000 events from 2 traces" "$(cat out.txt)"
+# 600000 slices, 600000 thread names, 100000 labels of renumbered pids
+# ("was pid N"); the file's own pids keep their numbers and get none.
+expect_eq "wide merge: summary" "wide2.json: 1500000 events from 2 traces" "$(cat out.txt)"
 python3 - <<'PY'
 import json
 d = json.load(open("wide2.json"))
@@ -146,6 +176,8 @@ tn = set((e["pid"], e["tid"]) for e in ev if e["name"] == "thread_name")
 assert tn == set((e["pid"], e["tid"]) for e in x) and len(tn) == 600000, len(tn)
 m = d["mxprof"]["merged"][1]["pids"]
 assert all(int(k) + 100000 == v for k, v in m.items()) and len(m) == 100000
+labels = {e["pid"]: e["args"]["labels"] for e in ev if e["name"] == "process_labels"}
+assert labels == {p + 100000: "was pid %d" % p for p in range(100000)}, len(labels)
 print("ok: 200000 pids and 600000 named threads after the merge")
 PY
 rm -f wide.json wide2.json

@@ -80,7 +80,7 @@ check() {
 	expect_eq "$name: events" $((RECORDS + 6)) "$(jget "$name.sum.json" 'd["events"]')"
 	expect_eq "$name: nesting" 3 "$(jget "$name.sum.json" 'd["max_depth"]["'"$pid"'"]')"
 	expect_eq "$name: pids" "[$pid]" "$(jget "$name.sum.json" 'd["pids"]')"
-	expect_eq "$name: process" "crash_tasks (pid $pid)" \
+	expect_eq "$name: process" "crash_tasks" \
 		"$(jget "$name.sum.json" 'd["process_names"]["'"$pid"'"]')"
 	expect_eq "$name: threads" "crash-worker,crash_tasks" \
 		"$(jget "$name.sum.json" '",".join(sorted(t["name"] for t in d["threads"].values()))')"

@@ -1,6 +1,6 @@
 # mxprof run gives one result for the process tree it starts: a Python
 # program with 2 forked workers and a pool of 2 ends with one trace at -o
-# that holds every process, each its own track named "python3 (pid N)"
+# that holds every process, each its own track named "python3" (the viewers add the pid)
 # with its command line, and every worker's zlib.crc32 calls exactly (as
 # each counted them); the tables cover the whole tree, then each process.
 # A program killed by SIGKILL leaves only its journal: mxprof run recovers
@@ -57,7 +57,7 @@ for f in calls.*; do
 import json, sys
 ev = json.load(open("tree.json"))["traceEvents"]
 print(sum(1 for e in ev if e.get("ph") == "X" and e["pid"] == int(sys.argv[1]) and e["name"] == "crc32"))' "$pid")"
-	expect_eq "pid $pid: its track" "python3 (pid $pid)" "$(jget sum.json "d['process_names']['$pid']")"
+	expect_eq "pid $pid: its track" "python3" "$(jget sum.json "d['process_names']['$pid']")"
 	expect_eq "pid $pid: its section in the tables" "$want" "$(row_count <(sed -n "/^Process python3 (pid $pid)\$/,/^Process /p" tree.stats.txt) "C API (libz.so.1)" crc32)"
 done
 expect_eq "calls of the whole tree" "$total" "$(row_count tree.stats.txt "C API (libz.so.1)" crc32)"

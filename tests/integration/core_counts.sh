@@ -59,7 +59,7 @@ expect_eq "nesting depth (frame > step > inner > ev)" 4 "$(jget full.sum 'max(d[
 expect_eq "threads with spans" "$T" "$(jget full.sum 'sum(1 for t in d["threads"].values() if t["spans"])')"
 expect_eq "spans per thread" "$((3 * N + N / 10))" \
 	"$(jget full.sum '",".join(sorted(set(str(t["spans"]) for t in d["threads"].values() if t["spans"])))')"
-expect_eq "process" "core_counts (pid $pid)" "$(jget full.sum 'd["process_names"]["'$pid'"]')"
+expect_eq "process" "core_counts" "$(jget full.sum 'd["process_names"]["'$pid'"]')"
 
 expect_eq "table step" $((T * N)) "$(row_count core.stats.txt core step)"
 expect_eq "table inner" $((T * N)) "$(row_count core.stats.txt core inner)"

@@ -53,3 +53,18 @@ for k, (start, end) in enumerate(epochs, 1):
         assert start >= marks[k - 2], f"epoch {k} starts before checkpoint"
 print("ok: each epoch ends after its 40 batches")
 EOF
+
+# Its four threads inherit the program's name: each worker is labelled
+# with its tid, as Kineto labels threads, and the main thread keeps the
+# program's name.
+expect_eq "thread names" "demo,thread,thread,thread" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid = d["mxprof"]["pid"]
+names = []
+for e in d["traceEvents"]:
+    if e.get("name") == "thread_name":
+        n = e["args"]["name"]
+        assert e["tid"] == pid or n == "thread %d (demo)" % e["tid"], e
+        names.append(n.split()[0])
+print(",".join(sorted(names)))' "$WORK/d.json")"

@@ -535,6 +535,45 @@ static void test_settings_rank_from_launcher_variables(void **st)
 	assert_int_equal(settings_rank(fake_get), 0);
 }
 
+/* distributedInfo's world_size and local_rank, from the same launchers. */
+static void test_settings_world_size_and_local_rank(void **st)
+{
+	(void)st;
+	env_clear();
+	assert_int_equal(settings_dist(fake_get, SETTINGS_WORLD_SIZE), 0);
+	assert_int_equal(settings_dist(fake_get, SETTINGS_LOCAL_RANK), -1);
+
+	static const char *const sizes[] = {
+		"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+		"SLURM_NTASKS", "MV2_COMM_WORLD_SIZE"};
+	static const char *const locals[] = {
+		"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+		"SLURM_LOCALID", "MV2_COMM_WORLD_LOCAL_RANK"};
+	for (int i = 0; i < 5; i++) {
+		env_clear();
+		env_set(sizes[i], "8");
+		env_set(locals[i], "3");
+		assert_int_equal(settings_dist(fake_get, SETTINGS_WORLD_SIZE),
+				 8);
+		assert_int_equal(settings_dist(fake_get, SETTINGS_LOCAL_RANK),
+				 3);
+		assert_int_equal(settings_rank(fake_get), -1);
+	}
+
+	/* torchrun's first; a world of 0 or a bad value passes to the
+	 * next variable; local rank 0 is a rank. */
+	env_clear();
+	env_set("WORLD_SIZE", "0");
+	env_set("SLURM_NTASKS", "4");
+	env_set("LOCAL_RANK", "0");
+	env_set("SLURM_LOCALID", "2");
+	assert_int_equal(settings_dist(fake_get, SETTINGS_WORLD_SIZE), 4);
+	assert_int_equal(settings_dist(fake_get, SETTINGS_LOCAL_RANK), 0);
+	env_clear();
+	env_set("WORLD_SIZE", "two");
+	assert_int_equal(settings_dist(fake_get, SETTINGS_WORLD_SIZE), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +591,7 @@ int main(void)
 		cmocka_unit_test(
 			test_settings_signal_names_numbers_and_refusals),
 		cmocka_unit_test(test_settings_rank_from_launcher_variables),
+		cmocka_unit_test(test_settings_world_size_and_local_rank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,7 +225,8 @@ void run_tree_free(struct run_tree *t);
 /* A pid of an input and the pid it has in the merged trace. */
 struct merge_pid {
 	int64_t from, to;
-	int named; /* has a process_name event */
+	int named;    /* has a process_name event */
+	int labelled; /* has a process_labels event */
 };
 
 /* A thread that has events; a truncated trace may lack its name, which
@@ -271,15 +272,28 @@ int merge_index_assign_pids(struct merge_file *files, size_t nf);
  * has no such pid). This function can't fail. */
 int64_t merge_index_pid(const struct merge_file *f, int64_t pid);
 
+/*
+ * Writes into buf (len bytes, NUL-terminated) the labels that the merged
+ * trace gives process from of f beyond those in labels (its own
+ * process_labels, or NULL): "rank R", the host, and "was pid N" when the
+ * merge renumbered it, each left out when labels already holds it, each
+ * after ", " unless it comes first in buf. The viewers show the labels
+ * beside the process's name, so that two ranks' "python3" stay apart.
+ * This function can't fail (a label that does not fit is left out).
+ */
+void merge_index_labels(const struct merge_file *f, int64_t from,
+			const char *labels, char *buf, size_t len);
+
 /* Writes the process_name and thread_name events f lacks (a truncated
- * file), each after ",\n" unless *events is 0, counting them in *events.
+ * file), and the process_labels event of each process that has none,
+ * each after ",\n" unless *events is 0, counting them in *events.
  * Write errors stay in o for out_commit(). */
 void merge_index_write_names(const struct merge_file *f, struct out *o,
 			     uint64_t *events);
 
 /*
  * Writes one trace at outpath from the traces paths[0..nf) (mxprof merge
- * without its summary line); with no_host the process names do not gain
+ * without its summary line); with no_host the process labels do not gain
  * the host. Stores the count of events in *events. Returns CLI_OK, or
  * CLI_FAIL after one line on stderr (outpath is then untouched).
  */

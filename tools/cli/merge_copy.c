@@ -8,7 +8,8 @@
  *     clock of the earliest one;
  *   - numeric flow "id"s moved into a range of their own per file
  *     (idx << 40), so that launch->kernel arrows never join two processes;
- *   - the process_name of each process gains its rank and host.
+ *   - the process_labels of each process gain its rank, its host and,
+ *     when renumbered, its pid before (merge_index_labels()).
  * Strings go through the collector's JSON escaper, so bytes that are not
  * UTF-8 become U+FFFD. An event is kept in a buffer of its own until it
  * closes, then written whole to the output, so that a truncated input
@@ -100,8 +101,9 @@ struct mc_copy {
 	int key_at3;	     /* event-level key: 1 pid, 2 ts, 3 id, 4 args,
 				5 ph, 6 name */
 	int args_open;	     /* depth 4 is the args object */
-	int key_name_at4;    /* the last args key was "name" */
-	int ph_m, pname;
+	int key_labels_at4;  /* the last args key was "labels" */
+	int ph_m, plabels;
+	int64_t pid; /* the event's pid in its file */
 	int too_deep;
 	uint64_t events;
 };
@@ -170,6 +172,7 @@ static int mc_number(void *ctx, const char *s, size_t n)
 	}
 	mc_sep(c);
 	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
+		c->pid = v;
 		v = merge_index_pid(c->f, v);
 		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
 		mc_puts(&c->ev, tmp);
@@ -198,7 +201,6 @@ static int mc_number(void *ctx, const char *s, size_t n)
 static int mc_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct mc_copy *c = ctx;
-	const struct trace_meta *m = &c->f->meta;
 
 	if (!mc_copying(c)) {
 		return 1;
@@ -207,20 +209,18 @@ static int mc_string(void *ctx, const unsigned char *s, size_t n)
 	if (c->depth == 3 && c->key_at3 == 5) {
 		c->ph_m = n == 1 && s[0] == 'M';
 	} else if (c->depth == 3 && c->key_at3 == 6) {
-		c->pname = n == 12 && memcmp(s, "process_name", 12) == 0;
-	} else if (c->depth == 4 && c->args_open && c->key_name_at4 &&
-		   c->ph_m && c->pname) {
+		c->plabels = n == 14 && memcmp(s, "process_labels", 14) == 0;
+	} else if (c->depth == 4 && c->args_open && c->key_labels_at4 &&
+		   c->ph_m && c->plabels) {
 		struct mc_buf nb = {0};
-		char tail[TRACE_SHORT_MAX + 64];
+		char tail[TRACE_SHORT_MAX * 2 + 64];
 
 		mc_put(&nb, s, n);
-		if (m->has_rank) {
-			snprintf(tail, sizeof(tail), " rank %lld",
-				 (long long)m->rank);
-			mc_puts(&nb, tail);
-		}
-		if (m->host[0]) {
-			snprintf(tail, sizeof(tail), " on %s", m->host);
+		mc_put(&nb, "", 1); /* a C string for the lookup */
+		if (!nb.oom) {
+			merge_index_labels(c->f, c->pid, nb.p, tail,
+					   sizeof(tail));
+			nb.len--;
 			mc_puts(&nb, tail);
 		}
 		if (nb.oom) {
@@ -264,7 +264,7 @@ static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 			     : n == 4 && !memcmp(k, "name", 4) ? 6
 							       : 0;
 	} else if (c->depth == 4) {
-		c->key_name_at4 = n == 4 && !memcmp(k, "name", 4);
+		c->key_labels_at4 = n == 6 && !memcmp(k, "labels", 6);
 	}
 	mc_putstr(&c->ev, k, n);
 	mc_put(&c->ev, ":", 1);
@@ -300,7 +300,8 @@ static int mc_open(struct mc_copy *c, int is_map)
 	}
 	if (c->depth == 2) {
 		c->ev.len = 0;
-		c->ph_m = c->pname = 0;
+		c->ph_m = c->plabels = 0;
+		c->pid = 0;
 		c->key_at3 = 0;
 	} else {
 		mc_sep(c);

@@ -123,9 +123,12 @@ int merge_index_event(const struct trace_event *ev, void *file)
 		}
 		f->pids[i].from = f->pids[i].to = ev->pid;
 		f->pids[i].named = 0;
+		f->pids[i].labelled = 0;
 		f->npids++;
 	}
 	f->pids[i].named |= pname;
+	f->pids[i].labelled |=
+		ev->ph == 'M' && strcmp(ev->name, "process_labels") == 0;
 	if (ev->ph == 'M' && !tname) {
 		return 0;
 	}
@@ -214,9 +217,67 @@ int merge_index_assign_pids(struct merge_file *files, size_t nf)
 	return ret;
 }
 
-/* Writes a process_name event for every pid of f that has none, and a
- * thread_name event for every such thread, each after ",\n" unless it is
- * the first event (*events counts them). Write errors stay in o. */
+/* Returns non-zero when the comma-separated list labels holds item. */
+static int mi_has_label(const char *labels, const char *item)
+{
+	size_t n = strlen(item);
+
+	for (const char *p = labels; p && *p;) {
+		while (*p == ' ') {
+			p++;
+		}
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && memcmp(p, item, n) == 0) {
+			return 1;
+		}
+		p = end ? end + 1 : p + len;
+	}
+	return 0;
+}
+
+/* Appends label to buf unless labels or buf holds it already. */
+static void mi_add_label(char *buf, size_t len, const char *labels,
+			 const char *label)
+{
+	size_t used = strlen(buf);
+
+	if (!label[0] || mi_has_label(labels, label) ||
+	    mi_has_label(buf, label)) {
+		return;
+	}
+	int sep = used || (labels && labels[0]);
+	size_t need = strlen(label) + (sep ? 2 : 0);
+	if (used + need < len) {
+		snprintf(buf + used, len - used, "%s%s", sep ? ", " : "",
+			 label);
+	}
+}
+
+void merge_index_labels(const struct merge_file *f, int64_t from,
+			const char *labels, char *buf, size_t len)
+{
+	char item[TRACE_SHORT_MAX + 32];
+	int64_t to = merge_index_pid(f, from);
+
+	buf[0] = 0;
+	if (f->meta.has_rank) {
+		snprintf(item, sizeof(item), "rank %lld",
+			 (long long)f->meta.rank);
+		mi_add_label(buf, len, labels, item);
+	}
+	mi_add_label(buf, len, labels, f->meta.host);
+	if (to != from) {
+		snprintf(item, sizeof(item), "was pid %lld", (long long)from);
+		mi_add_label(buf, len, labels, item);
+	}
+}
+
+/* Writes a process_name event for every pid of f that has none (the
+ * file's name, as the program's is unknown), a process_labels event for
+ * every pid that has none, and a thread_name event for every unnamed
+ * thread, each after ",\n" unless it is the first event (*events counts
+ * them). Write errors stay in o. */
 void merge_index_write_names(const struct merge_file *f, struct out *o,
 			     uint64_t *events)
 {
@@ -226,25 +287,28 @@ void merge_index_write_names(const struct merge_file *f, struct out *o,
 
 	base = base ? base + 1 : f->path;
 	for (i = 0; i < f->npids; i++) {
-		if (f->pids[i].named) {
+		if (!f->pids[i].named) {
+			if ((*events)++) {
+				out_str(o, ",\n");
+			}
+			out_str(o, "{\"ph\":\"M\",\"name\":\"process_name\","
+				   "\"pid\":");
+			out_i64(o, f->pids[i].to);
+			out_str(o, ",\"tid\":0,\"args\":{\"name\":");
+			out_json_str(o, base);
+			out_str(o, "}}");
+		}
+		merge_index_labels(f, f->pids[i].from, NULL, tmp, sizeof(tmp));
+		if (f->pids[i].labelled || !tmp[0]) {
 			continue;
-		}
-		snprintf(tmp, sizeof(tmp), "%s (pid %lld)", base,
-			 (long long)f->pids[i].from);
-		if (f->meta.has_rank) {
-			snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
-				 " rank %lld", (long long)f->meta.rank);
-		}
-		if (f->meta.host[0]) {
-			snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
-				 " on %s", f->meta.host);
 		}
 		if ((*events)++) {
 			out_str(o, ",\n");
 		}
-		out_str(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+		out_str(o, "{\"ph\":\"M\",\"name\":\"process_labels\","
+			   "\"pid\":");
 		out_i64(o, f->pids[i].to);
-		out_str(o, ",\"tid\":0,\"args\":{\"name\":");
+		out_str(o, ",\"tid\":0,\"args\":{\"labels\":");
 		out_json_str(o, tmp);
 		out_str(o, "}}");
 	}

@@ -218,7 +218,14 @@ static int rt_name_event(const struct trace_event *ev, void *opaque)
 
 	if (ev->ph == 'M' && strcmp(ev->name, "process_name") == 0 &&
 	    !p->name[0]) {
-		snprintf(p->name, sizeof(p->name), "%s", ev->args_name);
+		/* The program's name; a trace of an earlier version has the
+		 * pid in it already. */
+		if (strstr(ev->args_name, "(pid ") || !ev->has_pid) {
+			snprintf(p->name, sizeof(p->name), "%s", ev->args_name);
+		} else {
+			snprintf(p->name, sizeof(p->name), "%s (pid %lld)",
+				 ev->args_name, (long long)ev->pid);
+		}
 	}
 	p->events += ev->ph != 'M';
 	return 0;
