@@ -522,12 +522,14 @@ int drain_request(struct request *r)
 {
 	int quiet = ring_set_quiet(1);
 
+	/* Neither the end nor an exec needs a thread: never start the one
+	 * a forked child deferred for them (under AddressSanitizer a thread
+	 * started in such a child can wait forever on the allocator's lock,
+	 * which the fork left taken). An exec that fails leaves it for the
+	 * next request. */
 	if (r->type == REQ_FINISH) {
-		/* The end needs no thread: never start the one a forked
-		 * child deferred (under AddressSanitizer a thread started in
-		 * such a child can wait forever). */
 		__atomic_store_n(&drain_t.pending, 0, __ATOMIC_RELEASE);
-	} else {
+	} else if (r->type != REQ_EXEC) {
 		start_pending();
 	}
 	r->done = 0;
