@@ -57,9 +57,8 @@ int occupancy_percent(const struct gpu_rec *k, const struct gpu_device *d)
 	    threads > INT_MAX) {
 		return -1;
 	}
-	if (cudaOccMaxActiveBlocksPerMultiprocessor(&res, &prop, &func, &state,
-						    (int)threads,
-						    k->dyn_shmem) !=
+	if (cudaOccMaxActiveBlocksPerMultiprocessor(
+		    &res, &prop, &func, &state, (int)threads, k->dyn_shmem) !=
 	    CUDA_OCC_SUCCESS) {
 		return -1;
 	}

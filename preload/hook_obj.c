@@ -2,8 +2,9 @@
  * hook_obj.c - the loaded objects as the patcher knows them.
  *
  * The list comes from dl_iterate_phdr. An object is known by its load
- * base and its dynamic section together: a library unloaded and loaded
- * again at the same base is a new object (its GOT is fresh), and the
+ * base, its dynamic section and its file name together: another library
+ * loaded where an unloaded one was is a new object, even one built from
+ * the same source with the same layout, and the
  * program itself and the vDSO, which have no name, are told apart from
  * everything else by their addresses. Each entry keeps what the patcher
  * needs: the executable range (which object defines an address), the
@@ -132,8 +133,11 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct hook_dyn d;
 
 	(void)size;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+
 	for (int i = 0; i < nobjs; i++) {
-		if (objs[i].base == info->dlpi_addr && objs[i].dyn == dyn) {
+		if (objs[i].base == info->dlpi_addr && objs[i].dyn == dyn &&
+		    strcmp(objs[i].path ? objs[i].path : "", name) == 0) {
 			objs[i].seen = 1;
 			return 0;
 		}
@@ -228,15 +232,20 @@ int hook_obj_sync(void)
 struct still {
 	ElfW(Addr) base;
 	const void *dyn;
+	const char *path;
 	int found;
 };
 
+/* The same object: the same base, dynamic section and file. Two builds of
+ * one source may load at the same address with the same layout, one after
+ * the other, so the address alone does not tell them apart. */
 static int still_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct still *st = arg;
 
 	(void)size;
-	st->found = info->dlpi_addr == st->base && dyn_of(info) == st->dyn;
+	st->found = info->dlpi_addr == st->base && dyn_of(info) == st->dyn &&
+		    info->dlpi_name && strcmp(info->dlpi_name, st->path) == 0;
 	return st->found;
 }
 
@@ -268,7 +277,9 @@ int hook_obj_pin(const struct hook_obj *o, void **pin)
 		return 0;
 	}
 	hook_obj_unpin(h);
-	struct still st = {o->base, o->dyn, 0};
+	/* Not to be had by its name (another namespace): patched unpinned
+	 * while it is still the object listed. */
+	struct still st = {o->base, o->dyn, o->path, 0};
 
 	dl_iterate_phdr(still_cb, &st);
 	return st.found ? 0 : -1;
