@@ -10,6 +10,14 @@
  *   memset   bytes / 20 ns           (20 GB/s)
  * Work on a stream starts 500 ns after its launch call began, or when the
  * stream's previous work ends. Stream 0 is CUPTI's legacy stream id 7.
+ * A kernel whose name begins with "held_" keeps its stream busy until the
+ * next call that reaches the stream: it ends when the next work launched
+ * there starts (at least grid.x * 1000 ns after its start), so the two
+ * run back to back whatever the host's pace; its record is made then.
+ * Streams and events: cudaStreamCreate numbers streams from 13, as CUPTI
+ * does; cudaEventRecord makes CUPTI's CUDA event record, and the three
+ * waits (cudaEventSynchronize, cudaStreamSynchronize,
+ * cudaStreamWaitEvent) and cudaDeviceSynchronize make sync records.
  *
  * The first call plays cuInit: it loads the library named by
  * CUDA_INJECTION64_PATH and calls its InitializeInjection(), as libcuda
@@ -119,6 +127,43 @@ static void leave(const struct call *c)
 	a.threadId = (uint32_t)syscall(SYS_gettid);
 	a.correlationId = c->corr;
 	record_fn(&a);
+}
+
+/* A "held_" kernel's record, per stream slot, until the stream's next
+ * call; under lock. */
+static struct {
+	int on;
+	CUpti_ActivityKernel10 k;
+} held[64];
+
+/* Ends the held kernel of stream, if any: at next (the next work's start)
+ * when that is later than its own end, and makes its record. */
+static void settle(uint32_t stream, uint64_t next)
+{
+	CUpti_ActivityKernel10 k;
+	int on;
+
+	pthread_mutex_lock(&lock);
+	on = held[stream % 64].on;
+	k = held[stream % 64].k;
+	held[stream % 64].on = 0;
+	if (on) {
+		if (next > k.end) {
+			k.end = k.completed = next;
+		}
+		busy_until[stream % 64] = k.end;
+	}
+	pthread_mutex_unlock(&lock);
+	if (on && record_fn) {
+		record_fn(&k);
+	}
+}
+
+static void settle_all(void)
+{
+	for (uint32_t i = 0; i < 64; i++) {
+		settle(i, 0);
+	}
 }
 
 /* Schedules dur ns of work on stream after launch time t; returns start. */
@@ -242,6 +287,7 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
 	uint64_t dur = count / 10;
 
 	memcpy(dst, src, count);
+	settle(LEGACY_STREAM, c.start + 500);
 	uint64_t start = schedule(LEGACY_STREAM, c.start, dur);
 	if (cupti()) {
 		CUpti_ActivityMemcpy6 m;
@@ -278,6 +324,7 @@ EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
 	uint64_t dur = count / 20;
 
 	memset(p, value, count);
+	settle(LEGACY_STREAM, c.start + 500);
 	uint64_t start = schedule(LEGACY_STREAM, c.start, dur);
 	if (cupti()) {
 		CUpti_ActivityMemset4 m;
@@ -307,6 +354,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
 	uint64_t dur = (uint64_t)grid.x * 1000;
 
 	(void)args;
+	settle(sid, c.start + 500);
 	uint64_t start = schedule(sid, c.start, dur);
 	if (cupti()) {
 		CUpti_ActivityKernel10 k;
@@ -329,7 +377,14 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
 		k.dynamicSharedMemory = (int32_t)shared;
 		k.correlationId = c.corr;
 		k.name = (const char *)func;
-		record_fn(&k);
+		if (strncmp(k.name, "held_", 5) == 0) {
+			pthread_mutex_lock(&lock);
+			held[sid % 64].on = 1;
+			held[sid % 64].k = k;
+			pthread_mutex_unlock(&lock);
+		} else {
+			record_fn(&k);
+		}
 	}
 	leave(&c);
 	return cudaSuccess;
@@ -340,6 +395,8 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 	struct call c =
 		enter(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
 	uint64_t until = 0;
+
+	settle_all();
 
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < 64; i++) {
@@ -423,6 +480,7 @@ EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream)
 	struct fake_event *f = (struct fake_event *)e;
 	uint32_t sid = stream_id(stream);
 
+	settle(sid, 0);
 	pthread_mutex_lock(&lock);
 	f->recorded = 1;
 	f->sync_id = next_event_sync++;
@@ -472,6 +530,7 @@ EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 		enter(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
 	uint32_t sid = stream_id(stream);
 
+	settle(sid, 0);
 	pthread_mutex_lock(&lock);
 	uint64_t until = busy_until[sid % 64];
 	pthread_mutex_unlock(&lock);
@@ -493,6 +552,7 @@ EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e,
 	uint32_t sid = stream_id(stream);
 
 	(void)flags;
+	settle(sid, 0);
 	pthread_mutex_lock(&lock);
 	if (busy_until[sid % 64] < f->done) {
 		busy_until[sid % 64] = f->done;

@@ -114,12 +114,14 @@ kineto_kernel = {"External id", "queued", "device", "context", "stream", "correl
                  "registers per thread", "shared memory", "blocks per SM", "warps per SM",
                  "grid", "block", "est. achieved occupancy %"}
 ks = {e["name"]: e for e in xs if e["cat"] == "kernel"}
-assert sorted(ks) == ["consume", "produce"], sorted(ks)
+assert sorted(ks) == ["consume", "held_warmup", "produce"], sorted(ks)
 for e in list(ks.values()) + [e for e in t["traceEvents"] if e.get("cat") == "kernel"]:
     assert set(e["args"]) == kineto_kernel, sorted(set(e["args"]) ^ kineto_kernel)
     assert e["args"]["queued"] == 0, e["args"]
 # 20 and 5 blocks of 64 threads over 132 SMs fill under 0.5 % of them.
 assert [ks[k]["args"]["est. achieved occupancy %"] for k in ("produce", "consume")] == [0, 0]
+# The fake runs held_warmup until produce starts: back to back.
+assert ns(ks["held_warmup"]["ts"]) + ns(ks["held_warmup"]["dur"]) == ns(ks["produce"]["ts"]), ks
 # conv_bwd: 20 blocks of 128 threads, 0.95 % (test_gpu_occupancy has the
 # calculator's cases).
 bwd = [e for e in t["traceEvents"] if e.get("name") == "conv_bwd"]

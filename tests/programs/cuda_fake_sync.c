@@ -4,7 +4,9 @@
  *
  * usage: cuda_fake_sync LIBCUDART
  * Inside an NVTX range "step": creates streams A and B (CUPTI's ids 13 and
- * 14) and an event; launches "produce" (grid 20) on A, records the event on
+ * 14) and an event; launches "held_warmup" (grid 1; the fake keeps it
+ * running until the next launch, so the two run back to back) and
+ * "produce" (grid 20) on A, records the event on
  * A, makes B wait for it (cudaStreamWaitEvent), launches "consume" (grid 5)
  * on B, then waits for the event (cudaEventSynchronize), for stream B
  * (cudaStreamSynchronize) and for the device (cudaDeviceSynchronize).
@@ -58,6 +60,7 @@ int main(int argc, char **argv)
 	rc |= stream_create(&a);
 	rc |= stream_create(&b);
 	rc |= event_create(&ev);
+	rc |= launch("held_warmup", (struct dim3_){1, 1, 1}, block, NULL, 0, a);
 	rc |= launch("produce", (struct dim3_){20, 1, 1}, block, NULL, 0, a);
 	rc |= event_record(ev, a);
 	rc |= stream_wait(b, ev, 0);
