@@ -179,7 +179,7 @@ int cmd_dump(int argc, char **argv)
 	int c, r;
 
 	util_set_cmd("dump");
-	while ((c = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			timeout = strtod(optarg, &end);

@@ -221,7 +221,7 @@ int cmd_report(int argc, char **argv)
 	int c, i, ret = CLI_FAIL;
 
 	util_set_cmd("report");
-	while ((c = getopt_long(argc, argv, "+s:af:n:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:af:n:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			sort = optarg;
