@@ -17,6 +17,9 @@
  *     "distributedInfo": { .. }         RD_DIST
  *   }
  *
+ * The array form of the format, a bare list of events, is read as the
+ * traceEvents list of an object without other keys.
+ *
  * A file that stops early (the writer crashed) is told apart from a
  * corrupt one: the parser runs out of input without having met an error,
  * or meets one where the rest of the file is NUL bytes (a file that was
@@ -75,7 +78,7 @@ struct rd {
 	unsigned long skip; /* nesting levels inside an ignored value */
 	enum rd_key key;    /* the last key of the innermost map */
 	int seen_root, seen_events, root_closed;
-	int not_trace;	     /* the top level is not an object */
+	int not_trace;	     /* not an object or a list of events */
 	int cb_failed;	     /* the event callback asked to stop */
 	unsigned long calls; /* callbacks so far: tokens the parser completed */
 };
@@ -184,14 +187,15 @@ static int rd_top(const struct rd *r)
 	return r->depth ? (int)r->role[r->depth - 1] : -1;
 }
 
-/* A scalar at the top level means the file is not a trace. */
 static int rd_scalar_ok(struct rd *r)
 {
 	r->calls++;
 	if (r->skip) {
 		return 0;
 	}
-	if (r->depth == 0) {
+	/* A scalar at the top level, or in a top-level list, means the file
+	 * is not a trace. */
+	if (r->depth == 0 || (r->depth == 1 && rd_top(r) == RD_EVENTS)) {
 		r->not_trace = 1;
 		return -1;
 	}
@@ -445,8 +449,13 @@ static int rd_start_array(void *ctx)
 		return 1;
 	}
 	if (r->depth == 0) {
-		r->not_trace = 1;
-		return 0;
+		if (r->seen_root) {
+			return 1;
+		}
+		/* The array form: the document is the list of events. */
+		r->seen_root = 1;
+		r->seen_events = 1;
+		return rd_push(r, RD_EVENTS);
 	}
 	if (rd_top(r) == RD_ROOT && r->key == K_TRACE_EVENTS) {
 		r->seen_events = 1;
@@ -477,7 +486,7 @@ static int rd_end(void *ctx)
 			r->cb_failed = 1;
 			return 0;
 		}
-	} else if (role == RD_ROOT) {
+	} else if (role == RD_ROOT || r->depth == 0) {
 		r->root_closed = 1;
 	}
 	return 1;
@@ -574,9 +583,11 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				goto out;
 			}
 			if (r->not_trace) {
-				util_err("%s: not an mxprof trace (the top "
-					 "level is not an object)",
-					 path);
+				util_err(
+					"%s: not an mxprof trace (the top "
+					"level is neither an object nor a list "
+					"of events)",
+					path);
 				goto out;
 			}
 			/* The offending byte itself is part of "the rest". */
@@ -619,10 +630,9 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 			goto out;
 		}
 		if (r->not_trace) {
-			util_err(
-				"%s: not an mxprof trace (the top level is not "
-				"an object)",
-				path);
+			util_err("%s: not an mxprof trace (the top level is "
+				 "neither an object nor a list of events)",
+				 path);
 			goto out;
 		}
 		if (total == 0 && in.gz_truncated) {
