@@ -260,8 +260,10 @@ int coll_init(void);
 int coll_start(const struct coll_config *cfg);
 
 /*
- * Changes the trace path before anything was written. Returns 0, or -EBUSY
- * once the journal exists.
+ * Changes the trace path (and the tables' beside it) of the next dump, as
+ * MXNet's set_config(filename=...) does. The journal stays where it is;
+ * files already written stay too. Returns 0, or 1 when the journal
+ * already exists (recording had begun). This function can't fail.
  */
 int coll_set_output(const char *output);
 

@@ -642,12 +642,10 @@ int coll_set_output(const char *output)
 {
 	coll_lock(&drain_owner);
 	int busy = S.journal_open != 0;
-	if (!busy) {
-		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
-		paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
-	}
+	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
+	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
 	coll_unlock(&drain_owner);
-	return busy ? -EBUSY : 0;
+	return busy;
 }
 
 void coll_set_dump_period(double seconds)

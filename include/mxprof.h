@@ -49,13 +49,24 @@ typedef struct mxprof_marker mxprof_marker;
 
 /*
  * Sets one configuration key, as mxnet.profiler.set_config(key=value) does.
- * Keys: "filename" (trace path, same pattern rules as MXPROF_OUTPUT),
- * "continuous_dump" (0/1), "dump_period" (seconds), "aggregate_stats" (0/1),
- * "profile_all", "profile_api", "profile_memory", "profile_imperative",
- * "profile_symbolic" (0/1, accepted for compatibility), and
- * "max_trace_mb" (MiB, 0 for no cap).
- * Returns 0, -EINVAL for an unknown key or a bad value (with one line on
- * stderr), or -EBUSY for "filename" after the trace has been opened.
+ * Keys:
+ *  - "filename": the trace path of the next dump (same pattern rules as
+ *    MXPROF_OUTPUT; the tables go beside it). After set_state("run") was
+ *    first called it also prints one line naming the new files; files
+ *    written before stay where they are.
+ *  - "continuous_dump" (0/1), "dump_period" (seconds), "max_trace_mb"
+ *    (MiB, 0 for no cap).
+ *  - "profile_api" (0/1): times hooked C API calls (the api source of
+ *    MXPROF_TRACE) or stops timing them, from now on. "profile_all" (0/1)
+ *    does the same for every source a switch exists for (this version:
+ *    api). "profile_memory", "profile_imperative", "profile_symbolic",
+ *    "aggregate_stats" (0/1) are accepted and change nothing: MXNet's
+ *    engine operators are not told apart from other calls, device memory
+ *    follows MXPROF_TRACE, and the tables are always kept.
+ *  - "profile_process" ("worker"; "server" is accepted),
+ *    "gpu_memory_profile_filename_prefix" (ignored).
+ * Returns 0, or -EINVAL for an unknown key or a bad value (with one line
+ * on stderr).
  */
 MXPROF_API int mxprof_set_config(const char *key, const char *value);
 

@@ -106,6 +106,16 @@ void preload_init_once(void);
  * happened, recording stops and no dump is written at exit. at_exit: the
  * final dump unless one was finished, then the collector's end.
  */
+/*
+ * The hooked C API calls (the api source) are timed while
+ * state_api_recording is non-zero: while coll_recording is, and the api
+ * source is on. state_set_api() turns the source on or off (MXPROF_TRACE
+ * at load, set_config(profile_api=...) later); the hook trampolines read
+ * the flag without a lock. Not for a signal handler (takes LOCK_STATE).
+ */
+extern volatile int state_api_recording;
+void state_set_api(int on);
+
 int state_run(void);
 void state_stop(void);
 void state_pause(int pause);

@@ -154,8 +154,12 @@ def set_config(**kwargs):
     """Sets profiler settings by keyword, as mxnet.profiler.set_config:
     filename, profile_all, profile_symbolic, profile_imperative,
     profile_memory, profile_api, continuous_dump, dump_period,
-    aggregate_stats, max_trace_mb. Booleans become "1" and "0". Raises
-    ValueError for a key or value the library rejects."""
+    aggregate_stats, max_trace_mb. Booleans become "1" and "0". filename
+    names the files of the next dump, also after recording began (one line
+    on stderr then). profile_api (and profile_all) turns the timing of
+    hooked C API calls off and on; the other profile_* keys change nothing
+    (see include/mxprof.h). Raises ValueError for a key or value the
+    library rejects."""
     _worker_only(kwargs.pop("profile_process", "worker"))
     for key, value in kwargs.items():
         _check(_set_config(_b(key), _b(_config_value(value))),
