@@ -118,4 +118,3 @@ int mxprof_set_config(const char *key, const char *value)
 			  "keys filename, continuous_dump, dump_period, "
 			  "aggregate_stats, max_trace_mb, profile_*");
 }
-

@@ -27,6 +27,9 @@ static int bad(const char *var, const char *value, const char *accepted,
 	return 1;
 }
 
+/* What parse_bool() takes, for the line about a bad value. */
+#define BOOLS "1, true, yes, on, or 0, false, no, off (any case)"
+
 static int parse_bool(const char *v, int *out)
 {
 	if (!strcmp(v, "1") || !strcasecmp(v, "true") ||
@@ -241,8 +244,14 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	s->drain_period_ms = 10;
 	s->dump_period_s = 1.0;
 
-	if ((v = get("MXPROF_AUTOSTART")) && parse_bool(v, &s->autostart)) {
-		errors += bad("MXPROF_AUTOSTART", v, "1 or 0",
+	/* MXNet's own switch stands in for MXPROF_AUTOSTART when that is
+	 * unset. */
+	const char *autostart = "MXPROF_AUTOSTART";
+	if (!(v = get(autostart)) && (v = get("MXNET_PROFILER_AUTOSTART"))) {
+		autostart = "MXNET_PROFILER_AUTOSTART";
+	}
+	if (v && parse_bool(v, &s->autostart)) {
+		errors += bad(autostart, v, BOOLS,
 			      "not starting until the program asks");
 		s->autostart = 0;
 	}
@@ -303,7 +312,7 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	}
 	if ((v = get("MXPROF_CONTINUOUS_DUMP")) &&
 	    parse_bool(v, &s->continuous_dump)) {
-		errors += bad("MXPROF_CONTINUOUS_DUMP", v, "1 or 0",
+		errors += bad("MXPROF_CONTINUOUS_DUMP", v, BOOLS,
 			      "dumping at exit and on the signal only");
 		s->continuous_dump = 0;
 	}
