@@ -85,18 +85,24 @@ MXPROF_API int mxprof_resume(void);
 /*
  * Writes the trace file and the tables beside it now, with everything
  * recorded since the start, and waits until both are complete on disk.
- * When finished is non-zero the profiler then stops, and no further dump
- * happens at exit. Returns 0 or a negative errno from the file writes.
+ * When finished is non-zero the profiler then stops, and no dump happens
+ * at exit unless mxprof_set_state("run") is called again: that records
+ * again, and the exit (or the next dump) rewrites both files with
+ * everything recorded since the start, before and after this dump.
+ * Returns 0 or a negative errno from the file writes.
  */
 MXPROF_API int mxprof_dump(int finished);
 
 /*
  * Returns the aggregate tables as a string, in the layout of MXNet's
- * profiler.dumps(). format is "table" or "json"; sort_by is "total", "avg",
- * "min", "max" or "count"; ascending sorts the rows ascending. NULL selects
- * the default ("table", "total"). reset clears the aggregates afterwards.
- * The caller frees the string with mxprof_free(). Returns NULL with errno
- * EINVAL for a bad format or sort key, or ENOMEM.
+ * profiler.dumps(). format is "table", "json" or "csv" (one row per line:
+ * section,kind,name,count,total,min,max,avg,percent,errors, as `mxprof
+ * report --format csv` prints); sort_by is "total", "avg", "min", "max" or
+ * "count"; ascending sorts the rows ascending. NULL selects the default
+ * ("table", "total"). reset clears every table afterwards, the GPU tables
+ * included (the trace keeps every record). The caller frees the string
+ * with mxprof_free(). Returns NULL with errno EINVAL for a bad format or
+ * sort key, or ENOMEM.
  */
 MXPROF_API char *mxprof_dumps(int reset, const char *format,
 			      const char *sort_by, int ascending);
@@ -133,7 +139,9 @@ MXPROF_API void mxprof_event_start(mxprof_event *event);
 MXPROF_API void mxprof_event_stop(mxprof_event *event);
 MXPROF_API void mxprof_event_destroy(mxprof_event *event);
 
-/* Counters: a 64-bit value tracked over time. */
+/* Counters: a 64-bit value tracked over time. As MXNet's
+ * Counter(domain, name, value), a non-zero value given to create is the
+ * counter's first sample (when recording); 0 records nothing. */
 MXPROF_API mxprof_counter *
 mxprof_counter_create(mxprof_domain *domain, const char *name, int64_t value);
 MXPROF_API void mxprof_counter_set(mxprof_counter *counter, int64_t value);
@@ -145,8 +153,9 @@ MXPROF_API void mxprof_counter_destroy(mxprof_counter *counter);
 
 /*
  * Markers: an instant in time. scope is "global", "process" or "thread"
- * (MXNet's "g", "p", "t" are accepted too); NULL means "process".
- * Returns 0, or -EINVAL for another scope.
+ * ("g", "p", "t" are accepted too), or MXNet's "task" and "marker", which
+ * are written with process scope as MXNet writes them; NULL means
+ * "process". Returns 0, or -EINVAL for another scope.
  */
 MXPROF_API mxprof_marker *mxprof_marker_create(mxprof_domain *domain,
 					       const char *name);

@@ -382,6 +382,18 @@ void mxprof_event_destroy(mxprof_event *event)
 	span_destroy(event);
 }
 
+/* HOT. */
+static void counter_record(struct mxprof_counter *c, int64_t value)
+{
+	struct coll_rec r = {.t0 = ticks_now(),
+			     .t1 = (uint64_t)value,
+			     .name = c->name,
+			     .group = c->group,
+			     .kind = COLL_COUNTER,
+			     .cat = COLL_CAT_USER};
+	ring_push(&r);
+}
+
 mxprof_counter *mxprof_counter_create(mxprof_domain *domain, const char *name,
 				      int64_t value)
 {
@@ -397,20 +409,13 @@ mxprof_counter *mxprof_counter_create(mxprof_domain *domain, const char *name,
 		c->name = id;
 		c->group = domain->id;
 		c->value = value;
+		/* As MXNet's Counter(domain, name, value): a value given is
+		 * the first sample. */
+		if (value != 0 && coll_active()) {
+			counter_record(c, value);
+		}
 	}
 	return c;
-}
-
-/* HOT. */
-static void counter_record(struct mxprof_counter *c, int64_t value)
-{
-	struct coll_rec r = {.t0 = ticks_now(),
-			     .t1 = (uint64_t)value,
-			     .name = c->name,
-			     .group = c->group,
-			     .kind = COLL_COUNTER,
-			     .cat = COLL_CAT_USER};
-	ring_push(&r);
 }
 
 void mxprof_counter_set(mxprof_counter *c, int64_t value)
@@ -464,16 +469,25 @@ mxprof_marker *mxprof_marker_create(mxprof_domain *domain, const char *name)
 
 int mxprof_marker_mark(mxprof_marker *m, const char *scope)
 {
-	static const char *const names[3][2] = {
-		{"global", "g"}, {"process", "p"}, {"thread", "t"}};
+	/* MXNet's scopes; its "task" and "marker" are written as process
+	 * scope, as MXNet writes them. */
+	static const struct {
+		const char *name, *letter;
+		int scope;
+	} names[] = {{"global", "g", COLL_SCOPE_GLOBAL},
+		     {"process", "p", COLL_SCOPE_PROCESS},
+		     {"thread", "t", COLL_SCOPE_THREAD},
+		     {"task", NULL, COLL_SCOPE_PROCESS},
+		     {"marker", NULL, COLL_SCOPE_PROCESS}};
 	int sc = COLL_SCOPE_PROCESS;
 
 	if (scope) {
 		sc = -1;
-		for (int i = 0; i < 3; i++) {
-			if (!strcmp(scope, names[i][0]) ||
-			    !strcmp(scope, names[i][1])) {
-				sc = i;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (!strcmp(scope, names[i].name) ||
+			    (names[i].letter &&
+			     !strcmp(scope, names[i].letter))) {
+				sc = names[i].scope;
 			}
 		}
 		if (sc < 0) {

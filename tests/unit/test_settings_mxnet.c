@@ -129,8 +129,8 @@ static void test_settings_mxnet_bool_line_says_what_is_taken(void **st)
 	assert_non_null(strstr(captured, "(accepted: 1, true, yes, on, or 0, "
 					 "false, no, off (any case))"));
 	/* Each word the line names is taken. */
-	static const char *const taken[] = {"TRUE", "Yes", "on", "OFF", "no",
-					    "False"};
+	static const char *const taken[] = {"TRUE", "Yes", "on",
+					    "OFF",  "no",  "False"};
 	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
 		env_set("MXPROF_AUTOSTART", taken[i]);
 		assert_int_equal(parse(&s), 0);

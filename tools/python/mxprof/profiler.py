@@ -186,15 +186,17 @@ def resume(profile_process="worker"):
 
 def dump(finished=True, profile_process="worker"):
     """Writes the trace and the tables beside it now. With finished=True
-    the profiler stops and nothing more is written at exit."""
+    the profiler stops and nothing more is written at exit, unless
+    set_state('run') comes later: that records again, and the exit
+    rewrites both files with everything since the start."""
     _worker_only(profile_process)
     _check(_dump(1 if finished else 0), "dump")
 
 
 def dumps(reset=False, format="table", sort_by="total", ascending=False):
-    """Returns the aggregate tables as a string ('table' or 'json' format),
-    rows sorted by 'total', 'avg', 'min', 'max' or 'count'. reset clears the
-    aggregates afterwards."""
+    """Returns the aggregate tables as a string ('table', 'json' or 'csv'
+    format), rows sorted by 'total', 'avg', 'min', 'max' or 'count'. reset
+    clears every table afterwards, the GPU tables included."""
     ctypes.set_errno(0)
     p = _dumps(1 if reset else 0, _b(format), _b(sort_by),
                1 if ascending else 0)
@@ -388,7 +390,9 @@ class Marker(object):
 
     def mark(self, scope="process"):
         """Records the instant; scope is 'global', 'process' or 'thread'
-        ('g', 'p', 't' too). Raises ValueError for another scope."""
+        ('g', 'p', 't' too), or MXNet's 'task' and 'marker' (written with
+        process scope, as MXNet does). Raises ValueError for another
+        scope."""
         _check(_marker_mark(self.handle, _b(scope)),
                "Marker(%r).mark(scope=%r)" % (self.name, scope))
 
