@@ -69,8 +69,8 @@ int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
 	return globbed;
 }
 
-/* Prints the stats file with at most top rows in each section. Returns 0,
- * or -1 when it cannot be read. */
+/* Prints the stats file with at most top rows in each section, and each
+ * time section's Total row. Returns 0, or -1 when it cannot be read. */
 static int rs_print_stats(const char *path, unsigned top)
 {
 	FILE *f = fopen(path, "r");
@@ -91,7 +91,14 @@ static int rs_print_stats(const char *path, unsigned top)
 			fputs(line, stderr);
 			continue;
 		}
-		if (in_rows) {
+		if (in_rows && strncmp(line, "Total ", 6) == 0) {
+			/* The section's Total row is always shown, after the
+			 * count of the rows left out. */
+			if (hidden) {
+				fprintf(stderr, "... %u more\n", hidden);
+			}
+			hidden = 0;
+		} else if (in_rows) {
 			if (top && rows >= top) {
 				hidden++;
 				continue;
