@@ -359,6 +359,9 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "\"traceName\":");
 	out_json_str(o, out_path);
 	out_str(o, ",");
+	if (m->meta) {
+		meta_write_trace(o);
+	}
 	if (m->rank >= 0) {
 		out_str(o, "\"distributedInfo\":{\"rank\": ");
 		out_i64(o, m->rank);

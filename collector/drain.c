@@ -219,6 +219,7 @@ static char *tables_now(const struct request *r)
 	}
 	o.dropped = ring_dropped();
 	o.extra = source_tables;
+	o.meta = meta_pairs();
 	if (S.agg) {
 		s = table_format(S.agg, &o);
 		if (r->reset) {
@@ -705,9 +706,9 @@ int coll_flush(void)
 }
 
 char *coll_dumps(int reset, const char *format, const char *sort_by,
-		 int ascending)
+		 int ascending, unsigned top)
 {
-	struct table_opts o = {.ascending = ascending};
+	struct table_opts o = {.ascending = ascending, .top = top};
 	struct request r = {.type = REQ_DUMPS, .reset = reset, .o = &o};
 
 	if (table_parse_opts(&o, format, sort_by) < 0) {

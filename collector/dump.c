@@ -249,6 +249,7 @@ int dump_write_tables(const struct agg *a, uint64_t dropped,
 
 	if (extra) {
 		opts.extra = extra->extra;
+		opts.meta = extra->meta;
 	}
 	text = table_format(a, &opts);
 	if (!text || !o) {
@@ -365,7 +366,8 @@ int dump_write(uint64_t dropped)
 					.dropped = dropped,
 					.truncated = S.j->truncated || cut,
 					.clock = clock_source(),
-					.sources = coll_sources};
+					.sources = coll_sources,
+					.meta = 1};
 		rc_trace = chrome_write_from_journal(
 			dump_journal_source(jsrc, sizeof(jsrc)), S.cfg.output,
 			&m);
@@ -376,8 +378,9 @@ int dump_write(uint64_t dropped)
 	}
 	S.last_trace_err = rc_trace;
 
-	rc_stats =
-		dump_write_tables(S.agg, dropped, &with_sources, S.stats_path);
+	struct table_opts with_meta = with_sources;
+	with_meta.meta = meta_pairs();
+	rc_stats = dump_write_tables(S.agg, dropped, &with_meta, S.stats_path);
 	if (rc_stats < 0 && rc_stats != S.last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", S.stats_path,
 			strerror(-rc_stats));

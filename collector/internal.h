@@ -150,6 +150,9 @@ struct chrome_meta {
 	/* Names of categories 2 and up for a version 1 journal, which does
 	 * not carry them (NULL-terminated), or NULL. */
 	const char *const *legacy_cats;
+	/* Write the metadata (meta.c) at the top level: a dump, not a
+	 * recovery. */
+	int meta;
 };
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			      const struct chrome_meta *meta);

@@ -20,7 +20,9 @@
  * total_average), also when --top shows fewer. Counter sections show the values
  * a counter took; the section "Device Storage" shows them as kB, as MXNet does.
  * The last line states how many records were dropped. Event sources may add
- * sections of their own (table_opts.extra) before that line.
+ * sections of their own (table_opts.extra) before that line, and the
+ * metadata a program added (table_opts.meta) comes first, as a "Metadata"
+ * section of key-value lines.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -448,6 +450,21 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 	}
 }
 
+/* Writes the Metadata section: one line per pair, the key in the name
+ * column. Nothing when meta is NULL. */
+static void meta_section(struct sbuf *b, const char *const *meta)
+{
+	if (!meta || !meta[0]) {
+		return;
+	}
+	sb_printf(b, "Metadata\n=================\n");
+	for (size_t i = 0; meta[i] && meta[i + 1]; i += 2) {
+		table_row_name(b, meta[i]);
+		sb_printf(b, "%s\n", meta[i + 1]);
+	}
+	sb_printf(b, "\n");
+}
+
 char *table_format(const struct agg *a, const struct table_opts *o)
 {
 	struct sbuf b = {0};
@@ -479,6 +496,7 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 	} else {
 		sb_printf(&b, "Profile Statistics:\n    Note the difference "
 			      "in units for different entries.\n");
+		meta_section(&b, o->meta);
 		for (size_t i = 0; i < ns; i++) {
 			text_section(&b, &secs[i], rows, o->top);
 		}

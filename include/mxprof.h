@@ -107,6 +107,30 @@ MXPROF_API int mxprof_dump(int finished);
 MXPROF_API char *mxprof_dumps(int reset, const char *format,
 			      const char *sort_by, int ascending);
 
+/*
+ * As mxprof_dumps(), with at most row_limit rows in each section (0: all),
+ * as `mxprof report --top N` prints them; a time section's Total row
+ * still covers every row (PyTorch's table(row_limit=N)).
+ */
+MXPROF_API char *mxprof_dumps_limit(int reset, const char *format,
+				    const char *sort_by, int ascending,
+				    unsigned row_limit);
+
+/*
+ * Adds key = value to the metadata of the trace and the tables, as
+ * PyTorch's profiler add_metadata(key, value) does: from the next dump
+ * on, the trace has "key":"value" at its top level and the text tables
+ * start with a "Metadata" section of key-value lines (`mxprof report`
+ * shows it too). A key added again takes the new value.
+ * MXPROF_METADATA=k=v,... adds pairs at load. Returns 0, -EINVAL for a
+ * NULL or empty key, a NULL value, a key of 256 bytes or more, a value of
+ * 4096 bytes or more, or a key the trace's top level uses
+ * (schemaVersion, displayTimeUnit, baseTimeNanoseconds,
+ * deviceProperties, traceName, distributedInfo, traceEvents, mxprof,
+ * stackFrames), with one line on stderr; -ENOSPC past 64 keys; -ENOMEM.
+ */
+MXPROF_API int mxprof_add_metadata(const char *key, const char *value);
+
 /* Frees a string returned by mxprof_dumps(). Accepts NULL. */
 MXPROF_API void mxprof_free(void *p);
 

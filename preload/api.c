@@ -108,8 +108,14 @@ int mxprof_dump(int finished)
 char *mxprof_dumps(int reset, const char *format, const char *sort_by,
 		   int ascending)
 {
+	return mxprof_dumps_limit(reset, format, sort_by, ascending, 0);
+}
+
+char *mxprof_dumps_limit(int reset, const char *format, const char *sort_by,
+			 int ascending, unsigned row_limit)
+{
 	preload_init_once();
-	char *s = coll_dumps(reset, format, sort_by, ascending);
+	char *s = coll_dumps(reset, format, sort_by, ascending, row_limit);
 	if (!s && errno == EINVAL) {
 		fprintf(stderr,
 			"mxprof: dumps(format='%s', sort_by='%s'): format is "

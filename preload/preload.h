@@ -27,10 +27,11 @@ enum {
 
 struct settings {
 	int autostart;
-	char output[4096]; /* the pattern, not yet expanded */
-	unsigned trace;	   /* TRACE_* mask */
-	const char *hook;  /* MXPROF_HOOK, NULL for the default @auto */
-	int signal;	   /* dump signal number, 0 = none */
+	char output[4096];    /* the pattern, not yet expanded */
+	unsigned trace;	      /* TRACE_* mask */
+	const char *hook;     /* MXPROF_HOOK, NULL for the default @auto */
+	const char *metadata; /* MXPROF_METADATA, checked; NULL if unset */
+	int signal;	      /* dump signal number, 0 = none */
 	double delay_s;
 	double duration_s;
 	char capture_nvtx[256];
@@ -50,6 +51,15 @@ struct settings {
  * the README documents. Returns the number of bad values.
  */
 int settings_parse(struct settings *s, const char *(*get)(const char *));
+
+/*
+ * MXPROF_METADATA (metadata.c): metadata_check() returns 0 when v is
+ * key=value[,key=value...] with no empty key, -EINVAL otherwise;
+ * metadata_load() adds its pairs (mxprof_add_metadata()), each failure
+ * with one line. Neither is for the hot path.
+ */
+int metadata_check(const char *v);
+void metadata_load(const char *v);
 
 /*
  * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.

@@ -273,6 +273,16 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 			      "recording all sources");
 		s->trace = TRACE_ALL;
 	}
+	if ((v = get("MXPROF_METADATA"))) {
+		if (metadata_check(v) < 0) {
+			errors += bad("MXPROF_METADATA", v,
+				      "key=value[,key=value...], keys not "
+				      "empty",
+				      "no metadata from the environment");
+		} else {
+			s->metadata = v;
+		}
+	}
 	if ((v = get("MXPROF_HOOK"))) {
 		s->hook = v; /* checked by the hook engine */
 	}

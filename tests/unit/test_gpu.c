@@ -266,8 +266,8 @@ static void test_gpu_device_properties_at_top_level(void **st)
 static void test_gpu_dumps_reset_clears_the_gpu_tables(void **st)
 {
 	(void)st;
-	char *before = coll_dumps(1, "table", "total", 0);
-	char *after = coll_dumps(0, "table", "total", 0);
+	char *before = coll_dumps(1, "table", "total", 0, 0);
+	char *after = coll_dumps(0, "table", "total", 0, 0);
 	assert_non_null(before);
 	assert_non_null(after);
 	assert_non_null(strstr(before, "CUDA GPU Kernels\n"));

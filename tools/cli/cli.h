@@ -154,6 +154,11 @@ struct trace_meta {
 	int timeline_truncated;
 	char host[TRACE_SHORT_MAX]; /* mxprof.host */
 	int64_t mx_pid;		    /* mxprof.pid, -1 if absent */
+	/* The metadata: the top level's string members other than
+	 * displayTimeUnit and traceName, as key NUL value NUL ..., in file
+	 * order; meta_len bytes. Pairs that do not fit are left out. */
+	char meta[8192];
+	size_t meta_len;
 };
 
 /* Outcome of trace_read_file(). */
@@ -333,11 +338,16 @@ int cmd_recover(int argc, char **argv);
 
 /*
  * Aggregates the trace at path into a (a fresh set from agg_create()) the
- * way the library does, and stores the dropped-record count in *dropped.
+ * way the library does, and adds the dropped-record count to *dropped.
+ * cmd_report_aggregate_meta() also copies what the file says about itself
+ * (its metadata included) into *meta.
  * Returns TRACE_COMPLETE, TRACE_TRUNCATED (the warning was printed) or
  * TRACE_BAD (the reason was printed). Shared by report and run.
  */
 enum trace_status cmd_report_aggregate(const char *path, struct agg *a,
 				       uint64_t *dropped);
+enum trace_status cmd_report_aggregate_meta(const char *path, struct agg *a,
+					    uint64_t *dropped,
+					    struct trace_meta *meta);
 
 #endif /* MXPROF_CLI_H */

@@ -77,6 +77,7 @@ struct rd {
 	int depth;	    /* entries used in role[] */
 	unsigned long skip; /* nesting levels inside an ignored value */
 	enum rd_key key;    /* the last key of the innermost map */
+	char root_key[256]; /* the last key of the top level */
 	int seen_root, seen_events, root_closed;
 	int not_trace;	     /* not an object or a list of events */
 	int cb_failed;	     /* the event callback asked to stop */
@@ -306,6 +307,24 @@ static int rd_number(void *ctx, const char *s, size_t n)
 	return 1;
 }
 
+/* Keeps a string member of the top level as metadata (cli.h). */
+static void rd_meta(struct rd *r, const unsigned char *s, size_t n)
+{
+	struct trace_meta *m = r->meta;
+	size_t kl = strlen(r->root_key);
+
+	if (strcmp(r->root_key, "displayTimeUnit") == 0 ||
+	    strcmp(r->root_key, "traceName") == 0 || memchr(s, 0, n) != NULL ||
+	    m->meta_len + kl + n + 2 > sizeof(m->meta)) {
+		return;
+	}
+	memcpy(m->meta + m->meta_len, r->root_key, kl + 1);
+	m->meta_len += kl + 1;
+	memcpy(m->meta + m->meta_len, s, n);
+	m->meta_len += n;
+	m->meta[m->meta_len++] = 0;
+}
+
 static int rd_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct rd *r = ctx;
@@ -358,6 +377,9 @@ static int rd_string(void *ctx, const unsigned char *s, size_t n)
 			rd_copy(r->meta->host, sizeof(r->meta->host), s, n);
 		}
 		break;
+	case RD_ROOT:
+		rd_meta(r, s, n);
+		break;
 	default:
 		break;
 	}
@@ -371,6 +393,9 @@ static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
 	r->calls++;
 	if (!r->skip) {
 		r->key = rd_classify(k, n);
+		if (rd_top(r) == RD_ROOT) {
+			rd_copy(r->root_key, sizeof(r->root_key), k, n);
+		}
 	}
 	return 1;
 }
