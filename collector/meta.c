@@ -26,9 +26,9 @@ static size_t nmeta;
 static int meta_reserved(const char *key)
 {
 	static const char *const taken[] = {
-		"schemaVersion", "displayTimeUnit", "baseTimeNanoseconds",
-		"deviceProperties", "traceName", "distributedInfo",
-		"traceEvents", "mxprof", "stackFrames"};
+		"schemaVersion",    "displayTimeUnit", "baseTimeNanoseconds",
+		"deviceProperties", "traceName",       "distributedInfo",
+		"traceEvents",	    "mxprof",	       "stackFrames"};
 
 	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
 		if (strcmp(key, taken[i]) == 0) {

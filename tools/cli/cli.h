@@ -200,9 +200,15 @@ void trace_read_warn_truncated(const char *path, uint64_t at);
  */
 void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
 
+/* Notes the files that match the MXPROF_OUTPUT pattern pat before the
+ * program starts, so that run_summary_print() reports only those this
+ * run wrote. Call once, before the launch. This function can't fail. */
+void run_summary_before(const char *pat);
+
 /* Writes the trace path the library uses for process pid under the
- * MXPROF_OUTPUT pattern pat (%p, %h, %% expanded, %r as a glob) into buf.
- * Returns 1 when the pattern holds a glob. */
+ * MXPROF_OUTPUT pattern pat (%p, %h, %r, %% expanded; %r with the rank
+ * of this process's environment, 0 when none) into buf; pid 0 gives %p as
+ * the glob "*". Returns 1 when the result holds a glob. */
 int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
 
 /* ---- run_tree.c -------------------------------------------------------- */
