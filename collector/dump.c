@@ -206,10 +206,16 @@ void dump_write_status(void)
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
 	struct out *o = malloc(sizeof(*o));
 
+	static int swept;
+
 	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0 ||
 	    paths_status_dir(dir, sizeof(dir)) < 0 || status_dir_ok(dir) < 0) {
 		free(o);
 		return;
+	}
+	if (!swept) {
+		swept = 1;
+		sweep_status_dir(dir);
 	}
 	abs_path(S.cfg.output, out_abs, sizeof(out_abs));
 	abs_path(S.stats_path, stats_abs, sizeof(stats_abs));

@@ -225,4 +225,9 @@ void threads_forget(void);
 void threads_fork_prepare(void);
 void threads_fork_parent(void);
 
+/* sweep.c: removes the status files (<pid>.status, and
+ * <pid>.status.tmp.<writer>) in dir whose process is gone. Owner held;
+ * not for the hot path. This function can't fail. */
+void sweep_status_dir(const char *dir);
+
 #endif /* MXPROF_COLLECTOR_INTERNAL_H */
