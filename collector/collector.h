@@ -235,6 +235,7 @@ struct coll_config {
 	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
 	int rank;		  /* -1 when unknown                 */
 	int dump_signal;	  /* for the status file, 0 = none */
+	int dump_signal_taken;	  /* the program's own handler has it */
 	/* Non-zero: an earlier image of this process (before exec) began
 	 * the journal of output; append to it, and start the tables from
 	 * its records. */

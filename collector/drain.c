@@ -383,6 +383,7 @@ static void dump_signal_mask(int *unblocked)
 		 * send the program a signal it handles itself. */
 		coll_lock(&drain_owner);
 		S.cfg.dump_signal = 0;
+		S.cfg.dump_signal_taken = *unblocked;
 		dump_write_status();
 		coll_unlock(&drain_owner);
 	}

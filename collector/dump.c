@@ -221,9 +221,11 @@ void dump_write_status(void)
 	abs_path(S.stats_path, stats_abs, sizeof(stats_abs));
 	if (out_open(o, path, 0) == 0) {
 		snprintf(line, sizeof(line),
-			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n",
+			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
+			 "taken=%d\n",
 			 out_abs, stats_abs, S.cfg.dump_signal,
-			 (unsigned long long)S.dumps_done);
+			 (unsigned long long)S.dumps_done,
+			 S.cfg.dump_signal_taken);
 		out_str(o, line);
 		out_commit(o);
 	}

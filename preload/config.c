@@ -94,4 +94,5 @@ void config_collector(struct coll_config *c)
 	c->max_trace_bytes = s->max_trace_mb << 20;
 	c->rank = settings_rank(env);
 	c->dump_signal = s->signal;
+	c->dump_signal_taken = s->signal_taken;
 }

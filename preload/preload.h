@@ -32,6 +32,7 @@ struct settings {
 	const char *hook;     /* MXPROF_HOOK, NULL for the default @auto */
 	const char *metadata; /* MXPROF_METADATA, checked; NULL if unset */
 	int signal;	      /* dump signal number, 0 = none */
+	int signal_taken;     /* the program handles the one asked for */
 	double delay_s;
 	double duration_s;
 	char capture_nvtx[256];
