@@ -7,7 +7,7 @@ PROG=$BUILD/programs/cli_tasks
 
 RANK=0 "$MX" run -q -o 'rank%r.json' -- "$PROG" -u 200 2> r0.txt
 expect_eq "rank 0: trace line" "mxprof: trace  rank0.json" "$(grep '^mxprof: trace' r0.txt)"
-RANK=1 "$MX" run -o 'rank%r.json' --top 1 -- "$PROG" -u 200 -s 3 2> r1.txt
+RANK=1 "$MX" run -o 'rank%r.json' -- "$PROG" -u 200 -s 3 2> r1.txt
 expect_eq "rank 1: trace line" "mxprof: trace  rank1.json" "$(grep '^mxprof: trace' r1.txt)"
 expect_eq "rank 1: tables line" "mxprof: tables rank1.stats.txt" "$(grep '^mxprof: tables' r1.txt)"
 grep -q '^step  *3 ' r1.txt || fail "rank 1: the summary is not rank1's (3 steps): $(cat r1.txt)"

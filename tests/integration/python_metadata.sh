@@ -68,6 +68,6 @@ expect_eq "Total count with row_limit=2" 10 "$(awk '$1 == "Total" { print $2 }' 
 
 # A bad MXPROF_METADATA: one line, no metadata, the program runs.
 MXPROF_METADATA='novalue,=x' MXPROF_AUTOSTART=1 MXPROF_OUTPUT=bad.json \
-	LD_PRELOAD=$MXPROF_LIB${LD_PRELOAD:+ $LD_PRELOAD} /bin/true 2> bad.err
+	LD_PRELOAD="$PRELOAD" /bin/true 2> bad.err
 expect_eq "bad MXPROF_METADATA: lines" 1 "$(wc -l < bad.err)"
 grep -q "^mxprof: MXPROF_METADATA='novalue,=x' is not valid" bad.err || fail "bad: $(cat bad.err)"
