@@ -53,7 +53,8 @@ typedef struct mxprof_marker mxprof_marker;
  *  - "filename": the trace path of the next dump (same pattern rules as
  *    MXPROF_OUTPUT; the tables go beside it). After set_state("run") was
  *    first called it also prints one line naming the new files; files
- *    written before stay where they are.
+ *    written before stay where they are. Before, it prints one line when
+ *    MXPROF_OUTPUT is set to another name (mxprof run looks there).
  *  - "continuous_dump" (0/1), "dump_period" (seconds), "max_trace_mb"
  *    (MiB, 0 for no cap).
  *  - "profile_api" (0/1): times hooked C API calls (the api source of

@@ -52,7 +52,16 @@ int mxprof_set_config(const char *key, const char *value)
 		/* Whether the journal exists yet depends on the drain's
 		 * timing; the line depends on the state alone. */
 		coll_set_output(cfg.output);
-		if (state_started()) {
+		const char *env = getenv("MXPROF_OUTPUT");
+		if (!state_started() && env && strcmp(env, value) != 0) {
+			/* mxprof run, or the user, looks for the trace where
+			 * MXPROF_OUTPUT says: tell where it goes. */
+			fprintf(stderr,
+				"mxprof: set_config(filename='%s'): the trace "
+				"and tables go to %s, not to MXPROF_OUTPUT's "
+				"%s\n",
+				value, cfg.output, env);
+		} else if (state_started()) {
 			fprintf(stderr,
 				"mxprof: set_config(filename='%s'): the next "
 				"dump writes %s and its tables; files written "

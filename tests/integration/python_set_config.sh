@@ -40,3 +40,19 @@ sed -e "s/profiler.set_config(filename='second.json')//" \
 /usr/bin/python3 early.py > early.out 2> early.err
 expect_eq "early: lines on stderr" 0 "$(wc -l < early.err)"
 expect_eq "early: steps in moved.json's tables" 5 "$(row_count moved.stats.txt cfg step)"
+
+# MXPROF_OUTPUT set and not yet recording: one line says where the trace
+# goes instead.
+MXPROF_OUTPUT=env.json /usr/bin/python3 early.py > env.out 2> env.err
+expect_eq "MXPROF_OUTPUT: lines on stderr (first.json, moved.json)" 2 "$(wc -l < env.err)"
+grep -q "^mxprof: set_config(filename='moved.json'): the trace and tables go to .*moved.json, not to MXPROF_OUTPUT's env.json$" env.err ||
+	fail "MXPROF_OUTPUT: $(cat env.err)"
+[ ! -e env.json ] || fail "env.json was written"
+
+# Under mxprof run (recording from the start): the library's line names
+# the new file, and the summary says why there is no trace at -o.
+"$BUILD/mxprof" run -q -o run.json -- /usr/bin/python3 early.py > run.out 2> run.err
+grep -q "^mxprof: set_config(filename='moved.json'): the next dump writes .*moved.json" run.err ||
+	fail "run: $(cat run.err)"
+grep -q "^mxprof run: no trace at run.json (.*set_config(filename=...))$" run.err ||
+	fail "run: $(cat run.err)"
