@@ -237,7 +237,8 @@ struct coll_config {
 	int world_size;		  /* 0 when unknown                  */
 	int has_local_rank;	  /* local_rank is known             */
 	int local_rank;
-	int dump_signal; /* for the status file, 0 = none */
+	int dump_signal;	  /* for the status file, 0 = none */
+	int dump_signal_taken;	  /* the program's own handler has it */
 	/* Non-zero: an earlier image of this process (before exec) began
 	 * the journal of output; append to it, and start the tables from
 	 * its records. */
@@ -263,8 +264,10 @@ int coll_init(void);
 int coll_start(const struct coll_config *cfg);
 
 /*
- * Changes the trace path before anything was written. Returns 0, or -EBUSY
- * once the journal exists.
+ * Changes the trace path (and the tables' beside it) of the next dump, as
+ * MXNet's set_config(filename=...) does. The journal stays where it is;
+ * files already written stay too. Returns 0, or 1 when the journal
+ * already exists (recording had begun). This function can't fail.
  */
 int coll_set_output(const char *output);
 
@@ -364,11 +367,12 @@ void coll_fork_parent(void);
 void coll_fork_child(const char *output);
 
 /*
- * Returns the tables as a malloc'ed string (see mxprof_dumps), after
- * draining. Returns NULL with errno set on a bad argument or ENOMEM.
+ * Returns the tables as a malloc'ed string (see mxprof_dumps), at most
+ * top rows per section (0: all), after draining. Returns NULL with errno
+ * set on a bad argument or ENOMEM.
  */
 char *coll_dumps(int reset, const char *format, const char *sort_by,
-		 int ascending);
+		 int ascending, unsigned top);
 
 /*
  * Names thread tid in the trace, over its OS name (NVTX naming of OS
@@ -433,6 +437,30 @@ double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 
 struct table_opts;
 struct agg;
+
+/* ---- metadata (meta.c) --------------------------------------------------- */
+
+/* The longest key and value, with their terminators. */
+#define META_KEY_MAX   256
+#define META_VALUE_MAX 4096
+
+/*
+ * Adds key with value to the metadata written at the top level of the
+ * trace and at the head of the tables from the next dump on; a key added
+ * again takes the new value. Takes LOCK_OWNER. Returns 0, -EINVAL for an
+ * empty or too long key or value or a key the trace's top level uses
+ * (schemaVersion, traceEvents, mxprof, ...), -ENOSPC past 64 keys, or
+ * -ENOMEM.
+ */
+int meta_set(const char *key, const char *value);
+
+/* Writes every pair as "key":"value", each followed by a comma. Owner
+ * held. */
+void meta_write_trace(struct out *o);
+
+/* Returns the pairs as key, value, ..., NULL (for table_opts.meta), valid
+ * while the owner lock is held; NULL when there are none. */
+const char **meta_pairs(void);
 
 /* ---- sources ------------------------------------------------------------ */
 
@@ -545,6 +573,9 @@ struct table_opts {
 	/* Sections of the event sources, put after the host sections of
 	 * the text format (before its last line); NULL for none. */
 	void (*extra)(struct sbuf *b, const struct table_opts *o);
+	/* Metadata (meta.c) as key, value, ..., NULL: a "Metadata" section
+	 * at the head of the text format; NULL for none. */
+	const char *const *meta;
 };
 
 /* Parses "table"/"json"/"csv" and "total"/"avg"/"min"/"max"/"count" into

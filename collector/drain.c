@@ -219,6 +219,7 @@ static char *tables_now(const struct request *r)
 	}
 	o.dropped = ring_dropped();
 	o.extra = source_tables;
+	o.meta = meta_pairs();
 	if (S.agg) {
 		s = table_format(S.agg, &o);
 		if (r->reset) {
@@ -382,6 +383,7 @@ static void dump_signal_mask(int *unblocked)
 		 * send the program a signal it handles itself. */
 		coll_lock(&drain_owner);
 		S.cfg.dump_signal = 0;
+		S.cfg.dump_signal_taken = *unblocked;
 		dump_write_status();
 		coll_unlock(&drain_owner);
 	}
@@ -644,12 +646,10 @@ int coll_set_output(const char *output)
 {
 	coll_lock(&drain_owner);
 	int busy = S.journal_open != 0;
-	if (!busy) {
-		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
-		paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
-	}
+	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
+	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
 	coll_unlock(&drain_owner);
-	return busy ? -EBUSY : 0;
+	return busy;
 }
 
 void coll_set_dump_period(double seconds)
@@ -709,9 +709,9 @@ int coll_flush(void)
 }
 
 char *coll_dumps(int reset, const char *format, const char *sort_by,
-		 int ascending)
+		 int ascending, unsigned top)
 {
-	struct table_opts o = {.ascending = ascending};
+	struct table_opts o = {.ascending = ascending, .top = top};
 	struct request r = {.type = REQ_DUMPS, .reset = reset, .o = &o};
 
 	if (table_parse_opts(&o, format, sort_by) < 0) {

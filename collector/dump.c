@@ -206,18 +206,26 @@ void dump_write_status(void)
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
 	struct out *o = malloc(sizeof(*o));
 
+	static int swept;
+
 	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0 ||
 	    paths_status_dir(dir, sizeof(dir)) < 0 || status_dir_ok(dir) < 0) {
 		free(o);
 		return;
 	}
+	if (!swept) {
+		swept = 1;
+		sweep_status_dir(dir);
+	}
 	abs_path(S.cfg.output, out_abs, sizeof(out_abs));
 	abs_path(S.stats_path, stats_abs, sizeof(stats_abs));
 	if (out_open(o, path, 0) == 0) {
 		snprintf(line, sizeof(line),
-			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n",
+			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
+			 "taken=%d\n",
 			 out_abs, stats_abs, S.cfg.dump_signal,
-			 (unsigned long long)S.dumps_done);
+			 (unsigned long long)S.dumps_done,
+			 S.cfg.dump_signal_taken);
 		out_str(o, line);
 		out_commit(o);
 	}
@@ -249,6 +257,7 @@ int dump_write_tables(const struct agg *a, uint64_t dropped,
 
 	if (extra) {
 		opts.extra = extra->extra;
+		opts.meta = extra->meta;
 	}
 	text = table_format(a, &opts);
 	if (!text || !o) {
@@ -368,7 +377,8 @@ int dump_write(uint64_t dropped)
 					.dropped = dropped,
 					.truncated = S.j->truncated || cut,
 					.clock = clock_source(),
-					.sources = coll_sources};
+					.sources = coll_sources,
+					.meta = 1};
 		rc_trace = chrome_write_from_journal(
 			dump_journal_source(jsrc, sizeof(jsrc)), S.cfg.output,
 			&m);
@@ -379,8 +389,9 @@ int dump_write(uint64_t dropped)
 	}
 	S.last_trace_err = rc_trace;
 
-	rc_stats =
-		dump_write_tables(S.agg, dropped, &with_sources, S.stats_path);
+	struct table_opts with_meta = with_sources;
+	with_meta.meta = meta_pairs();
+	rc_stats = dump_write_tables(S.agg, dropped, &with_meta, S.stats_path);
 	if (rc_stats < 0 && rc_stats != S.last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", S.stats_path,
 			strerror(-rc_stats));

@@ -153,6 +153,9 @@ struct chrome_meta {
 	/* Names of categories 2 and up for a version 1 journal, which does
 	 * not carry them (NULL-terminated), or NULL. */
 	const char *const *legacy_cats;
+	/* Write the metadata (meta.c) at the top level: a dump, not a
+	 * recovery. */
+	int meta;
 };
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			      const struct chrome_meta *meta);
@@ -224,5 +227,10 @@ void threads_name(struct journal *j, int tid, int refresh);
 void threads_forget(void);
 void threads_fork_prepare(void);
 void threads_fork_parent(void);
+
+/* sweep.c: removes the status files (<pid>.status, and
+ * <pid>.status.tmp.<writer>) in dir whose process is gone. Owner held;
+ * not for the hot path. This function can't fail. */
+void sweep_status_dir(const char *dir);
 
 #endif /* MXPROF_COLLECTOR_INTERNAL_H */

@@ -15,10 +15,14 @@
  * them. Sections come in byte order of their titles, as MXNet's std::map
  * gives them. Beyond MXNet's columns, time sections carry "Time (%)" (share
  * of the section's total) and, where a source checks return statuses,
- * "Errors". Counter sections show the values a counter took; the section
- * "Device Storage" shows them as kB, as MXNet does. The last line states
- * how many records were dropped. Event sources may add sections of their
- * own (table_opts.extra) before that line.
+ * "Errors", and end with a "Total" row: the count, total, minimum,
+ * maximum and average over every row of the section (PyTorch's
+ * total_average), also when --top shows fewer. Counter sections show the values
+ * a counter took; the section "Device Storage" shows them as kB, as MXNet does.
+ * The last line states how many records were dropped. Event sources may add
+ * sections of their own (table_opts.extra) before that line, and the
+ * metadata a program added (table_opts.meta) comes first, as a "Metadata"
+ * section of key-value lines.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -257,6 +261,37 @@ void table_row_name(struct sbuf *b, const char *name)
 	sb_printf(b, "%-*s%s", NAME_W, name, len >= NAME_W ? " " : "");
 }
 
+/* Writes the "Total" row of a time section: every row of it, also those
+ * --top left out (PyTorch's total_average). */
+static void total_row(struct sbuf *b, const struct section *s,
+		      const struct agg_row *rows)
+{
+	uint64_t count = 0, errors = 0;
+	int64_t min = 0, max = 0;
+
+	for (size_t i = 0; i < s->count; i++) {
+		const struct agg_row *r = &rows[s->first + i];
+		if (i == 0 || r->min < min) {
+			min = r->min;
+		}
+		if (i == 0 || r->max > max) {
+			max = r->max;
+		}
+		count += r->count;
+		errors += r->errors;
+	}
+	table_row_name(b, "Total");
+	sb_printf(b, "%*llu%*.4f%*.4f%*.4f%*.4f%*.2f", COUNT_W,
+		  (unsigned long long)count, COL_W, ms(s->total), COL_W,
+		  ms(min), COL_W, ms(max), COL_W,
+		  count ? ms(s->total) / (double)count : 0.0, COL_W,
+		  s->total ? 100.0 : 0.0);
+	if (s->status) {
+		sb_printf(b, "%*llu", COL_W, (unsigned long long)errors);
+	}
+	sb_printf(b, "\n");
+}
+
 static void text_section(struct sbuf *b, const struct section *s,
 			 const struct agg_row *rows, unsigned top)
 {
@@ -301,6 +336,9 @@ static void text_section(struct sbuf *b, const struct section *s,
 				  (double)r->total / (double)r->count / div);
 		}
 		sb_printf(b, "\n");
+	}
+	if (s->cls == AGG_TIME) {
+		total_row(b, s, rows);
 	}
 	sb_printf(b, "\n");
 }
@@ -412,6 +450,21 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 	}
 }
 
+/* Writes the Metadata section: one line per pair, the key in the name
+ * column. Nothing when meta is NULL. */
+static void meta_section(struct sbuf *b, const char *const *meta)
+{
+	if (!meta || !meta[0]) {
+		return;
+	}
+	sb_printf(b, "Metadata\n=================\n");
+	for (size_t i = 0; meta[i] && meta[i + 1]; i += 2) {
+		table_row_name(b, meta[i]);
+		sb_printf(b, "%s\n", meta[i + 1]);
+	}
+	sb_printf(b, "\n");
+}
+
 char *table_format(const struct agg *a, const struct table_opts *o)
 {
 	struct sbuf b = {0};
@@ -443,6 +496,7 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 	} else {
 		sb_printf(&b, "Profile Statistics:\n    Note the difference "
 			      "in units for different entries.\n");
+		meta_section(&b, o->meta);
 		for (size_t i = 0; i < ns; i++) {
 			text_section(&b, &secs[i], rows, o->top);
 		}

@@ -608,6 +608,7 @@ const struct coll_source cupti_source = {
 	.flush = cupti_flush,
 	.drain = drain,
 	.tables = tables_write,
+	.reset = store_tables_reset,
 	.devices = events_devices,
 	.begin = link_begin,
 	.claim = link_claim,

@@ -110,6 +110,12 @@ struct gpu_rec *store_at(size_t i);
 /* Returns the number of records stored. */
 size_t store_count(void);
 
+/* The first record the GPU tables count: dumps(reset=1) moves it past
+ * every record stored (store_tables_reset(), the source's reset); the
+ * trace keeps them all. Owner lock held. Can't fail. */
+size_t store_tables_from(void);
+void store_tables_reset(void);
+
 /* Counts n records lost before they reached the store. Can't fail. */
 void store_note_dropped(uint64_t n);
 

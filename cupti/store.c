@@ -51,6 +51,19 @@ size_t store_count(void)
 	return G.count;
 }
 
+/* The first record of the tables; 0 until a reset. */
+static size_t tables_from;
+
+size_t store_tables_from(void)
+{
+	return tables_from < G.count ? tables_from : G.count;
+}
+
+void store_tables_reset(void)
+{
+	tables_from = G.count;
+}
+
 uint32_t store_memory_name(uint32_t device)
 {
 	char name[64];
@@ -196,6 +209,7 @@ void store_reset(void)
 {
 	G.count = 0;
 	G.drained = 0;
+	tables_from = 0;
 	__atomic_store_n(&G.dropped, 0, __ATOMIC_RELAXED);
 	memset(G.in_use, 0, sizeof(G.in_use));
 }

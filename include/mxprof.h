@@ -49,13 +49,25 @@ typedef struct mxprof_marker mxprof_marker;
 
 /*
  * Sets one configuration key, as mxnet.profiler.set_config(key=value) does.
- * Keys: "filename" (trace path, same pattern rules as MXPROF_OUTPUT),
- * "continuous_dump" (0/1), "dump_period" (seconds), "aggregate_stats" (0/1),
- * "profile_all", "profile_api", "profile_memory", "profile_imperative",
- * "profile_symbolic" (0/1, accepted for compatibility), and
- * "max_trace_mb" (MiB, 0 for no cap).
- * Returns 0, -EINVAL for an unknown key or a bad value (with one line on
- * stderr), or -EBUSY for "filename" after the trace has been opened.
+ * Keys:
+ *  - "filename": the trace path of the next dump (same pattern rules as
+ *    MXPROF_OUTPUT; the tables go beside it). After set_state("run") was
+ *    first called it also prints one line naming the new files; files
+ *    written before stay where they are. Before, it prints one line when
+ *    MXPROF_OUTPUT is set to another name (mxprof run looks there).
+ *  - "continuous_dump" (0/1), "dump_period" (seconds), "max_trace_mb"
+ *    (MiB, 0 for no cap).
+ *  - "profile_api" (0/1): times hooked C API calls (the api source of
+ *    MXPROF_TRACE) or stops timing them, from now on. "profile_all" (0/1)
+ *    does the same for every source a switch exists for (this version:
+ *    api). "profile_memory", "profile_imperative", "profile_symbolic",
+ *    "aggregate_stats" (0/1) are accepted and change nothing: MXNet's
+ *    engine operators are not told apart from other calls, device memory
+ *    follows MXPROF_TRACE, and the tables are always kept.
+ *  - "profile_process" ("worker"; "server" is accepted),
+ *    "gpu_memory_profile_filename_prefix" (ignored).
+ * Returns 0, or -EINVAL for an unknown key or a bad value (with one line
+ * on stderr).
  */
 MXPROF_API int mxprof_set_config(const char *key, const char *value);
 
@@ -74,21 +86,51 @@ MXPROF_API int mxprof_resume(void);
 /*
  * Writes the trace file and the tables beside it now, with everything
  * recorded since the start, and waits until both are complete on disk.
- * When finished is non-zero the profiler then stops, and no further dump
- * happens at exit. Returns 0 or a negative errno from the file writes.
+ * When finished is non-zero the profiler then stops, and no dump happens
+ * at exit unless mxprof_set_state("run") is called again: that records
+ * again, and the exit (or the next dump) rewrites both files with
+ * everything recorded since the start, before and after this dump.
+ * Returns 0 or a negative errno from the file writes.
  */
 MXPROF_API int mxprof_dump(int finished);
 
 /*
  * Returns the aggregate tables as a string, in the layout of MXNet's
- * profiler.dumps(). format is "table" or "json"; sort_by is "total", "avg",
- * "min", "max" or "count"; ascending sorts the rows ascending. NULL selects
- * the default ("table", "total"). reset clears the aggregates afterwards.
- * The caller frees the string with mxprof_free(). Returns NULL with errno
- * EINVAL for a bad format or sort key, or ENOMEM.
+ * profiler.dumps(). format is "table", "json" or "csv" (one row per line:
+ * section,kind,name,count,total,min,max,avg,percent,errors, as `mxprof
+ * report --format csv` prints); sort_by is "total", "avg", "min", "max" or
+ * "count"; ascending sorts the rows ascending. NULL selects the default
+ * ("table", "total"). reset clears every table afterwards, the GPU tables
+ * included (the trace keeps every record). The caller frees the string
+ * with mxprof_free(). Returns NULL with errno EINVAL for a bad format or
+ * sort key, or ENOMEM.
  */
 MXPROF_API char *mxprof_dumps(int reset, const char *format,
 			      const char *sort_by, int ascending);
+
+/*
+ * As mxprof_dumps(), with at most row_limit rows in each section (0: all),
+ * as `mxprof report --top N` prints them; a time section's Total row
+ * still covers every row (PyTorch's table(row_limit=N)).
+ */
+MXPROF_API char *mxprof_dumps_limit(int reset, const char *format,
+				    const char *sort_by, int ascending,
+				    unsigned row_limit);
+
+/*
+ * Adds key = value to the metadata of the trace and the tables, as
+ * PyTorch's profiler add_metadata(key, value) does: from the next dump
+ * on, the trace has "key":"value" at its top level and the text tables
+ * start with a "Metadata" section of key-value lines (`mxprof report`
+ * shows it too). A key added again takes the new value.
+ * MXPROF_METADATA=k=v,... adds pairs at load. Returns 0, -EINVAL for a
+ * NULL or empty key, a NULL value, a key of 256 bytes or more, a value of
+ * 4096 bytes or more, or a key the trace's top level uses
+ * (schemaVersion, displayTimeUnit, baseTimeNanoseconds,
+ * deviceProperties, traceName, distributedInfo, traceEvents, mxprof,
+ * stackFrames), with one line on stderr; -ENOSPC past 64 keys; -ENOMEM.
+ */
+MXPROF_API int mxprof_add_metadata(const char *key, const char *value);
 
 /* Frees a string returned by mxprof_dumps(). Accepts NULL. */
 MXPROF_API void mxprof_free(void *p);
@@ -122,7 +164,9 @@ MXPROF_API void mxprof_event_start(mxprof_event *event);
 MXPROF_API void mxprof_event_stop(mxprof_event *event);
 MXPROF_API void mxprof_event_destroy(mxprof_event *event);
 
-/* Counters: a 64-bit value tracked over time. */
+/* Counters: a 64-bit value tracked over time. As MXNet's
+ * Counter(domain, name, value), a non-zero value given to create is the
+ * counter's first sample (when recording); 0 records nothing. */
 MXPROF_API mxprof_counter *
 mxprof_counter_create(mxprof_domain *domain, const char *name, int64_t value);
 MXPROF_API void mxprof_counter_set(mxprof_counter *counter, int64_t value);
@@ -134,8 +178,9 @@ MXPROF_API void mxprof_counter_destroy(mxprof_counter *counter);
 
 /*
  * Markers: an instant in time. scope is "global", "process" or "thread"
- * (MXNet's "g", "p", "t" are accepted too); NULL means "process".
- * Returns 0, or -EINVAL for another scope.
+ * ("g", "p", "t" are accepted too), or MXNet's "task" and "marker", which
+ * are written with process scope as MXNet writes them; NULL means
+ * "process". Returns 0, or -EINVAL for another scope.
  */
 MXPROF_API mxprof_marker *mxprof_marker_create(mxprof_domain *domain,
 					       const char *name);

@@ -108,8 +108,14 @@ int mxprof_dump(int finished)
 char *mxprof_dumps(int reset, const char *format, const char *sort_by,
 		   int ascending)
 {
+	return mxprof_dumps_limit(reset, format, sort_by, ascending, 0);
+}
+
+char *mxprof_dumps_limit(int reset, const char *format, const char *sort_by,
+			 int ascending, unsigned row_limit)
+{
 	preload_init_once();
-	char *s = coll_dumps(reset, format, sort_by, ascending);
+	char *s = coll_dumps(reset, format, sort_by, ascending, row_limit);
 	if (!s && errno == EINVAL) {
 		fprintf(stderr,
 			"mxprof: dumps(format='%s', sort_by='%s'): format is "
@@ -129,99 +135,6 @@ void mxprof_free(void *p)
 uint64_t mxprof_dropped(void)
 {
 	return ring_dropped();
-}
-
-static int bad_config(const char *key, const char *value, const char *ok)
-{
-	fprintf(stderr, "mxprof: set_config(%s='%s'): accepted: %s\n", key,
-		value ? value : "(null)", ok);
-	return -EINVAL;
-}
-
-int mxprof_set_config(const char *key, const char *value)
-{
-	static const char *const flags[] = {
-		"profile_all",	      "profile_api",	  "profile_memory",
-		"profile_imperative", "profile_symbolic", "aggregate_stats",
-		"continuous_dump"};
-	struct settings *s = &preload_settings;
-
-	preload_init_once();
-	if (!key || !value) {
-		return bad_config(key ? key : "(null)", value,
-				  "a key and a value");
-	}
-	if (!strcmp(key, "filename")) {
-		char out[4096];
-		if (settings_expand_output(value, 1, 0, 0, out, sizeof(out)) <
-		    0) {
-			return bad_config(key, value,
-					  "a path; %p pid, %r rank, %h host");
-		}
-		snprintf(s->output, sizeof(s->output), "%s", value);
-		struct coll_config cfg;
-		config_collector(&cfg);
-		int rc = coll_set_output(cfg.output);
-		if (rc == -EBUSY) {
-			fprintf(stderr,
-				"mxprof: set_config(filename='%s'): recording "
-				"has started; the trace stays at its path\n",
-				value);
-		}
-		return rc;
-	}
-	if (!strcmp(key, "dump_period")) {
-		double d = strtod(value, NULL);
-		if (!(d >= 0.01 && d <= 1e6)) {
-			return bad_config(key, value, "seconds, at least 0.01");
-		}
-		s->dump_period_s = d;
-		if (s->continuous_dump) {
-			coll_set_dump_period(d);
-		}
-		return 0;
-	}
-	if (!strcmp(key, "max_trace_mb")) {
-		char *end;
-		unsigned long long n = strtoull(value, &end, 10);
-		if (*end || end == value) {
-			return bad_config(key, value, "a whole number of MiB");
-		}
-		s->max_trace_mb = n;
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		if (strcmp(key, flags[i]) != 0) {
-			continue;
-		}
-		int on;
-		if (!strcmp(value, "1") || !strcasecmp(value, "true")) {
-			on = 1;
-		} else if (!strcmp(value, "0") || !strcasecmp(value, "false")) {
-			on = 0;
-		} else {
-			return bad_config(key, value, "1/0 or true/false");
-		}
-		if (!strcmp(key, "continuous_dump")) {
-			s->continuous_dump = on;
-			coll_set_dump_period(on ? s->dump_period_s : 0);
-		}
-		return 0;
-	}
-	/* MXNet keys with no meaning here, accepted so that MXNet code runs
-	 * unchanged. */
-	if (!strcmp(key, "profile_process")) {
-		if (strcmp(value, "worker") && strcmp(value, "server")) {
-			return bad_config(key, value, "worker or server");
-		}
-		return 0;
-	}
-	if (!strcmp(key, "gpu_memory_profile_filename_prefix")) {
-		return 0;
-	}
-	return bad_config(key, value,
-			  "keys filename, continuous_dump, dump_period, "
-			  "aggregate_stats, max_trace_mb, profile_*");
 }
 
 mxprof_domain *mxprof_domain_create(const char *name)
@@ -475,6 +388,18 @@ void mxprof_event_destroy(mxprof_event *event)
 	span_destroy(event);
 }
 
+/* HOT. */
+static void counter_record(struct mxprof_counter *c, int64_t value)
+{
+	struct coll_rec r = {.t0 = ticks_now(),
+			     .t1 = (uint64_t)value,
+			     .name = c->name,
+			     .group = c->group,
+			     .kind = COLL_COUNTER,
+			     .cat = COLL_CAT_USER};
+	ring_push(&r);
+}
+
 mxprof_counter *mxprof_counter_create(mxprof_domain *domain, const char *name,
 				      int64_t value)
 {
@@ -490,20 +415,13 @@ mxprof_counter *mxprof_counter_create(mxprof_domain *domain, const char *name,
 		c->name = id;
 		c->group = domain->id;
 		c->value = value;
+		/* As MXNet's Counter(domain, name, value): a value given is
+		 * the first sample. */
+		if (value != 0 && coll_active()) {
+			counter_record(c, value);
+		}
 	}
 	return c;
-}
-
-/* HOT. */
-static void counter_record(struct mxprof_counter *c, int64_t value)
-{
-	struct coll_rec r = {.t0 = ticks_now(),
-			     .t1 = (uint64_t)value,
-			     .name = c->name,
-			     .group = c->group,
-			     .kind = COLL_COUNTER,
-			     .cat = COLL_CAT_USER};
-	ring_push(&r);
 }
 
 void mxprof_counter_set(mxprof_counter *c, int64_t value)
@@ -557,16 +475,25 @@ mxprof_marker *mxprof_marker_create(mxprof_domain *domain, const char *name)
 
 int mxprof_marker_mark(mxprof_marker *m, const char *scope)
 {
-	static const char *const names[3][2] = {
-		{"global", "g"}, {"process", "p"}, {"thread", "t"}};
+	/* MXNet's scopes; its "task" and "marker" are written as process
+	 * scope, as MXNet writes them. */
+	static const struct {
+		const char *name, *letter;
+		int scope;
+	} names[] = {{"global", "g", COLL_SCOPE_GLOBAL},
+		     {"process", "p", COLL_SCOPE_PROCESS},
+		     {"thread", "t", COLL_SCOPE_THREAD},
+		     {"task", NULL, COLL_SCOPE_PROCESS},
+		     {"marker", NULL, COLL_SCOPE_PROCESS}};
 	int sc = COLL_SCOPE_PROCESS;
 
 	if (scope) {
 		sc = -1;
-		for (int i = 0; i < 3; i++) {
-			if (!strcmp(scope, names[i][0]) ||
-			    !strcmp(scope, names[i][1])) {
-				sc = i;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (!strcmp(scope, names[i].name) ||
+			    (names[i].letter &&
+			     !strcmp(scope, names[i].letter))) {
+				sc = names[i].scope;
 			}
 		}
 		if (sc < 0) {

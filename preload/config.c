@@ -97,4 +97,5 @@ void config_collector(struct coll_config *c)
 	c->local_rank = settings_dist(env, SETTINGS_LOCAL_RANK);
 	c->has_local_rank = c->local_rank >= 0;
 	c->dump_signal = s->signal;
+	c->dump_signal_taken = s->signal_taken;
 }

@@ -11,7 +11,7 @@
 
 /* HOOK_MAX stubs of HOOK_STUB_SIZE bytes. Stub i, at hook_tramp_stubs +
  * 32 * i, is laid out as (byte offsets):
- *    0  cmpl $0, coll_recording    is the profiler recording?
+ *    0  cmpl $0, state_api_recording   is the api source recording?
  *    7  jne  15
  *    9  jmp  *hook_table_real[i]    HOOK_STUB_JUMP: the real function
  *   15  call hook_tramp_enter       HOOK_STUB_ENTER: pushes the shadow

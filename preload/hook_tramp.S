@@ -108,7 +108,7 @@ hook_tramp_stubs:
 	.rept	HOOK_MAX
 	.p2align 5
 	.cfi_startproc
-	cmpl	$0, coll_recording(%rip)
+	cmpl	$0, state_api_recording(%rip)
 	jne	1f
 0:	jmpq	*(hook_table_real + 8 * hook_i)(%rip)
 1:	call	hook_tramp_enter

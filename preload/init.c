@@ -154,6 +154,10 @@ static void load(void)
 	/* The fork handlers take every lock of the written order (see
 	 * collector.h); the state machine's is one of them. */
 	coll_source_add(&state_source);
+	state_set_api(s->trace & TRACE_API);
+	if (s->metadata) {
+		metadata_load(s->metadata);
+	}
 #ifdef MXPROF_WITH_HOOK
 	if (hook_init(s->hook) == 0) {
 		coll_source_add(&hook_source);

@@ -27,10 +27,12 @@ enum {
 
 struct settings {
 	int autostart;
-	char output[4096]; /* the pattern, not yet expanded */
-	unsigned trace;	   /* TRACE_* mask */
-	const char *hook;  /* MXPROF_HOOK, NULL for the default @auto */
-	int signal;	   /* dump signal number, 0 = none */
+	char output[4096];    /* the pattern, not yet expanded */
+	unsigned trace;	      /* TRACE_* mask */
+	const char *hook;     /* MXPROF_HOOK, NULL for the default @auto */
+	const char *metadata; /* MXPROF_METADATA, checked; NULL if unset */
+	int signal;	      /* dump signal number, 0 = none */
+	int signal_taken;     /* the program handles the one asked for */
 	double delay_s;
 	double duration_s;
 	char capture_nvtx[256];
@@ -50,6 +52,15 @@ struct settings {
  * the README documents. Returns the number of bad values.
  */
 int settings_parse(struct settings *s, const char *(*get)(const char *));
+
+/*
+ * MXPROF_METADATA (metadata.c): metadata_check() returns 0 when v is
+ * key=value[,key=value...] with no empty key, -EINVAL otherwise;
+ * metadata_load() adds its pairs (mxprof_add_metadata()), each failure
+ * with one line. Neither is for the hot path.
+ */
+int metadata_check(const char *v);
+void metadata_load(const char *v);
 
 /*
  * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
@@ -121,6 +132,16 @@ void preload_init_once(void);
  * happened, recording stops and no dump is written at exit. at_exit: the
  * final dump unless one was finished, then the collector's end.
  */
+/*
+ * The hooked C API calls (the api source) are timed while
+ * state_api_recording is non-zero: while coll_recording is, and the api
+ * source is on. state_set_api() turns the source on or off (MXPROF_TRACE
+ * at load, set_config(profile_api=...) later); the hook trampolines read
+ * the flag without a lock. Not for a signal handler (takes LOCK_STATE).
+ */
+extern volatile int state_api_recording;
+void state_set_api(int on);
+
 int state_run(void);
 void state_stop(void);
 void state_pause(int pause);

@@ -27,6 +27,9 @@ static int bad(const char *var, const char *value, const char *accepted,
 	return 1;
 }
 
+/* What parse_bool() takes, for the line about a bad value. */
+#define BOOLS "1, true, yes, on, or 0, false, no, off (any case)"
+
 static int parse_bool(const char *v, int *out)
 {
 	if (!strcmp(v, "1") || !strcasecmp(v, "true") ||
@@ -257,8 +260,14 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	s->drain_period_ms = 10;
 	s->dump_period_s = 1.0;
 
-	if ((v = get("MXPROF_AUTOSTART")) && parse_bool(v, &s->autostart)) {
-		errors += bad("MXPROF_AUTOSTART", v, "1 or 0",
+	/* MXNet's own switch stands in for MXPROF_AUTOSTART when that is
+	 * unset. */
+	const char *autostart = "MXPROF_AUTOSTART";
+	if (!(v = get(autostart)) && (v = get("MXNET_PROFILER_AUTOSTART"))) {
+		autostart = "MXNET_PROFILER_AUTOSTART";
+	}
+	if (v && parse_bool(v, &s->autostart)) {
+		errors += bad(autostart, v, BOOLS,
 			      "not starting until the program asks");
 		s->autostart = 0;
 	}
@@ -279,6 +288,16 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 			      "a list of api,cuda,gpu,nvtx,memory or all",
 			      "recording all sources");
 		s->trace = TRACE_ALL;
+	}
+	if ((v = get("MXPROF_METADATA"))) {
+		if (metadata_check(v) < 0) {
+			errors += bad("MXPROF_METADATA", v,
+				      "key=value[,key=value...], keys not "
+				      "empty",
+				      "no metadata from the environment");
+		} else {
+			s->metadata = v;
+		}
 	}
 	if ((v = get("MXPROF_HOOK"))) {
 		s->hook = v; /* checked by the hook engine */
@@ -319,7 +338,7 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	}
 	if ((v = get("MXPROF_CONTINUOUS_DUMP")) &&
 	    parse_bool(v, &s->continuous_dump)) {
-		errors += bad("MXPROF_CONTINUOUS_DUMP", v, "1 or 0",
+		errors += bad("MXPROF_CONTINUOUS_DUMP", v, BOOLS,
 			      "dumping at exit and on the signal only");
 		s->continuous_dump = 0;
 	}

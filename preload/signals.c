@@ -234,6 +234,7 @@ static int install_dump_signal(int sig)
 void signals_init(struct settings *s)
 {
 	if (s->signal && install_dump_signal(s->signal) < 0) {
+		s->signal_taken = s->signal;
 		s->signal = 0;
 	}
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(int); i++) {

@@ -31,6 +31,8 @@ uint32_t state_capture_id; /* its name's id, 0 when not set */
 static int started;	   /* atomic writes: _exit reads it unlocked */
 static int finished_dump;  /* dump(finished=1) happened; atomic writes */
 static uint64_t run_since_ns;
+static int api_on = 1; /* the api source (MXPROF_TRACE, profile_api) */
+volatile int state_api_recording;
 
 /* Caller holds state_lock. */
 static void update_recording(void)
@@ -42,6 +44,15 @@ static void update_recording(void)
 		coll_note_recording(on);
 	}
 	coll_recording = on;
+	state_api_recording = on && api_on;
+}
+
+void state_set_api(int on)
+{
+	coll_lock(&state_lock);
+	api_on = on != 0;
+	update_recording();
+	coll_unlock(&state_lock);
 }
 
 /* Drain-thread tick: opens and closes the capture window. */
@@ -158,6 +169,7 @@ void state_at_exit(void)
 void state_at_quick_exit(void)
 {
 	__atomic_store_n(&coll_recording, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&state_api_recording, 0, __ATOMIC_RELAXED);
 	int dump = __atomic_load_n(&started, __ATOMIC_ACQUIRE) &&
 		   !__atomic_load_n(&finished_dump, __ATOMIC_ACQUIRE);
 

@@ -33,9 +33,10 @@ report_err other.json
 expect_eq "non-trace JSON: exit" 1 "$rc"
 grep -q 'not an mxprof trace (no traceEvents list)$' err.txt || fail "non-trace: $(cat err.txt)"
 
-echo '[{"ph":"X"}]' > array.json
+echo '[1, 2, 3]' > array.json
 report_err array.json
-expect_eq "array top level: exit" 1 "$rc"
+expect_eq "array of numbers: exit" 1 "$rc"
+grep -q 'neither an object nor a list of events)$' err.txt || fail "array: $(cat err.txt)"
 
 printf '{"traceEvents":[{"ph":"X","name":"a",,}]}' > corrupt.json
 report_err corrupt.json

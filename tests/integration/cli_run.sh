@@ -83,6 +83,8 @@ echo "ok: the child is gone"
 grep -q '^step  *10 ' sum.txt || fail "summary lacks the step row"
 if grep -q '^load ' sum.txt; then fail "--top 1 printed load"; fi
 grep -q '^\.\.\. 2 more$' sum.txt || fail "summary does not say how many rows were left out"
+# 10 steps, 5 loads, 2 epochs: the Total row counts the rows left out too.
+grep -q '^Total  *17 .* 100\.00$' sum.txt || fail "summary lacks the Total row of 17"
 grep -q '^mxprof: trace  s.json$' sum.txt || fail "summary lacks the trace path"
 grep -q '^mxprof: tables s.stats.txt$' sum.txt || fail "summary lacks the tables path"
 echo "ok: summary"

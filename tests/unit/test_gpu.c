@@ -261,6 +261,34 @@ static void test_gpu_device_properties_at_top_level(void **st)
 				      "(test GPU)\"}"));
 }
 
+/* dumps(reset=1) clears every table, the GPU ones too; the trace keeps
+ * every GPU record. Runs last: it resets the tables. */
+static void test_gpu_dumps_reset_clears_the_gpu_tables(void **st)
+{
+	(void)st;
+	char *before = coll_dumps(1, "table", "total", 0, 0);
+	char *after = coll_dumps(0, "table", "total", 0, 0);
+	assert_non_null(before);
+	assert_non_null(after);
+	assert_non_null(strstr(before, "CUDA GPU Kernels\n"));
+	assert_non_null(strstr(before, "GPU Time by Host Range\n"));
+	assert_null(strstr(after, "CUDA GPU"));
+	assert_null(strstr(after, "GPU Time by"));
+	assert_null(strstr(after, "CUDA API (CUPTI)"));
+	assert_null(strstr(after, "Memory: cuda/0"));
+	free(before);
+	free(after);
+	assert_int_equal(coll_dump(), 0);
+	char *t = read_all(trace_path);
+	char *tables = read_all(stats_path);
+	assert_non_null(t);
+	assert_non_null(tables);
+	assert_int_equal(count(t, "\"cat\":\"kernel\""), 3);
+	assert_null(strstr(tables, "CUDA GPU"));
+	free(t);
+	free(tables);
+}
+
 static int group_setup(void **st)
 {
 	struct coll_config cfg;
@@ -324,6 +352,7 @@ int main(void)
 		cmocka_unit_test(
 			test_gpu_tables_kernels_median_and_attribution),
 		cmocka_unit_test(test_gpu_device_properties_at_top_level),
+		cmocka_unit_test(test_gpu_dumps_reset_clears_the_gpu_tables),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -28,6 +28,7 @@
 
 #include "collector.h"
 #include "hook.h"
+#include "preload.h"
 #include "ticks.h"
 
 /* While noisy is set, clock_gettime() succeeds and leaves errno set to
@@ -148,13 +149,14 @@ static void test_hook_stubs_match_the_documented_layout(void **state)
 			(const unsigned char *)hook_tramp_stubs +
 			(size_t)idx[k] * HOOK_STUB_SIZE;
 
-		assert_int_equal(c[0], 0x83); /* cmpl $0, coll_recording */
+		assert_int_equal(c[0], 0x83); /* cmpl $0, state_api_recording */
 		assert_int_equal(c[1], 0x3d);
 		int32_t disp; /* then an imm8 of 0: relative to byte 7 */
 
 		memcpy(&disp, c + 2, sizeof(disp));
 		assert_int_equal(c[6], 0);
-		assert_ptr_equal(c + 7 + disp, (const void *)&coll_recording);
+		assert_ptr_equal(c + 7 + disp,
+				 (const void *)&state_api_recording);
 		assert_int_equal(c[7], 0x75); /* jne HOOK_STUB_ENTER */
 		assert_int_equal(c[8], HOOK_STUB_ENTER - HOOK_STUB_JUMP);
 		assert_int_equal(c[HOOK_STUB_JUMP],

@@ -82,6 +82,8 @@ static const char golden_text[] =
 	"0.1050           0.1050           0.1050            22.73\n"
 	"MXNDArrayGetShape                       3           0.0210           "
 	"0.0000           0.0160           0.0070             4.55\n"
+	"Total                                   6           0.4620        "
+	"   0.0000           0.2370           0.0770           100.00\n"
 	"\n"
 	"operator\n"
 	"=================\n"
@@ -97,6 +99,9 @@ static const char golden_text[] =
 	"diag                                    1           0.0410           "
 	"0.0410           0.0410           0.0410            44.09           "
 	"     1\n"
+	"Total                                   2           0.0930        "
+	"   0.0410           0.0520           0.0465           100.00      "
+	"          1\n"
 	"\n"
 	"user\n"
 	"=================\n"
@@ -106,6 +111,8 @@ static const char golden_text[] =
 	"-------------    -------------    -------------         --------\n"
 	"train                                   1           1.5000           "
 	"1.5000           1.5000           1.5000           100.00\n"
+	"Total                                   1           1.5000        "
+	"   1.5000           1.5000           1.5000           100.00\n"
 	"\n"
 	"user (counters)\n"
 	"=================\n"
@@ -169,7 +176,7 @@ static void test_table_long_name_is_separated_from_count(void **st)
 
 /*
  * Writes into out the row names of the text section titled title, in
- * order, joined by commas.
+ * order, joined by commas; the Total row is left out.
  */
 static void section_rows(const char *text, const char *title, char *out,
 			 size_t cap)
@@ -183,7 +190,7 @@ static void section_rows(const char *text, const char *title, char *out,
 	p = strchr(p, '\n') + 1; /* header */
 	p = strchr(p, '\n') + 1; /* dashes */
 	out[0] = 0;
-	while (*p && *p != '\n') {
+	while (*p && *p != '\n' && strncmp(p, "Total ", 6) != 0) {
 		size_t len = strcspn(p, " ");
 		size_t n = strlen(out);
 		snprintf(out + n, cap - n, "%s%.*s", n ? "," : "", (int)len, p);
@@ -320,6 +327,31 @@ static void test_table_top_limits_rows_per_section(void **st)
 	agg_destroy(a);
 }
 
+/* The Total row of a time section covers every row, also those that top
+ * leaves out; counter and marker sections have none. */
+static void test_table_total_row_covers_rows_top_leaves_out(void **st)
+{
+	struct agg *a = golden_agg();
+	struct table_opts o = {.top = 1};
+
+	(void)st;
+	char *t = table_format(a, &o);
+	assert_non_null(strstr(t, "\nMXImperativeInvoke                      2 "
+				  "          0.3360           0.0990           "
+				  "0.2370           0.1680            72.73\n"
+				  "Total                                   6 "
+				  "          0.4620           0.0000           "
+				  "0.2370           0.0770           100.00\n"
+				  "\n"));
+	int totals = 0;
+	for (const char *p = t; (p = strstr(p, "\nTotal ")); p++) {
+		totals++;
+	}
+	assert_int_equal(totals, 3); /* MXNET_C_API, operator, user */
+	free(t);
+	agg_destroy(a);
+}
+
 static void test_table_category_selects_sections(void **st)
 {
 	struct agg *a = golden_agg();
@@ -345,6 +377,9 @@ static void test_table_category_selects_sections(void **st)
 		"diag                                    1           0.0410    "
 		"       0.0410           0.0410           0.0410            "
 		"44.09                1\n"
+		"Total                                   2           0.0930    "
+		"       0.0410           0.0520           0.0465           "
+		"100.00                1\n"
 		"\n"
 		"Dropped records: 3\n");
 	free(t);
@@ -672,6 +707,8 @@ int main(void)
 		cmocka_unit_test(test_table_ties_are_ordered_by_name),
 		cmocka_unit_test(test_table_sections_come_in_byte_order),
 		cmocka_unit_test(test_table_top_limits_rows_per_section),
+		cmocka_unit_test(
+			test_table_total_row_covers_rows_top_leaves_out),
 		cmocka_unit_test(test_table_category_selects_sections),
 		cmocka_unit_test(test_table_json_parses_back_to_exact_values),
 		cmocka_unit_test(test_table_json_escapes_names),

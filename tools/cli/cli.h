@@ -154,6 +154,11 @@ struct trace_meta {
 	int timeline_truncated;
 	char host[TRACE_SHORT_MAX]; /* mxprof.host */
 	int64_t mx_pid;		    /* mxprof.pid, -1 if absent */
+	/* The metadata: the top level's string members other than
+	 * displayTimeUnit and traceName, as key NUL value NUL ..., in file
+	 * order; meta_len bytes. Pairs that do not fit are left out. */
+	char meta[8192];
+	size_t meta_len;
 };
 
 /* Outcome of trace_read_file(). */
@@ -195,9 +200,15 @@ void trace_read_warn_truncated(const char *path, uint64_t at);
  */
 void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
 
+/* Notes the files that match the MXPROF_OUTPUT pattern pat before the
+ * program starts, so that run_summary_print() reports only those this
+ * run wrote. Call once, before the launch. This function can't fail. */
+void run_summary_before(const char *pat);
+
 /* Writes the trace path the library uses for process pid under the
- * MXPROF_OUTPUT pattern pat (%p, %h, %% expanded, %r as a glob) into buf.
- * Returns 1 when the pattern holds a glob. */
+ * MXPROF_OUTPUT pattern pat (%p, %h, %r, %% expanded; %r with the rank
+ * of this process's environment, 0 when none) into buf; pid 0 gives %p as
+ * the glob "*". Returns 1 when the result holds a glob. */
 int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
 
 /* ---- run_tree.c -------------------------------------------------------- */
@@ -347,11 +358,16 @@ int cmd_recover(int argc, char **argv);
 
 /*
  * Aggregates the trace at path into a (a fresh set from agg_create()) the
- * way the library does, and stores the dropped-record count in *dropped.
+ * way the library does, and adds the dropped-record count to *dropped.
+ * cmd_report_aggregate_meta() also copies what the file says about itself
+ * (its metadata included) into *meta.
  * Returns TRACE_COMPLETE, TRACE_TRUNCATED (the warning was printed) or
  * TRACE_BAD (the reason was printed). Shared by report and run.
  */
 enum trace_status cmd_report_aggregate(const char *path, struct agg *a,
 				       uint64_t *dropped);
+enum trace_status cmd_report_aggregate_meta(const char *path, struct agg *a,
+					    uint64_t *dropped,
+					    struct trace_meta *meta);
 
 #endif /* MXPROF_CLI_H */

@@ -338,7 +338,7 @@ int cmd_diff(int argc, char **argv)
 	enum trace_status st;
 
 	util_set_cmd("diff");
-	while ((c = getopt_long(argc, argv, "+f:n:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:n:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "table") == 0) {

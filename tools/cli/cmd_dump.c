@@ -30,6 +30,7 @@ struct dp_status {
 	int signal;
 	unsigned long long dumps;
 	int has_signal, has_dumps;
+	int taken; /* the program's own handler took this dump signal */
 };
 
 /* Reads the status file. Returns 0, or a negative errno. */
@@ -60,6 +61,8 @@ static int dp_read(const char *path, struct dp_status *s)
 		} else if (strncmp(line, "signal=", 7) == 0) {
 			s->signal = atoi(line + 7);
 			s->has_signal = 1;
+		} else if (strncmp(line, "taken=", 6) == 0) {
+			s->taken = atoi(line + 6);
 		} else if (strncmp(line, "dumps=", 6) == 0) {
 			s->dumps = strtoull(line + 6, NULL, 10);
 			s->has_dumps = 1;
@@ -137,6 +140,18 @@ static int dp_has_lib(pid_t pid)
 	return found;
 }
 
+/* Says that the program's own handler has the dump signal. Returns
+ * CLI_FAIL. */
+static int dp_taken(pid_t pid, int sig)
+{
+	util_err("process %d handles the dump signal %d (SIG%s) itself, so "
+		 "mxprof cannot dump it on a signal; start it with "
+		 "MXPROF_SIGNAL set to another signal (USR2, PROF, RTMIN+N, "
+		 "...)",
+		 (int)pid, sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	return CLI_FAIL;
+}
+
 static double dp_now(void)
 {
 	struct timespec ts;
@@ -179,7 +194,7 @@ int cmd_dump(int argc, char **argv)
 	int c, r;
 
 	util_set_cmd("dump");
-	while ((c = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			timeout = strtod(optarg, &end);
@@ -241,6 +256,9 @@ int cmd_dump(int argc, char **argv)
 			 (int)pid, spath);
 		return CLI_FAIL;
 	}
+	if (st.signal <= 0 && st.taken > 0) {
+		return dp_taken(pid, st.taken);
+	}
 	if (!st.has_signal || st.signal <= 0) {
 		util_err("process %d has no dump signal (MXPROF_SIGNAL=none); "
 			 "it can only dump through mxprof_dump()",
@@ -265,6 +283,11 @@ int cmd_dump(int argc, char **argv)
 		r = dp_read(spath, &now);
 		if (r == 0 && now.dumps > st.dumps) {
 			break;
+		}
+		if (r == 0 && now.signal <= 0 && now.taken > 0) {
+			/* The program took the signal before mxprof saw it:
+			 * its handler, not mxprof's, got this one. */
+			return dp_taken(pid, now.taken);
 		}
 		if (r < 0 && kill(pid, 0) < 0 && errno == ESRCH) {
 			/* It exited; its final dump went to the same file. */

@@ -217,7 +217,7 @@ int cmd_merge(int argc, char **argv)
 	size_t nf;
 
 	util_set_cmd("merge");
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			outpath = optarg;

@@ -79,7 +79,7 @@ int cmd_recover(int argc, char **argv)
 	int force = 0, c, n, rc, ret = CLI_FAIL;
 
 	util_set_cmd("recover");
-	while ((c = getopt_long(argc, argv, "+o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;

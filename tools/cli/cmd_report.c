@@ -145,27 +145,61 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 enum trace_status cmd_report_aggregate(const char *path, struct agg *a,
 				       uint64_t *dropped)
 {
+	struct trace_meta *meta = malloc(sizeof(*meta));
+	enum trace_status st;
+
+	if (!meta) {
+		util_err("%s: out of memory", path);
+		return TRACE_BAD;
+	}
+	st = cmd_report_aggregate_meta(path, a, dropped, meta);
+	free(meta);
+	return st;
+}
+
+/* As cmd_report_aggregate(), leaving the file's own data in *m. */
+enum trace_status cmd_report_aggregate_meta(const char *path, struct agg *a,
+					    uint64_t *dropped,
+					    struct trace_meta *m)
+{
 	struct rp_ctx c = {.path = path, .agg = a};
-	struct trace_meta meta;
 	uint64_t at;
 	enum trace_status st;
 
 	c.cache = calloc(RP_CACHE, sizeof(*c.cache));
-	st = trace_read_file(path, rp_event, &c, &meta, &at);
+	st = trace_read_file(path, rp_event, &c, m, &at);
 	free(c.cache);
 	if (st == TRACE_BAD) {
 		return st;
 	}
-	*dropped += meta.dropped;
+	*dropped += m->dropped;
 	if (st == TRACE_TRUNCATED) {
 		trace_read_warn_truncated(path, at);
-	} else if (meta.timeline_truncated) {
+	} else if (m->timeline_truncated) {
 		util_err("%s: the timeline was capped (MXPROF_MAX_TRACE_MB); "
 			 "these tables cover its events only, the library's "
 			 ".stats.txt covers all",
 			 path);
 	}
 	return st;
+}
+
+/* The most metadata pairs report shows. */
+#define RP_META_MAX 64
+
+/* Points pairs (room for 2 * max + 1) at the metadata in m as key, value,
+ * ..., NULL. Returns pairs, or NULL when m has none. */
+static const char *const *rp_meta_pairs(const struct trace_meta *m,
+					const char **pairs, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t at = 0; at < m->meta_len && k < 2 * max;) {
+		pairs[k++] = m->meta + at;
+		at += strlen(m->meta + at) + 1;
+	}
+	pairs[k & ~(size_t)1] = NULL;
+	return k >= 2 ? pairs : NULL;
 }
 
 static const char rp_usage[] =
@@ -214,6 +248,8 @@ int cmd_report(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct table_opts o = {0};
+	struct trace_meta *meta = NULL;
+	const char *pairs[2 * RP_META_MAX + 1];
 	const char *format = NULL, *sort = NULL;
 	unsigned long long top;
 	struct agg *a = NULL;
@@ -221,7 +257,7 @@ int cmd_report(int argc, char **argv)
 	int c, i, ret = CLI_FAIL;
 
 	util_set_cmd("report");
-	while ((c = getopt_long(argc, argv, "+s:af:n:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:af:n:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			sort = optarg;
@@ -265,7 +301,19 @@ int cmd_report(int argc, char **argv)
 		util_err("out of memory");
 		return CLI_FAIL;
 	}
-	for (i = optind; i < argc; i++) {
+	meta = malloc(sizeof(*meta));
+	if (!meta) {
+		util_err("out of memory");
+		goto out;
+	}
+	/* The metadata of the first file heads the tables, as the library's
+	 * .stats.txt has it. */
+	if (cmd_report_aggregate_meta(argv[optind], a, &o.dropped, meta) ==
+	    TRACE_BAD) {
+		goto out;
+	}
+	o.meta = rp_meta_pairs(meta, pairs, RP_META_MAX);
+	for (i = optind + 1; i < argc; i++) {
 		if (cmd_report_aggregate(argv[i], a, &o.dropped) == TRACE_BAD) {
 			goto out;
 		}
@@ -280,6 +328,7 @@ int cmd_report(int argc, char **argv)
 	ret = util_stdout_done("the tables");
 out:
 	free(text);
+	free(meta);
 	agg_destroy(a);
 	return ret;
 usage:

@@ -431,6 +431,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	tree = run_tree_before(pat);
+	run_summary_before(pat);
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
 		run_tree_free(tree);

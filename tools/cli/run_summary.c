@@ -3,11 +3,16 @@
  * top rows of each table and the files written, on stderr.
  *
  * The names come from the output pattern as the library expands it (%p,
- * %h, %%; %r as a glob) and from collector/paths.c, which the library
- * writes by: the tables beside the trace, the descendants' traces, the
- * journal a killed program leaves. The tables are the library's own
- * X.stats.txt; only when that is missing are they aggregated again from
- * the trace.
+ * %h, %%, and %r with the rank the program inherits from this process's
+ * RANK, OMPI_COMM_WORLD_RANK, ...) and from collector/paths.c, which the
+ * library writes by: the tables beside the trace, the descendants'
+ * traces, the journal a killed program leaves. The tables are the
+ * library's own X.stats.txt; only when that is missing are they
+ * aggregated again from the trace.
+ *
+ * Only files this run wrote are reported: run_summary_before() notes the
+ * files that could match (device, inode, size, time) before the program
+ * starts, and a file found unchanged afterwards is an earlier run's.
  */
 #include <glob.h>
 #include <limits.h>
@@ -18,17 +23,38 @@
 
 #include "cli.h"
 
+/* The rank the program inherits, as preload/settings.c's settings_rank()
+ * reads it (the command cannot link that file: it would bring the
+ * library's constructor along); -1 when none. */
+static int rs_rank(void)
+{
+	static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK",
+					   "PMI_RANK", "SLURM_PROCID",
+					   "MV2_COMM_WORLD_RANK"};
+	unsigned long long n;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && util_parse_uint(v, 0, 1u << 30, &n) == 0) {
+			return (int)n;
+		}
+	}
+	return -1;
+}
+
 /*
  * Writes the trace path the library will use for pid: MXPROF_OUTPUT's
- * pattern with %p, %h and %% expanded and %r as a glob. Returns 1 when the
- * pattern holds a glob.
+ * pattern with %p, %h, %r and %% expanded (pid 0: %p as the glob "*").
+ * Returns 1 when the result holds a glob.
  */
 int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
 {
-	char host[256] = "";
+	char host[256] = "", rank[32];
 	size_t o = 0;
 	int globbed = 0;
+	int r = rs_rank();
 
+	snprintf(rank, sizeof(rank), "%d", r < 0 ? 0 : r);
 	gethostname(host, sizeof(host) - 1);
 	for (; *pat && o + 1 < len; pat++) {
 		const char *ins = NULL;
@@ -39,14 +65,14 @@ int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
 			switch (*pat) {
 			case 'p':
 				snprintf(num, sizeof(num), "%d", (int)pid);
-				ins = num;
+				ins = pid ? num : "*";
+				globbed |= !pid;
 				break;
 			case 'h':
 				ins = host;
 				break;
 			case 'r':
-				ins = "*";
-				globbed = 1;
+				ins = rank;
 				break;
 			case '%':
 				ins = "%";
@@ -69,8 +95,8 @@ int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
 	return globbed;
 }
 
-/* Prints the stats file with at most top rows in each section. Returns 0,
- * or -1 when it cannot be read. */
+/* Prints the stats file with at most top rows in each section, and each
+ * time section's Total row. Returns 0, or -1 when it cannot be read. */
 static int rs_print_stats(const char *path, unsigned top)
 {
 	FILE *f = fopen(path, "r");
@@ -91,7 +117,14 @@ static int rs_print_stats(const char *path, unsigned top)
 			fputs(line, stderr);
 			continue;
 		}
-		if (in_rows) {
+		if (in_rows && strncmp(line, "Total ", 6) == 0) {
+			/* The section's Total row is always shown, after the
+			 * count of the rows left out. */
+			if (hidden) {
+				fprintf(stderr, "... %u more\n", hidden);
+			}
+			hidden = 0;
+		} else if (in_rows) {
 			if (top && rows >= top) {
 				hidden++;
 				continue;
@@ -112,6 +145,77 @@ static int rs_print_stats(const char *path, unsigned top)
 
 /* The tag of a descendant's trace name, as a glob (paths_child). */
 #define RS_PID_GLOB "[0-9]*"
+
+/* The files that could be this run's, as they were before it. */
+static struct rs_seen {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+} * rs_seen;
+static size_t rs_nseen;
+
+/* Notes every match of pattern in rs_seen; what cannot be noted is
+ * left out (and then counts as new). */
+static void rs_note(const char *pattern)
+{
+	glob_t g;
+
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct stat st;
+		struct rs_seen *n;
+
+		if (stat(g.gl_pathv[i], &st) < 0 ||
+		    !(n = realloc(rs_seen, (rs_nseen + 1) * sizeof(*n)))) {
+			continue;
+		}
+		rs_seen = n;
+		rs_seen[rs_nseen++] = (struct rs_seen){st.st_dev, st.st_ino,
+						       st.st_size, st.st_mtim};
+	}
+	globfree(&g);
+}
+
+/* Returns 1 when path exists and was not as run_summary_before() saw
+ * it: this run wrote it. */
+static int rs_written(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		return 0;
+	}
+	for (size_t i = 0; i < rs_nseen; i++) {
+		const struct rs_seen *s = &rs_seen[i];
+		if (s->dev == st.st_dev && s->ino == st.st_ino &&
+		    s->size == st.st_size &&
+		    s->mtim.tv_sec == st.st_mtim.tv_sec &&
+		    s->mtim.tv_nsec == st.st_mtim.tv_nsec) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+void run_summary_before(const char *pat)
+{
+	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
+
+	if (!pat || !*pat) {
+		pat = "profile.json";
+	}
+	run_summary_expand(pat, 0, path, sizeof(path));
+	rs_note(path);
+	if (paths_stats(path, stats, sizeof(stats)) == 0) {
+		rs_note(stats);
+	}
+	if (paths_child(path, RS_PID_GLOB, cpat, sizeof(cpat)) == 0) {
+		rs_note(cpat);
+	}
+}
 
 /* Returns 1 when name[pre .. strlen(name) - suf) is a non-empty run of
  * digits: a pid, not the glob's match of "X.1.stats.txt" or "X.1.journal"
@@ -137,21 +241,17 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 {
 	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
 	glob_t g;
-	int have = 0;
+	int have = 0, have_stats;
 
 	if (!pat || !*pat) {
 		pat = "profile.json";
 	}
-	if (run_summary_expand(pat, pid, path, sizeof(path))) {
-		if (glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
-			snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
-		}
-		globfree(&g);
-	}
+	run_summary_expand(pat, pid, path, sizeof(path));
 	paths_stats(path, stats, sizeof(stats));
-	have = access(path, F_OK) == 0;
+	have = rs_written(path);
+	have_stats = rs_written(stats);
 	if (!quiet) {
-		if (rs_print_stats(stats, top) < 0 && have) {
+		if ((!have_stats || rs_print_stats(stats, top) < 0) && have) {
 			struct agg *a = agg_create();
 			struct table_opts o = {.top = top};
 			char *text = NULL;
@@ -170,7 +270,7 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 	if (have) {
 		fprintf(stderr, "mxprof: trace  %s\n", path);
 	}
-	if (access(stats, F_OK) == 0) {
+	if (have_stats) {
 		fprintf(stderr, "mxprof: tables %s\n", stats);
 	}
 	/* Descendants write X.<pid>.json (paths_child) beside the parent's
@@ -181,7 +281,8 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 		if (glob(cpat, 0, NULL, &g) == 0) {
 			for (i = 0; i < g.gl_pathc; i++) {
 				if (!rs_is_tag(g.gl_pathv[i], stem + 1,
-					       strlen(path) - stem)) {
+					       strlen(path) - stem) ||
+				    !rs_written(g.gl_pathv[i])) {
 					continue;
 				}
 				fprintf(stderr, "mxprof: child  %s\n",
@@ -202,9 +303,11 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 				 "`mxprof recover %s` rebuilds it",
 				 path, journal);
 		} else {
-			util_err("no trace at %s (the program may have been "
-				 "killed before mxprof could write it)",
-				 path);
+			util_err(
+				"no trace at %s (the program may have been "
+				"killed before mxprof could write it, or named "
+				"another file with set_config(filename=...))",
+				path);
 		}
 	}
 }

@@ -17,6 +17,9 @@
  *     "distributedInfo": { .. }         RD_DIST
  *   }
  *
+ * The array form of the format, a bare list of events, is read as the
+ * traceEvents list of an object without other keys.
+ *
  * A file that stops early (the writer crashed) is told apart from a
  * corrupt one: the parser runs out of input without having met an error,
  * or meets one where the rest of the file is NUL bytes (a file that was
@@ -74,8 +77,9 @@ struct rd {
 	int depth;	    /* entries used in role[] */
 	unsigned long skip; /* nesting levels inside an ignored value */
 	enum rd_key key;    /* the last key of the innermost map */
+	char root_key[256]; /* the last key of the top level */
 	int seen_root, seen_events, root_closed;
-	int not_trace;	     /* the top level is not an object */
+	int not_trace;	     /* not an object or a list of events */
 	int cb_failed;	     /* the event callback asked to stop */
 	unsigned long calls; /* callbacks so far: tokens the parser completed */
 };
@@ -184,14 +188,15 @@ static int rd_top(const struct rd *r)
 	return r->depth ? (int)r->role[r->depth - 1] : -1;
 }
 
-/* A scalar at the top level means the file is not a trace. */
 static int rd_scalar_ok(struct rd *r)
 {
 	r->calls++;
 	if (r->skip) {
 		return 0;
 	}
-	if (r->depth == 0) {
+	/* A scalar at the top level, or in a top-level list, means the file
+	 * is not a trace. */
+	if (r->depth == 0 || (r->depth == 1 && rd_top(r) == RD_EVENTS)) {
 		r->not_trace = 1;
 		return -1;
 	}
@@ -302,6 +307,24 @@ static int rd_number(void *ctx, const char *s, size_t n)
 	return 1;
 }
 
+/* Keeps a string member of the top level as metadata (cli.h). */
+static void rd_meta(struct rd *r, const unsigned char *s, size_t n)
+{
+	struct trace_meta *m = r->meta;
+	size_t kl = strlen(r->root_key);
+
+	if (strcmp(r->root_key, "displayTimeUnit") == 0 ||
+	    strcmp(r->root_key, "traceName") == 0 || memchr(s, 0, n) != NULL ||
+	    m->meta_len + kl + n + 2 > sizeof(m->meta)) {
+		return;
+	}
+	memcpy(m->meta + m->meta_len, r->root_key, kl + 1);
+	m->meta_len += kl + 1;
+	memcpy(m->meta + m->meta_len, s, n);
+	m->meta_len += n;
+	m->meta[m->meta_len++] = 0;
+}
+
 static int rd_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct rd *r = ctx;
@@ -354,6 +377,9 @@ static int rd_string(void *ctx, const unsigned char *s, size_t n)
 			rd_copy(r->meta->host, sizeof(r->meta->host), s, n);
 		}
 		break;
+	case RD_ROOT:
+		rd_meta(r, s, n);
+		break;
 	default:
 		break;
 	}
@@ -367,6 +393,9 @@ static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
 	r->calls++;
 	if (!r->skip) {
 		r->key = rd_classify(k, n);
+		if (rd_top(r) == RD_ROOT) {
+			rd_copy(r->root_key, sizeof(r->root_key), k, n);
+		}
 	}
 	return 1;
 }
@@ -445,8 +474,13 @@ static int rd_start_array(void *ctx)
 		return 1;
 	}
 	if (r->depth == 0) {
-		r->not_trace = 1;
-		return 0;
+		if (r->seen_root) {
+			return 1;
+		}
+		/* The array form: the document is the list of events. */
+		r->seen_root = 1;
+		r->seen_events = 1;
+		return rd_push(r, RD_EVENTS);
 	}
 	if (rd_top(r) == RD_ROOT && r->key == K_TRACE_EVENTS) {
 		r->seen_events = 1;
@@ -477,7 +511,7 @@ static int rd_end(void *ctx)
 			r->cb_failed = 1;
 			return 0;
 		}
-	} else if (role == RD_ROOT) {
+	} else if (role == RD_ROOT || r->depth == 0) {
 		r->root_closed = 1;
 	}
 	return 1;
@@ -574,9 +608,11 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				goto out;
 			}
 			if (r->not_trace) {
-				util_err("%s: not an mxprof trace (the top "
-					 "level is not an object)",
-					 path);
+				util_err(
+					"%s: not an mxprof trace (the top "
+					"level is neither an object nor a list "
+					"of events)",
+					path);
 				goto out;
 			}
 			/* The offending byte itself is part of "the rest". */
@@ -619,10 +655,9 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 			goto out;
 		}
 		if (r->not_trace) {
-			util_err(
-				"%s: not an mxprof trace (the top level is not "
-				"an object)",
-				path);
+			util_err("%s: not an mxprof trace (the top level is "
+				 "neither an object nor a list of events)",
+				 path);
 			goto out;
 		}
 		if (total == 0 && in.gz_truncated) {

@@ -21,7 +21,7 @@ __all__ = [
     "set_config", "set_state", "pause", "resume", "dump", "dumps", "scope",
     "profiler_set_config", "profiler_set_state", "dump_profile",
     "Domain", "Task", "Frame", "Event", "Counter", "Marker", "dropped",
-    "library_path",
+    "add_metadata", "library_path",
 ]
 
 _SYMBOL = "mxprof_set_config"
@@ -90,7 +90,8 @@ _set_state = _sig("mxprof_set_state", _int, _cp)
 _pause = _sig("mxprof_pause", _int)
 _resume = _sig("mxprof_resume", _int)
 _dump = _sig("mxprof_dump", _int, _int)
-_dumps = _sig("mxprof_dumps", _vp, _int, _cp, _cp, _int)
+_dumps = _sig("mxprof_dumps_limit", _vp, _int, _cp, _cp, _int, _c.c_uint)
+_add_metadata = _sig("mxprof_add_metadata", _int, _cp, _cp)
 _free = _sig("mxprof_free", None, _vp)
 _dropped = _sig("mxprof_dropped", _c.c_uint64)
 _domain_create = _sig("mxprof_domain_create", _vp, _cp)
@@ -154,8 +155,12 @@ def set_config(**kwargs):
     """Sets profiler settings by keyword, as mxnet.profiler.set_config:
     filename, profile_all, profile_symbolic, profile_imperative,
     profile_memory, profile_api, continuous_dump, dump_period,
-    aggregate_stats, max_trace_mb. Booleans become "1" and "0". Raises
-    ValueError for a key or value the library rejects."""
+    aggregate_stats, max_trace_mb. Booleans become "1" and "0". filename
+    names the files of the next dump, also after recording began (one line
+    on stderr then). profile_api (and profile_all) turns the timing of
+    hooked C API calls off and on; the other profile_* keys change nothing
+    (see include/mxprof.h). Raises ValueError for a key or value the
+    library rejects."""
     _worker_only(kwargs.pop("profile_process", "worker"))
     for key, value in kwargs.items():
         _check(_set_config(_b(key), _b(_config_value(value))),
@@ -182,18 +187,28 @@ def resume(profile_process="worker"):
 
 def dump(finished=True, profile_process="worker"):
     """Writes the trace and the tables beside it now. With finished=True
-    the profiler stops and nothing more is written at exit."""
+    the profiler stops and nothing more is written at exit, unless
+    set_state('run') comes later: that records again, and the exit
+    rewrites both files with everything since the start."""
     _worker_only(profile_process)
     _check(_dump(1 if finished else 0), "dump")
 
 
-def dumps(reset=False, format="table", sort_by="total", ascending=False):
-    """Returns the aggregate tables as a string ('table' or 'json' format),
-    rows sorted by 'total', 'avg', 'min', 'max' or 'count'. reset clears the
-    aggregates afterwards."""
+def dumps(reset=False, format="table", sort_by="total", ascending=False,
+          row_limit=0):
+    """Returns the aggregate tables as a string ('table', 'json' or 'csv'
+    format), rows sorted by 'total', 'avg', 'min', 'max' or 'count'. reset
+    clears every table afterwards, the GPU tables included. row_limit, when
+    not 0, keeps at most that many rows per section, as `mxprof report
+    --top N` does (PyTorch's table(row_limit=N)); a Total row still covers
+    all of them."""
+    if isinstance(row_limit, bool) or not isinstance(row_limit, int) or \
+            row_limit < 0 or row_limit > 0xffffffff:
+        raise ValueError("dumps(row_limit=%r): a whole number >= 0"
+                         % (row_limit,))
     ctypes.set_errno(0)
     p = _dumps(1 if reset else 0, _b(format), _b(sort_by),
-               1 if ascending else 0)
+               1 if ascending else 0, row_limit)
     if not p:
         err = ctypes.get_errno() or errno.ENOMEM
         msg = "dumps(format=%r, sort_by=%r): %s" % (format, sort_by,
@@ -205,6 +220,15 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):
         return ctypes.string_at(p).decode("utf-8", "replace")
     finally:
         _free(p)
+
+
+def add_metadata(key, value):
+    """Adds key = value to the trace's top level and the head of the tables
+    from the next dump on, as PyTorch's profiler add_metadata(key, value).
+    Both are strings (value is passed through str()). Raises ValueError
+    for an empty key or one the trace's top level uses."""
+    _check(_add_metadata(_b(key), _b(str(value))),
+           "add_metadata(%r)" % (key,))
 
 
 def dropped():
@@ -384,7 +408,9 @@ class Marker(object):
 
     def mark(self, scope="process"):
         """Records the instant; scope is 'global', 'process' or 'thread'
-        ('g', 'p', 't' too). Raises ValueError for another scope."""
+        ('g', 'p', 't' too), or MXNet's 'task' and 'marker' (written with
+        process scope, as MXNet does). Raises ValueError for another
+        scope."""
         _check(_marker_mark(self.handle, _b(scope)),
                "Marker(%r).mark(scope=%r)" % (self.name, scope))
 

@@ -1,0 +1,129 @@
+/*
+ * set_config.c - mxprof_set_config(): MXNet's profiler keys.
+ *
+ * Keys act at once, as in MXNet: "filename" names the files of the next
+ * dump (recording that began keeps its journal where it is), and the
+ * profile_* switches turn sources on and off while the program runs:
+ * profile_api the api source (hooked C API calls), profile_all every
+ * source a switch exists for. MXNet's profile_imperative and
+ * profile_symbolic select its own engine's operators, which mxprof does
+ * not see apart from other calls: they are accepted and change nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "collector.h"
+#include "mxprof.h"
+#include "preload.h"
+
+static int bad_config(const char *key, const char *value, const char *ok)
+{
+	fprintf(stderr, "mxprof: set_config(%s='%s'): accepted: %s\n", key,
+		value ? value : "(null)", ok);
+	return -EINVAL;
+}
+
+int mxprof_set_config(const char *key, const char *value)
+{
+	static const char *const flags[] = {
+		"profile_all",	      "profile_api",	  "profile_memory",
+		"profile_imperative", "profile_symbolic", "aggregate_stats",
+		"continuous_dump"};
+	struct settings *s = &preload_settings;
+
+	preload_init_once();
+	if (!key || !value) {
+		return bad_config(key ? key : "(null)", value,
+				  "a key and a value");
+	}
+	if (!strcmp(key, "filename")) {
+		char out[4096];
+		if (settings_expand_output(value, 1, 0, 0, out, sizeof(out)) <
+		    0) {
+			return bad_config(key, value,
+					  "a path; %p pid, %r rank, %h host");
+		}
+		snprintf(s->output, sizeof(s->output), "%s", value);
+		struct coll_config cfg;
+		config_collector(&cfg);
+		/* Whether the journal exists yet depends on the drain's
+		 * timing; the line depends on the state alone. */
+		coll_set_output(cfg.output);
+		const char *env = getenv("MXPROF_OUTPUT");
+		if (!state_started() && env && strcmp(env, value) != 0) {
+			/* mxprof run, or the user, looks for the trace where
+			 * MXPROF_OUTPUT says: tell where it goes. */
+			fprintf(stderr,
+				"mxprof: set_config(filename='%s'): the trace "
+				"and tables go to %s, not to MXPROF_OUTPUT's "
+				"%s\n",
+				value, cfg.output, env);
+		} else if (state_started()) {
+			fprintf(stderr,
+				"mxprof: set_config(filename='%s'): the next "
+				"dump writes %s and its tables; files written "
+				"before stay where they are\n",
+				value, cfg.output);
+		}
+		return 0;
+	}
+	if (!strcmp(key, "dump_period")) {
+		double d = strtod(value, NULL);
+		if (!(d >= 0.01 && d <= 1e6)) {
+			return bad_config(key, value, "seconds, at least 0.01");
+		}
+		s->dump_period_s = d;
+		if (s->continuous_dump) {
+			coll_set_dump_period(d);
+		}
+		return 0;
+	}
+	if (!strcmp(key, "max_trace_mb")) {
+		char *end;
+		unsigned long long n = strtoull(value, &end, 10);
+		if (*end || end == value) {
+			return bad_config(key, value, "a whole number of MiB");
+		}
+		s->max_trace_mb = n;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (strcmp(key, flags[i]) != 0) {
+			continue;
+		}
+		int on;
+		if (!strcmp(value, "1") || !strcasecmp(value, "true")) {
+			on = 1;
+		} else if (!strcmp(value, "0") || !strcasecmp(value, "false")) {
+			on = 0;
+		} else {
+			return bad_config(key, value, "1/0 or true/false");
+		}
+		if (!strcmp(key, "continuous_dump")) {
+			s->continuous_dump = on;
+			coll_set_dump_period(on ? s->dump_period_s : 0);
+		} else if (!strcmp(key, "profile_api") ||
+			   !strcmp(key, "profile_all")) {
+			/* The api source: hooked C API calls. */
+			state_set_api(on);
+		}
+		return 0;
+	}
+	/* MXNet keys with no meaning here, accepted so that MXNet code runs
+	 * unchanged. */
+	if (!strcmp(key, "profile_process")) {
+		if (strcmp(value, "worker") && strcmp(value, "server")) {
+			return bad_config(key, value, "worker or server");
+		}
+		return 0;
+	}
+	if (!strcmp(key, "gpu_memory_profile_filename_prefix")) {
+		return 0;
+	}
+	return bad_config(key, value,
+			  "keys filename, continuous_dump, dump_period, "
+			  "aggregate_stats, max_trace_mb, profile_*");
+}

@@ -1,0 +1,82 @@
+# The README's examples of the mxprof command, run as written: every line
+# that starts with `mxprof ` in a ```sh block of README.md is taken from
+# the README itself (so the two cannot drift apart) and run, in order,
+# with `mxprof` being this build's command. What the lines need is set up
+# around them: ./train is the bundled example (examples/demo, domain
+# "train"), ./serve a program that waits until told to end; `pgrep -n
+# serve` finds that program; rank0.json and rank1.json come from two runs
+# with RANK set; the journal for `recover` from a ./serve killed with
+# SIGKILL after a dump (its trace removed, as after a crash).
+. "$ROOT/tests/integration/lib.sh"
+mxprof_command
+mxprof() { "$MX" "$@"; }
+mkdir bin
+ln -s "$BUILD/programs/cli_tasks" bin/serve
+printf '#!/bin/sh\nexec "%s"\n' "$BUILD/examples/demo" > train
+printf '#!/bin/sh\nexec "%s" -u 200 -w "%s"\n' "$WORK/bin/serve" "$WORK/go" > serve
+chmod +x train serve
+# pgrep as the README calls it, limited to this test's ./serve once it
+# is ready.
+pgrep() {
+	while [ ! -e "$WORK/go.ready" ]; do sleep 0.01; done
+	command pgrep -n -f "^$WORK/bin/serve "
+}
+
+python3 - "$ROOT/README.md" > commands.txt <<'PYEOF'
+import sys
+block = False
+for line in open(sys.argv[1]):
+    if line.startswith("```"):
+        block = line.strip() == "```sh"
+        continue
+    if block and line.lstrip().startswith("mxprof "):
+        print(line.strip())
+PYEOF
+cat commands.txt
+expect_eq "mxprof lines in the README's sh blocks" 9 "$(wc -l < commands.txt)"
+
+n=0 bg=
+while IFS= read -r cmd; do
+	n=$((n + 1))
+	case "$cmd" in
+	*merge*rank0.json*)
+		RANK=0 mxprof run -q -o 'rank%r.json' -- ./train > /dev/null 2>&1
+		RANK=1 mxprof run -q -o 'rank%r.json' -- ./train > /dev/null 2>&1 ;;
+	*recover\ job.json.journal*)
+		rm -f job.json job.stats.txt go go.ready
+		MXPROF_AUTOSTART=1 MXPROF_OUTPUT=job.json LD_PRELOAD="$PRELOAD" ./serve &
+		pid=$!
+		mxprof dump "$(pgrep)" > /dev/null
+		kill -KILL $pid
+		wait $pid || true
+		rm -f job.json job.stats.txt ;;
+	esac
+	echo "+ $cmd"
+	set +e
+	case "$cmd" in
+	*'&') eval "$cmd" > "out.$n" 2> "err.$n"; bg=$!; rc=0 ;;
+	*) eval "$cmd" > "out.$n" 2> "err.$n"; rc=$? ;;
+	esac
+	set -e
+	cat "out.$n" "err.$n"
+	expect_eq "status of '$cmd'" 0 "$rc"
+	case "$cmd" in
+	*dump*)
+		expect_eq "dump prints" "$WORK/job.json" "$(cat "out.$n")"
+		touch go
+		wait "$bg" || fail "mxprof run -o job.json -- ./serve failed" ;;
+	*'--sort avg --top 5'*)
+		expect_eq "report: rows of train" 4 "$(awk '$0 == "train" { s = 1; next } s && /^$/ { s = 0 } s && !/^(Name|----|=|Total)/' "out.$n" | wc -l)" ;;
+	*'--format csv --category train'*)
+		expect_eq "csv: lines (header, 4 times, counter, marker)" 7 "$(wc -l < "out.$n")" ;;
+	*diff*)
+		expect_eq "diff: rows of section train" 4 "$(awk '$2 == "train" && $3 ~ /^[0-9]/' "out.$n" | wc -l)" ;;
+	*merge*)
+		tracesummary all.json > all.sum
+		expect_eq "merge: processes with slices" 2 "$(jget all.json 'len({e["pid"] for e in d["traceEvents"] if e["ph"] == "X"})')" ;;
+	*recover*)
+		expect_eq "recovered steps" 10 "$(row_count job.stats.txt cli step)" ;;
+	esac
+done < commands.txt
+expect_eq "commands run" 9 "$n"
+expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"
