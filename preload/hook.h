@@ -315,6 +315,14 @@ const char *hook_elf_version(const struct hook_dyn *d, uint32_t si);
 struct hook_match {
 	uint8_t cat;	/* enum coll_cat                        */
 	uint8_t status; /* it returns a status int (non-zero: error) */
+	uint8_t naming; /* enum hook_naming: how its rows are named */
+};
+
+/* How a hooked function's rows and slices are named, and in which
+ * section. */
+enum hook_naming {
+	HOOK_NAMING_SYMBOL = 0, /* the symbol, in "C API (<library>)"   */
+	HOOK_NAMING_ATEN = 1,	/* "aten::<op>" (hook_aten.c), in "aten" */
 };
 
 /*
@@ -355,6 +363,21 @@ void hook_spec_mark_matched(const char *sym, const char *name,
 /* At exit: one line on stderr for each pattern the user named (not one
  * @auto implied) that matched no function. Not signal-safe. */
 void hook_spec_report(void);
+
+/* ---- naming PyTorch's operators (hook_aten.c) --------------------------- */
+
+struct hook_obj;
+
+/*
+ * Writes PyTorch's name of the operator whose entry point is sym
+ * (at::_ops::<struct>::call, mangled), defined in def, into out:
+ * "aten::<op>", without the overload, as torch.autograd.profiler names
+ * it. Returns 0, or -1 when sym is not such an entry point or out is too
+ * small. The first call for an object searches its read-only data for
+ * the operators' names. Patcher's lock held; not hot; allocates.
+ */
+int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
+		   size_t size);
 
 /* ---- the real functions behind the wrappers (hook_orig.c) --------------- */
 

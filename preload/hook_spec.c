@@ -35,6 +35,7 @@ struct pat {
 	char text[160];	 /* as the user wrote it, for messages */
 	uint8_t cat;	 /* enum coll_cat                      */
 	uint8_t status;	 /* returns a status int               */
+	uint8_t naming;	 /* enum hook_naming                   */
 	uint8_t implied; /* from @auto: never reported unmatched */
 	uint8_t live;	 /* its library is loaded (this scan)  */
 	int matched;
@@ -47,14 +48,23 @@ struct preset {
 	const char *sym;
 	const char *cat; /* the trace category (cat.c) */
 	uint8_t status;
+	uint8_t naming; /* enum hook_naming */
 };
 
+/*
+ * @torch times ATen's operators at their entry points,
+ * at::_ops::<op>_<overload>::call (not ::redispatch, which runs once per
+ * dispatch key of one call), named and categorized as PyTorch's profiler
+ * and Kineto do: "aten::<op>", cat "cpu_op".
+ */
 static const struct preset presets[] = {
-	{"mxnet", "libmxnet.so", "MX*", "c_api", 1},
-	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1},
-	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0},
-	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0},
-	{"nccl", "libnccl*.so*", "nccl*", "c_api", 0},
+	{"mxnet", "libmxnet.so", "MX*", "c_api", 1, 0},
+	{"torch", "libtorch_cpu.so*", "_ZN2at4_ops*4callE*", "cpu_op", 0,
+	 HOOK_NAMING_ATEN},
+	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1, 0},
+	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0, 0},
+	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0, 0},
+	{"nccl", "libnccl*.so*", "nccl*", "c_api", 0, 0},
 };
 
 /* Functions of a status preset that return a string instead. */
@@ -78,8 +88,8 @@ static const char *const never[] = {
 
 static const char syntax[] =
 	"LIBGLOB:SYMGLOB[,...] (fnmatch globs on the defining library's "
-	"file name and the symbol), @auto, @mxnet, @cudart, @cublas, @cudnn, "
-	"@nccl, or none";
+	"file name and the symbol), @auto, @mxnet, @torch, @cudart, @cublas, "
+	"@cudnn, @nccl, or none";
 
 static struct pat pats[HOOK_PATS];
 static int npats;
@@ -99,7 +109,7 @@ static void trim(char *s)
 }
 
 static int add_pat(const char *lib, const char *sym, const char *text,
-		   uint8_t cat, uint8_t status, uint8_t implied)
+		   uint8_t cat, uint8_t status, uint8_t naming, uint8_t implied)
 {
 	struct pat *p;
 
@@ -114,6 +124,7 @@ static int add_pat(const char *lib, const char *sym, const char *text,
 	snprintf(p->text, sizeof(p->text), "%s", text);
 	p->cat = cat;
 	p->status = status;
+	p->naming = naming;
 	p->implied = implied;
 	return 0;
 }
@@ -133,7 +144,7 @@ static int add_preset(const char *item)
 			continue;
 		}
 		if (add_pat(ps->lib, ps->sym, item, (uint8_t)cat_id(ps->cat),
-			    ps->status, is_auto) != 0) {
+			    ps->status, ps->naming, is_auto) != 0) {
 			return -EINVAL;
 		}
 		if (!is_auto) {
@@ -186,7 +197,7 @@ static int parse_spec(const char *spec)
 		char text[300];
 
 		snprintf(text, sizeof(text), "%s:%s", it, colon + 1);
-		if (add_pat(it, colon + 1, text, COLL_CAT_CAPI, 0, 0) != 0) {
+		if (add_pat(it, colon + 1, text, COLL_CAT_CAPI, 0, 0, 0) != 0) {
 			return -EINVAL;
 		}
 	}
@@ -252,6 +263,7 @@ int hook_spec_match(const char *sym, const char *name, const char *file,
 		}
 		m->cat = p->cat;
 		m->status = p->status;
+		m->naming = p->naming;
 		for (size_t k = 0;
 		     m->status && k < sizeof(nostatus) / sizeof(*nostatus);
 		     k++) {
