@@ -10,7 +10,8 @@
  *   <row>
  *   <blank line>
  *
- * The name column is 30 wide and left-aligned, Total Count 11 wide and the
+ * The name column is 30 wide (wider when a name needs it, so that the
+ * columns stay aligned) and left-aligned, Total Count 11 wide and the
  * other columns 17 wide, right-aligned, with four decimals, as MXNet prints
  * them. Sections come in byte order of their titles, as MXNet's std::map
  * gives them. Beyond MXNet's columns, time sections carry "Time (%)" (share
@@ -230,15 +231,14 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
-/* Writes the two header lines of a section: the column names and their
- * underlines, in MXNet's widths. */
-void table_header(struct sbuf *b, const char *const *cols, int ncols)
+/* table_header() with a Name column w wide. */
+static void header_w(struct sbuf *b, const char *const *cols, int ncols, int w)
 {
-	sb_printf(b, "%-*s%*s", NAME_W, "Name", COUNT_W, "Total Count");
+	sb_printf(b, "%-*s%*s", w, "Name", COUNT_W, "Total Count");
 	for (int i = 0; i < ncols; i++) {
 		sb_printf(b, "%*s", COL_W, cols[i]);
 	}
-	sb_printf(b, "\n%-*s%*s", NAME_W, "----", COUNT_W, "-----------");
+	sb_printf(b, "\n%-*s%*s", w, "----", COUNT_W, "-----------");
 	for (int i = 0; i < ncols; i++) {
 		char dashes[COL_W + 1];
 		size_t len = strlen(cols[i]);
@@ -249,12 +249,43 @@ void table_header(struct sbuf *b, const char *const *cols, int ncols)
 	sb_printf(b, "\n");
 }
 
-/* Writes a row's name cell: 30 wide, and at least one space after. */
-void table_row_name(struct sbuf *b, const char *name)
+/* Writes the two header lines of a section: the column names and their
+ * underlines, in MXNet's widths. */
+void table_header(struct sbuf *b, const char *const *cols, int ncols)
+{
+	header_w(b, cols, ncols, NAME_W);
+}
+
+/* Writes a name cell w wide, and at least one space after. */
+static void row_name_w(struct sbuf *b, const char *name, int w)
 {
 	size_t len = strlen(name);
 
-	sb_printf(b, "%-*s%s", NAME_W, name, len >= NAME_W ? " " : "");
+	sb_printf(b, "%-*s%s", w, name, len >= (size_t)w ? " " : "");
+}
+
+/* Writes a row's name cell: 30 wide, and at least one space after. */
+void table_row_name(struct sbuf *b, const char *name)
+{
+	row_name_w(b, name, NAME_W);
+}
+
+/* The Name column's width for the first n rows of section s: MXNet's 30,
+ * or wider to fit the longest name with one space after, so that long
+ * names (C++ functions) keep the columns aligned. */
+static int name_width(const struct section *s, const struct agg_row *rows,
+		      size_t n)
+{
+	size_t w = NAME_W;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(strtab_get(rows[s->first + i].name)) + 1;
+
+		if (len > w) {
+			w = len;
+		}
+	}
+	return w > 4096 ? 4096 : (int)w;
 }
 
 static void text_section(struct sbuf *b, const struct section *s,
@@ -268,18 +299,19 @@ static void text_section(struct sbuf *b, const struct section *s,
 	static const char *const storage_cols[] = {
 		"Min Use  (kB)", "Max Use  (kB)", "Avg Use  (kB)"};
 	size_t n = top && top < s->count ? top : s->count;
+	int w = name_width(s, rows, n);
 
 	sb_printf(b, "%s\n=================\n", s->title);
 	if (s->cls == AGG_TIME) {
-		table_header(b, time_cols, s->status ? 6 : 5);
+		header_w(b, time_cols, s->status ? 6 : 5, w);
 	} else if (s->cls == AGG_COUNTER) {
-		table_header(b, is_storage(s) ? storage_cols : counter_cols, 3);
+		header_w(b, is_storage(s) ? storage_cols : counter_cols, 3, w);
 	} else {
-		table_header(b, NULL, 0);
+		header_w(b, NULL, 0, w);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct agg_row *r = &rows[s->first + i];
-		table_row_name(b, strtab_get(r->name));
+		row_name_w(b, strtab_get(r->name), w);
 		sb_printf(b, "%*llu", COUNT_W, (unsigned long long)r->count);
 		if (s->cls == AGG_TIME) {
 			double pct = s->total ? 100.0 * (double)r->total /

@@ -379,6 +379,15 @@ struct hook_obj;
 int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
 		   size_t size);
 
+/* ---- C++ names (hook_demangle.c) ---------------------------------------- */
+
+/*
+ * Returns the demangled name of sym (a malloc'd string for the caller to
+ * free), or NULL when sym is no C++ name or libstdc++'s demangler is not
+ * loaded. Patcher's lock held; not hot; allocates.
+ */
+char *hook_demangle(const char *sym);
+
 /* ---- the real functions behind the wrappers (hook_orig.c) --------------- */
 
 /* The functions mxprof wraps, in this order: the dl family first. */

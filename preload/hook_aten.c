@@ -60,7 +60,8 @@ static int ident(int c)
 /* Returns the slot for s[0..n), empty or holding s. */
 static uint32_t *slot_of(const char *s, size_t n)
 {
-	for (size_t i = hash(s, n) & (ops.cap - 1);; i = (i + 1) & (ops.cap - 1)) {
+	for (size_t i = hash(s, n) & (ops.cap - 1);;
+	     i = (i + 1) & (ops.cap - 1)) {
 		uint32_t o = ops.slots[i];
 
 		if (o == 0 || (strncmp(ops.arena + o - 1, s, n) == 0 &&

@@ -39,6 +39,7 @@
  * object pinned (hook_obj.c).
  */
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <dlfcn.h>
@@ -73,7 +74,10 @@ void *hook_patch_stub_for(uintptr_t target, const char *name,
 			group = strtab_intern("aten");
 		}
 		if (!id) {
-			id = strtab_intern(name);
+			char *dem = hook_demangle(name);
+
+			id = strtab_intern(dem ? dem : name);
+			free(dem);
 		}
 		idx = hook_table_add(target, id, group, m->cat, m->status);
 	}

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector.h"
@@ -36,6 +37,7 @@ struct pat {
 	uint8_t cat;	 /* enum coll_cat                      */
 	uint8_t status;	 /* returns a status int               */
 	uint8_t naming;	 /* enum hook_naming                   */
+	uint8_t cxx;	 /* sym is a C++ name: match demangled */
 	uint8_t implied; /* from @auto: never reported unmatched */
 	uint8_t live;	 /* its library is loaded (this scan)  */
 	int matched;
@@ -126,6 +128,7 @@ static int add_pat(const char *lib, const char *sym, const char *text,
 	p->status = status;
 	p->naming = naming;
 	p->implied = implied;
+	p->cxx = strstr(sym, "::") != NULL || strchr(sym, '(') != NULL;
 	return 0;
 }
 
@@ -152,6 +155,20 @@ static int add_preset(const char *item)
 		}
 	}
 	return !is_auto && k == n ? -EINVAL : 0;
+}
+
+/* Returns non-zero when s holds a ':' that is not half of a "::" (a C++
+ * name's scope). */
+static int lone_colon(const char *s)
+{
+	for (const char *c = strchr(s, ':'); c; c = strchr(c + 1, ':')) {
+		if (c[1] == ':') {
+			c++;
+		} else {
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* Parses spec into pats. Returns 1 for "none", 0, or -EINVAL. */
@@ -185,7 +202,7 @@ static int parse_spec(const char *spec)
 		char *colon = strchr(it, ':');
 
 		if (!colon || colon == it || !colon[1] ||
-		    strchr(colon + 1, ':')) {
+		    lone_colon(colon + 1)) {
 			return -EINVAL;
 		}
 		*colon = 0;
@@ -238,6 +255,28 @@ void hook_spec_lib_loaded(const char *name, const char *file)
 	}
 }
 
+/*
+ * A symbol as the patterns see it: its name, and its demangled name, made
+ * the first time a C++ pattern asks for it (NULL when it is no C++ name).
+ */
+struct sym_names {
+	const char *sym;
+	char *dem;
+	int tried;
+};
+
+static int sym_matches(const struct pat *p, struct sym_names *s)
+{
+	if (!p->cxx) {
+		return fnmatch(p->sym, s->sym, 0) == 0;
+	}
+	if (!s->tried) {
+		s->dem = hook_demangle(s->sym);
+		s->tried = 1;
+	}
+	return s->dem && fnmatch(p->sym, s->dem, 0) == 0;
+}
+
 static int never_hooked(const char *sym)
 {
 	for (size_t k = 0; k < sizeof(never) / sizeof(*never); k++) {
@@ -251,14 +290,16 @@ static int never_hooked(const char *sym)
 int hook_spec_match(const char *sym, const char *name, const char *file,
 		    struct hook_match *m)
 {
+	struct sym_names sn = {sym, NULL, 0};
+
 	if (never_hooked(sym)) {
 		return 0;
 	}
 	for (int i = 0; i < npats; i++) {
 		const struct pat *p = &pats[i];
 
-		if (!p->live || fnmatch(p->sym, sym, 0) != 0 ||
-		    !lib_matches(p, name, file)) {
+		if (!p->live || !lib_matches(p, name, file) ||
+		    !sym_matches(p, &sn)) {
 			continue;
 		}
 		m->cat = p->cat;
@@ -271,31 +312,38 @@ int hook_spec_match(const char *sym, const char *name, const char *file,
 				m->status = 0;
 			}
 		}
+		free(sn.dem);
 		return 1;
 	}
+	free(sn.dem);
 	return 0;
 }
 
 int hook_spec_wanted(const char *sym)
 {
-	for (int i = 0; i < npats; i++) {
-		if (pats[i].live && fnmatch(pats[i].sym, sym, 0) == 0) {
-			return 1;
-		}
+	struct sym_names sn = {sym, NULL, 0};
+	int r = 0;
+
+	for (int i = 0; i < npats && !r; i++) {
+		r = pats[i].live && sym_matches(&pats[i], &sn);
 	}
-	return 0;
+	free(sn.dem);
+	return r;
 }
 
 void hook_spec_mark_matched(const char *sym, const char *name, const char *file)
 {
+	struct sym_names sn = {sym, NULL, 0};
+
 	for (int i = 0; i < npats; i++) {
 		struct pat *p = &pats[i];
 
-		if (!p->matched && fnmatch(p->sym, sym, 0) == 0 &&
-		    lib_matches(p, name, file)) {
+		if (!p->matched && lib_matches(p, name, file) &&
+		    sym_matches(p, &sn)) {
 			p->matched = 1;
 		}
 	}
+	free(sn.dem);
 }
 
 void hook_spec_report(void)
