@@ -14,9 +14,11 @@
  * columns stay aligned) and left-aligned, Total Count 11 wide and the
  * other columns 17 wide, right-aligned, with four decimals, as MXNet prints
  * them. Sections come in byte order of their titles, as MXNet's std::map
- * gives them. Beyond MXNet's columns, time sections carry "Time (%)" (share
- * of the section's total) and, where a source checks return statuses,
- * "Errors". Counter sections show the values a counter took; the section
+ * gives them. Beyond MXNet's columns, time sections carry "Self Time (ms)"
+ * (the time not spent in slices nested inside, on the same thread:
+ * nest.c), "Time (%)" (share of the section's self time, so a section
+ * sums to 100%) and, where a source checks return statuses, "Errors".
+ * Counter sections show the values a counter took; the section
  * "Device Storage" shows them as kB, as MXNet does. The last line states
  * how many records were dropped. Event sources may add sections of their
  * own (table_opts.extra) before that line.
@@ -95,8 +97,8 @@ int table_parse_opts(struct table_opts *o, const char *format,
 		     const char *sort_by)
 {
 	static const char *const formats[] = {"table", "json", "csv"};
-	static const char *const sorts[] = {"total", "avg", "min", "max",
-					    "count"};
+	static const char *const sorts[] = {"total", "avg",   "min",
+					    "max",   "count", "self"};
 	int f = -1, s = -1;
 
 	if (!format) {
@@ -110,7 +112,7 @@ int table_parse_opts(struct table_opts *o, const char *format,
 	if (!sort_by) {
 		s = o->sort;
 	}
-	for (int i = 0; sort_by && i < 5; i++) {
+	for (int i = 0; sort_by && i < 6; i++) {
 		if (strcmp(sort_by, sorts[i]) == 0) {
 			s = i;
 		}
@@ -130,6 +132,7 @@ struct section {
 	int cls;
 	int status;
 	int64_t total;
+	int64_t self;
 	size_t first, count; /* range in the sorted row array */
 };
 
@@ -153,7 +156,16 @@ double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 
 static double sort_key(const struct agg_row *r, int key)
 {
+	if (key == TABLE_SORT_SELF && r->cls == AGG_TIME) {
+		return (double)r->self;
+	}
 	return table_sort_value(key, r->count, r->total, r->min, r->max);
+}
+
+/* A time row's share of its section's self time, in percent. */
+static double pct(const struct section *s, const struct agg_row *r)
+{
+	return s->self ? 100.0 * (double)r->self / (double)s->self : 0.0;
 }
 
 static int cmp_rows(const void *pa, const void *pb, void *arg)
@@ -206,6 +218,7 @@ static size_t make_sections(struct agg_row *rows, size_t n,
 		}
 		s->count++;
 		s->total = agg_sat_add(s->total, r->total);
+		s->self = agg_sat_add(s->self, r->self);
 		s->status |= r->status;
 	}
 	for (size_t i = 0; i < ns; i++) {
@@ -292,8 +305,9 @@ static void text_section(struct sbuf *b, const struct section *s,
 			 const struct agg_row *rows, unsigned top)
 {
 	static const char *const time_cols[] = {
-		"Time (ms)",	 "Min Time (ms)", "Max Time (ms)",
-		"Avg Time (ms)", "Time (%)",	  "Errors"};
+		"Time (ms)",	 "Min Time (ms)",  "Max Time (ms)",
+		"Avg Time (ms)", "Self Time (ms)", "Time (%)",
+		"Errors"};
 	static const char *const counter_cols[] = {"Min Value", "Max Value",
 						   "Avg Value"};
 	static const char *const storage_cols[] = {
@@ -303,7 +317,7 @@ static void text_section(struct sbuf *b, const struct section *s,
 
 	sb_printf(b, "%s\n=================\n", s->title);
 	if (s->cls == AGG_TIME) {
-		header_w(b, time_cols, s->status ? 6 : 5, w);
+		header_w(b, time_cols, s->status ? 7 : 6, w);
 	} else if (s->cls == AGG_COUNTER) {
 		header_w(b, is_storage(s) ? storage_cols : counter_cols, 3, w);
 	} else {
@@ -314,13 +328,11 @@ static void text_section(struct sbuf *b, const struct section *s,
 		row_name_w(b, strtab_get(r->name), w);
 		sb_printf(b, "%*llu", COUNT_W, (unsigned long long)r->count);
 		if (s->cls == AGG_TIME) {
-			double pct = s->total ? 100.0 * (double)r->total /
-							(double)s->total
-					      : 0.0;
-			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.2f", COL_W,
+			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f", COL_W,
 				  ms(r->total), COL_W, ms(r->min), COL_W,
 				  ms(r->max), COL_W,
-				  ms(r->total) / (double)r->count, COL_W, pct);
+				  ms(r->total) / (double)r->count, COL_W,
+				  ms(r->self), COL_W, pct(s, r));
 			if (s->status) {
 				sb_printf(b, "%*llu", COL_W,
 					  (unsigned long long)r->errors);
@@ -347,11 +359,10 @@ static void json_row(struct sbuf *b, const struct section *s,
 		sb_printf(b,
 			  ", \"Total Time\": %.4f, \"Min Time\": %.4f, "
 			  "\"Max Time\": %.4f, \"Avg Time\": %.4f, "
-			  "\"Time (%%)\": %.2f",
+			  "\"Self Time\": %.4f, \"Time (%%)\": %.2f",
 			  ms(r->total), ms(r->min), ms(r->max),
-			  ms(r->total) / (double)r->count,
-			  s->total ? 100.0 * (double)r->total / (double)s->total
-				   : 0.0);
+			  ms(r->total) / (double)r->count, ms(r->self),
+			  pct(s, r));
 		if (s->status) {
 			sb_printf(b, ", \"Errors\": %llu",
 				  (unsigned long long)r->errors);
@@ -406,7 +417,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 {
 	static const char *const kinds[] = {"time_ms", "counter", "marker"};
 
-	sb_printf(b, "section,kind,name,count,total,min,max,avg,percent,"
+	sb_printf(b, "section,kind,name,count,total,min,max,avg,self,percent,"
 		     "errors\n");
 	for (size_t i = 0; i < ns; i++) {
 		const struct section *s = &secs[i];
@@ -419,7 +430,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			sb_csv_str(b, strtab_get(r->name));
 			sb_printf(b, ",%llu", (unsigned long long)r->count);
 			if (s->cls == AGG_MARKER) {
-				sb_printf(b, ",,,,,,\n");
+				sb_printf(b, ",,,,,,,\n");
 				continue;
 			}
 			sb_printf(b, ",%.6f,%.6f,%.6f,%.6f",
@@ -427,12 +438,10 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 				  (double)r->max / div,
 				  (double)r->total / (double)r->count / div);
 			if (s->cls == AGG_TIME) {
-				sb_printf(b, ",%.2f",
-					  s->total ? 100.0 * (double)r->total /
-							     (double)s->total
-						   : 0.0);
+				sb_printf(b, ",%.6f,%.2f",
+					  (double)r->self / div, pct(s, r));
 			} else {
-				sb_printf(b, ",");
+				sb_printf(b, ",,");
 			}
 			if (s->status) {
 				sb_printf(b, ",%llu\n",

@@ -8,8 +8,9 @@
  * spells it (`libfoo.so:nn::*`) are matched against the same name.
  *
  * The demangler is libstdc++'s __cxa_demangle, found among the loaded
- * objects: a program that calls C++ functions has it loaded. mxprof does not link libstdc++ itself, so a C program never
- * loads it because of mxprof; without it, names stay mangled.
+ * objects: a program that calls C++ functions has it loaded. mxprof does not
+ * link libstdc++ itself, so a C program never loads it because of mxprof;
+ * without it, names stay mangled.
  *
  * Runs under the patcher's lock; allocates; not hot.
  */

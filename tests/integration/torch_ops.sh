@@ -53,3 +53,49 @@ assert nested == len(conv) == len(inner), (nested, len(conv), len(inner))
 print("ok: %d cpu_op slices; every aten::convolution inside aten::conv2d"
       % len(ops))
 PYEOF
+
+# Self time: the Self Time column, summed over every time section, equals
+# the time covered by each thread's outermost slices (within 1%; the
+# tables round each row to 0.1 us); each section's Time (%) sums to 100.
+"$PY" - profile.json profile.stats.txt <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+outer = 0
+by_tid = {}
+for e in ev:
+    if e.get("ph") == "X":
+        by_tid.setdefault((e["pid"], e["tid"]), []).append(e)
+for spans in by_tid.values():
+    spans.sort(key=lambda e: (e["ts"], -e["dur"]))
+    end = None
+    for e in spans:
+        if end is None or e["ts"] >= end:
+            outer += e["dur"]
+            end = e["ts"] + e["dur"]
+        else:
+            end = max(end, e["ts"] + e["dur"])
+selfsum = 0.0
+pcts = []
+col = None
+for line in open(sys.argv[2]):
+    if line.startswith("Name ") and "Self Time (ms)" in line:
+        cols = line.split("  ")
+        heads = [c.strip() for c in cols if c.strip()]
+        col = heads.index("Self Time (ms)") - len(heads)
+        pcol = heads.index("Time (%)") - len(heads)
+        pcts.append(0.0)
+        continue
+    if not line.strip():
+        col = None
+        continue
+    if col is not None and not line.startswith("----"):
+        f = line.split()
+        selfsum += float(f[col]) * 1000.0
+        pcts[-1] += float(f[pcol])
+assert outer > 0
+ratio = selfsum / outer
+assert abs(ratio - 1) < 0.01, (selfsum, outer)
+assert all(abs(p - 100) < 0.1 for p in pcts), pcts
+print("ok: self times sum to %.1f us, outermost slices cover %.1f us"
+      % (selfsum, outer))
+PYEOF

@@ -4,12 +4,14 @@
 
 #include <string>
 
-namespace nn {
+namespace nn
+{
 int scale(int x);
 double scale(double x);
 int other(int x);
 size_t length(const std::string &s);
-namespace inner {
+namespace inner
+{
 struct Acc {
 	long total = 0;
 	long add(long v);

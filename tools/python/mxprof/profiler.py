@@ -189,8 +189,8 @@ def dump(finished=True, profile_process="worker"):
 
 def dumps(reset=False, format="table", sort_by="total", ascending=False):
     """Returns the aggregate tables as a string ('table' or 'json' format),
-    rows sorted by 'total', 'avg', 'min', 'max' or 'count'. reset clears the
-    aggregates afterwards."""
+    rows sorted by 'total', 'avg', 'min', 'max', 'count' or 'self' (self
+    time). reset clears the aggregates afterwards."""
     ctypes.set_errno(0)
     p = _dumps(1 if reset else 0, _b(format), _b(sort_by),
                1 if ascending else 0)
