@@ -4,7 +4,7 @@
  *
  * A pattern is LIBGLOB:SYMGLOB, two fnmatch globs: one on the defining
  * object's soname or file name, one on the function's name. A preset
- * (@mxnet, @cudart, ...) stands for one pattern with its own category and
+ * (@mxnet, @cudart, ...) stands for patterns with their own category and
  * status rule; @auto stands for every preset, and such "implied" patterns
  * are never reported as unmatched, because the program need not load
  * their libraries.
@@ -43,7 +43,7 @@ struct pat {
 	int matched;
 };
 
-/* A preset: @name stands for one pattern. */
+/* A preset: @name stands for the patterns of every entry of that name. */
 struct preset {
 	const char *name;
 	const char *lib;
@@ -63,6 +63,15 @@ static const struct preset presets[] = {
 	{"mxnet", "libmxnet.so", "MX*", "c_api", 1, 0},
 	{"torch", "libtorch_cpu.so*", "_ZN2at4_ops*4callE*", "cpu_op", 0,
 	 HOOK_NAMING_ATEN},
+	/* BLAS: the C interface and the Fortran matrix products, in
+	 * OpenBLAS (Debian's is libblas.so.3), the reference BLAS, MKL's
+	 * single dynamic library and BLIS. */
+	{"blas", "lib*blas*.so*", "cblas_*", "c_api", 0, 0},
+	{"blas", "lib*blas*.so*", "*gemm_", "c_api", 0, 0},
+	{"blas", "libmkl_rt.so*", "cblas_*", "c_api", 0, 0},
+	{"blas", "libmkl_rt.so*", "*gemm_", "c_api", 0, 0},
+	{"blas", "libblis*.so*", "cblas_*", "c_api", 0, 0},
+	{"blas", "libblis*.so*", "*gemm_", "c_api", 0, 0},
 	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1, 0},
 	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0, 0},
 	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0, 0},
@@ -90,8 +99,8 @@ static const char *const never[] = {
 
 static const char syntax[] =
 	"LIBGLOB:SYMGLOB[,...] (fnmatch globs on the defining library's "
-	"file name and the symbol), @auto, @mxnet, @torch, @cudart, @cublas, "
-	"@cudnn, @nccl, or none";
+	"file name and the symbol), @auto, @mxnet, @torch, @blas, @cudart, "
+	"@cublas, @cudnn, @nccl, or none";
 
 static struct pat pats[HOOK_PATS];
 static int npats;
@@ -132,15 +141,15 @@ static int add_pat(const char *lib, const char *sym, const char *text,
 	return 0;
 }
 
-/* Adds the pattern(s) of preset item ("@name" or "@auto"). Returns 0 or
+/* Adds the patterns of preset item ("@name" or "@auto"). Returns 0 or
  * -EINVAL. */
 static int add_preset(const char *item)
 {
 	size_t n = sizeof(presets) / sizeof(presets[0]);
 	int is_auto = strcmp(item + 1, "auto") == 0;
-	size_t k;
+	int found = 0;
 
-	for (k = 0; k < n; k++) {
+	for (size_t k = 0; k < n; k++) {
 		const struct preset *ps = &presets[k];
 
 		if (!is_auto && strcmp(item + 1, ps->name) != 0) {
@@ -150,11 +159,9 @@ static int add_preset(const char *item)
 			    ps->status, ps->naming, is_auto) != 0) {
 			return -EINVAL;
 		}
-		if (!is_auto) {
-			break;
-		}
+		found = 1;
 	}
-	return !is_auto && k == n ? -EINVAL : 0;
+	return found ? 0 : -EINVAL;
 }
 
 /* Returns non-zero when s holds a ':' that is not half of a "::" (a C++
@@ -346,10 +353,23 @@ void hook_spec_mark_matched(const char *sym, const char *name, const char *file)
 	free(sn.dem);
 }
 
+/* Did some pattern written as text (one preset stands for several) match
+ * a function, or was one before i reported already? */
+static int text_done(int i)
+{
+	for (int k = 0; k < npats; k++) {
+		if (strcmp(pats[k].text, pats[i].text) == 0 &&
+		    (pats[k].matched || (k < i && !pats[k].implied))) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void hook_spec_report(void)
 {
 	for (int i = 0; i < npats; i++) {
-		if (!pats[i].implied && !pats[i].matched) {
+		if (!pats[i].implied && !pats[i].matched && !text_done(i)) {
 			fprintf(stderr,
 				"mxprof: MXPROF_HOOK pattern '%s' matched no "
 				"function\n",
