@@ -200,6 +200,10 @@ int ring_push(const struct coll_rec *r);
 /* Returns the number of records dropped so far. Lock-free. */
 uint64_t ring_dropped(void);
 
+/* Returns non-zero when some thread of this process (or of the parent it
+ * was forked from) has pushed a record. Lock-free. */
+int ring_any(void);
+
 /*
  * Suppresses recording on the calling thread while non-zero (used by
  * mxprof's own threads and re-entrant paths). Returns the previous value.

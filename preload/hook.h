@@ -361,7 +361,9 @@ void hook_spec_mark_matched(const char *sym, const char *name,
 			    const char *file);
 
 /* At exit: one line on stderr for each pattern the user named (not one
- * @auto implied) that matched no function. Not signal-safe. */
+ * @auto implied) that matched no function, naming loaded libraries with
+ * similar names; under @auto, one line when nothing was recorded
+ * (hook_hint_empty()). Not signal-safe. */
 void hook_spec_report(void);
 
 /* ---- naming PyTorch's operators (hook_aten.c) --------------------------- */
@@ -378,6 +380,20 @@ struct hook_obj;
  */
 int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
 		   size_t size);
+
+/* ---- hints at exit (hook_hint.c) ---------------------------------------- */
+
+/* When no thread recorded anything: one line on stderr saying so, with
+ * presets (the presets @auto tried, as text) and the loaded libraries that
+ * look like a framework's, each with a pattern to try. At exit only. */
+void hook_hint_empty(const char *presets);
+
+/* Writes into out the loaded libraries whose file names start like
+ * libglob (up to its first '.' or wildcard, at least 4 characters), each
+ * with the pattern libname:sym to try, and returns how many (0: out is
+ * untouched). At exit only. */
+int hook_hint_similar(const char *libglob, const char *sym, char *out,
+		      size_t size);
 
 /* ---- C++ names (hook_demangle.c) ---------------------------------------- */
 

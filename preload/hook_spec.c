@@ -38,6 +38,7 @@ struct pat {
 	uint8_t status;	 /* returns a status int               */
 	uint8_t naming;	 /* enum hook_naming                   */
 	uint8_t cxx;	 /* sym is a C++ name: match demangled */
+	int8_t preset;	 /* index in presets[], or -1          */
 	uint8_t implied; /* from @auto: never reported unmatched */
 	uint8_t live;	 /* its library is loaded (this scan)  */
 	int matched;
@@ -138,6 +139,7 @@ static int add_pat(const char *lib, const char *sym, const char *text,
 	p->naming = naming;
 	p->implied = implied;
 	p->cxx = strstr(sym, "::") != NULL || strchr(sym, '(') != NULL;
+	p->preset = -1;
 	return 0;
 }
 
@@ -159,6 +161,7 @@ static int add_preset(const char *item)
 			    ps->status, ps->naming, is_auto) != 0) {
 			return -EINVAL;
 		}
+		pats[npats - 1].preset = (int8_t)k;
 		found = 1;
 	}
 	return found ? 0 : -EINVAL;
@@ -353,6 +356,12 @@ void hook_spec_mark_matched(const char *sym, const char *name, const char *file)
 	free(sn.dem);
 }
 
+/* The name of the preset p comes from, or "". */
+static const char *preset_of(const struct pat *p)
+{
+	return p->preset >= 0 ? presets[p->preset].name : "";
+}
+
 /* Did some pattern written as text (one preset stands for several) match
  * a function, or was one before i reported already? */
 static int text_done(int i)
@@ -368,12 +377,52 @@ static int text_done(int i)
 
 void hook_spec_report(void)
 {
+	char names[256] = "";
+	size_t used = 0;
+	int is_auto = 0;
+
 	for (int i = 0; i < npats; i++) {
-		if (!pats[i].implied && !pats[i].matched && !text_done(i)) {
+		const struct pat *p = &pats[i];
+		char similar[1024];
+
+		if (p->implied) {
+			/* Each preset once, in the table's order. */
+			int seen = 0;
+
+			for (int k = 0; k < i; k++) {
+				seen |= pats[k].implied &&
+					preset_of(&pats[k]) == preset_of(p);
+			}
+			if (!seen && used < sizeof(names)) {
+				int k = snprintf(names + used,
+						 sizeof(names) - used, "%s@%s",
+						 used ? ", " : "",
+						 preset_of(p));
+
+				used += k > 0 ? (size_t)k : 0;
+			}
+			is_auto = 1;
+			continue;
+		}
+		if (p->matched || text_done(i)) {
+			continue;
+		}
+		if (p->text[0] != '@' &&
+		    hook_hint_similar(p->lib, p->sym, similar,
+				      sizeof(similar)) > 0) {
+			fprintf(stderr,
+				"mxprof: MXPROF_HOOK pattern '%s' matched no "
+				"function; loaded libraries with similar "
+				"names: %s\n",
+				p->text, similar);
+		} else {
 			fprintf(stderr,
 				"mxprof: MXPROF_HOOK pattern '%s' matched no "
 				"function\n",
-				pats[i].text);
+				p->text);
 		}
+	}
+	if (is_auto) {
+		hook_hint_empty(names);
 	}
 }
