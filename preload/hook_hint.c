@@ -23,9 +23,10 @@
 
 /* Library names that look like a framework's or a BLAS. */
 static const char *const frameworks[] = {
-	"libtorch*",	   "libc10*",  "libmxnet*", "libjax*",	 "libxla*",
-	"libonnxruntime*", "libtf*",   "libtensorflow*",	 "libopenblas*",
-	"libblas*",	   "libmkl*", "libblis*",  "libcublas*", "libcudnn*",
+	"libtorch*",	"libc10*",	   "libmxnet*", "libjax*",
+	"libxla*",	"libonnxruntime*", "libtf*",	"libtensorflow*",
+	"libopenblas*", "libblas*",	   "libmkl*",	"libblis*",
+	"libcublas*",	"libcudnn*",
 };
 
 struct walk {
@@ -76,10 +77,13 @@ void hook_hint_empty(const char *presets)
 	}
 	dl_iterate_phdr(framework_cb, &w);
 	fprintf(stderr,
-		"mxprof: nothing was recorded; MXPROF_HOOK=@auto tried %s%s%s\n",
-		presets, w.found ? "; loaded: " : ", whose libraries are not "
-						   "loaded, and no framework "
-						   "library is loaded",
+		"mxprof: nothing was recorded; MXPROF_HOOK=@auto tried "
+		"%s%s%s\n",
+		presets,
+		w.found ? "; loaded: "
+			: ", whose libraries are not "
+			  "loaded, and no framework "
+			  "library is loaded",
 		libs);
 }
 

@@ -1,13 +1,15 @@
 """A small CPU training loop for the PyTorch tests and benchmark.
 
-usage: torch_train.py STEPS [plain|profile|bench]
+usage: torch_train.py STEPS [plain|profile|bench|bench-profile]
 
-plain:   trains and prints the final loss.
-profile: the same under torch.autograd.profiler, then one line
-         "count NAME N" per key_averages() row.
-bench:   prints "step_ms X" (the mean step time, after two warm-up steps)
-         for no profiler and for torch.autograd.profiler, then the loss.
+plain:         trains and prints the final loss.
+profile:       the same under torch.autograd.profiler, then one line
+               "count NAME N" per key_averages() row.
+bench:         trains on batches of 64 and prints "step_ms X", the median
+               step time after five warm-up steps.
+bench-profile: bench under torch.autograd.profiler.
 """
+import statistics
 import sys
 import time
 
@@ -29,7 +31,7 @@ class Net(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
-def train(steps, size=8):
+def train(steps, size=8, times=None):
     torch.manual_seed(0)
     net = Net()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
@@ -37,18 +39,21 @@ def train(steps, size=8):
     y = torch.randint(0, 10, (size,))
     loss = None
     for _ in range(steps):
+        t = time.perf_counter()
         opt.zero_grad()
         loss = F.cross_entropy(net(x), y)
         loss.backward()
         opt.step()
+        if times is not None:
+            times.append(time.perf_counter() - t)
     return loss.item()
 
 
-def step_ms(steps, size):
-    train(2, size)
-    t = time.perf_counter()
-    train(steps, size)
-    return (time.perf_counter() - t) * 1e3 / steps
+def step_ms(steps):
+    times = []
+    loss = train(steps + 5, 64, times)
+    print("step_ms %.4f" % (statistics.median(times[5:]) * 1e3))
+    return loss
 
 
 def main():
@@ -62,13 +67,12 @@ def main():
         for e in prof.key_averages():
             print("count %s %d" % (e.key, e.count))
     elif mode == "bench":
+        loss = step_ms(steps)
+    elif mode == "bench-profile":
         from torch.autograd import profiler
 
-        print("step_ms none %.4f" % step_ms(steps, 64))
         with profiler.profile():
-            ms = step_ms(steps, 64)
-        print("step_ms profiler %.4f" % ms)
-        loss = train(1)
+            loss = step_ms(steps)
     else:
         loss = train(steps)
     print("loss %.6f" % loss)
