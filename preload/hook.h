@@ -27,7 +27,11 @@
  *                  patched
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
  *                  and calling one as from its caller
+ *   hook_hint.c    the lines at exit when nothing was recorded, or a
+ *                  pattern matched nothing
  *   hook_spec.c    the MXPROF_HOOK patterns and presets
+ *   hook_demangle.c  readable names of hooked C++ functions
+ *   hook_aten.c    PyTorch's names of its operators (@torch)
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
  *   hook_tramp.S   the stubs and the trampolines' fast paths
