@@ -4,10 +4,11 @@
  *
  * Spans and frames aggregate durations; counters aggregate the values they
  * were set to; markers are counted. A total saturates at the int64_t limits
- * instead of wrapping. Rows live in an open-addressing hash
- * table keyed by (group, name, class). The collector updates one set from
- * the drain thread, under the owner lock; the mxprof command builds its own
- * from a trace file.
+ * instead of wrapping. Time rows also sum their slices' self time (the
+ * time outside slices nested inside them, nest.c). Rows live in an
+ * open-addressing hash table keyed by (group, name, class). The collector
+ * updates one set from the drain thread, under the owner lock; the mxprof
+ * command builds its own from a trace file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ struct agg {
 	struct agg_row *rows; /* count == 0 marks an empty slot */
 	size_t cap;
 	size_t used;
+	struct nest *nest; /* self time: made on first use */
 };
 
 static int class_of(uint16_t kind)
@@ -88,6 +90,7 @@ struct agg *agg_create(void)
 void agg_destroy(struct agg *a)
 {
 	if (a) {
+		nest_destroy(a->nest);
 		free(a->rows);
 		free(a);
 	}
@@ -97,6 +100,7 @@ void agg_reset(struct agg *a)
 {
 	memset(a->rows, 0, a->cap * sizeof(*a->rows));
 	a->used = 0;
+	nest_reset(a->nest);
 }
 
 int64_t agg_sat_add(int64_t x, int64_t y)
@@ -127,6 +131,9 @@ int agg_add(struct agg *a, const struct agg_sample *s)
 	}
 	r->count++;
 	r->total = agg_sat_add(r->total, v);
+	if (cls == AGG_TIME) {
+		r->self = agg_sat_add(r->self, s->has_self ? s->self : v);
+	}
 	if (v < r->min) {
 		r->min = v;
 	}
@@ -173,6 +180,9 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 	}
 	r->count += count;
 	r->total = agg_sat_add(r->total, total);
+	if (cls == AGG_TIME) {
+		r->self = agg_sat_add(r->self, total);
+	}
 	if (min < r->min) {
 		r->min = min;
 	}
@@ -206,6 +216,39 @@ int agg_add_rec(struct agg *a, const struct coll_rec *r)
 		s.value = (int64_t)r->t1;
 	}
 	return agg_add(a, &s);
+}
+
+int agg_add_at(struct agg *a, uint64_t thread, uint64_t t0,
+	       const struct agg_sample *s)
+{
+	struct agg_sample x = *s;
+
+	if (s->kind != COLL_SPAN && s->kind != COLL_FRAME) {
+		return agg_add(a, s);
+	}
+	if (!a->nest) {
+		a->nest = nest_create();
+	}
+	x.has_self = 1;
+	x.self = nest_self(a->nest, thread, t0,
+			   s->value > 0 ? (uint64_t)s->value : 0);
+	return agg_add(a, &x);
+}
+
+/* agg_add_rec() for a record of thread tid: with its self time
+ * (agg_add_at()). */
+int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r)
+{
+	struct agg_sample s = {.group = r->group,
+			       .name = r->name,
+			       .kind = r->kind,
+			       .flags = r->flags};
+
+	if (r->kind == COLL_SPAN || r->kind == COLL_FRAME ||
+	    r->kind == COLL_COUNTER) {
+		s.value = (int64_t)r->t1;
+	}
+	return agg_add_at(a, thread, r->t0, &s);
 }
 
 struct agg_row *agg_rows(const struct agg *a, size_t *n)

@@ -200,6 +200,10 @@ int ring_push(const struct coll_rec *r);
 /* Returns the number of records dropped so far. Lock-free. */
 uint64_t ring_dropped(void);
 
+/* Returns non-zero when some thread of this process (or of the parent it
+ * was forked from) has pushed a record. Lock-free. */
+int ring_any(void);
+
 /*
  * Suppresses recording on the calling thread while non-zero (used by
  * mxprof's own threads and re-entrant paths). Returns the previous value.
@@ -530,11 +534,13 @@ struct agg;
 /* One sample for the aggregates. value: duration in ns for spans and
  * frames, the new value for counters, ignored for instants. */
 struct agg_sample {
-	uint32_t group; /* string id of the section */
-	uint32_t name;	/* string id of the row     */
-	uint16_t kind;	/* enum coll_kind           */
-	uint8_t flags;	/* COLL_FLAG_* / scope      */
+	uint32_t group;	  /* string id of the section */
+	uint32_t name;	  /* string id of the row     */
+	uint16_t kind;	  /* enum coll_kind           */
+	uint8_t flags;	  /* COLL_FLAG_* / scope      */
+	uint8_t has_self; /* self is set (else self time = value) */
 	int64_t value;
+	int64_t self; /* a span's time outside slices nested inside it */
 };
 
 /* Returns a new, empty aggregate set, or NULL (ENOMEM). */
@@ -550,6 +556,16 @@ void agg_reset(struct agg *a);
  * saturate at INT64_MAX and INT64_MIN. */
 int agg_add(struct agg *a, const struct agg_sample *s);
 
+/*
+ * Adds the sample of a slice (COLL_SPAN or COLL_FRAME) that began at t0
+ * (ns) on thread (any key naming one thread), with its self time worked
+ * out from the slices of that thread added before it (nest.c): slices of
+ * one thread must come in the order they ended. Other kinds are added as
+ * agg_add() does. Returns 0 or -ENOMEM, as agg_add().
+ */
+int agg_add_at(struct agg *a, uint64_t thread, uint64_t t0,
+	       const struct agg_sample *s);
+
 /* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
  * This function can't fail; it is safe anywhere. */
 int64_t agg_sat_add(int64_t x, int64_t y);
@@ -561,6 +577,7 @@ enum table_sort {
 	TABLE_SORT_MIN,
 	TABLE_SORT_MAX,
 	TABLE_SORT_COUNT,
+	TABLE_SORT_SELF, /* self time; rows without nesting: total */
 };
 
 struct table_opts {
@@ -578,7 +595,7 @@ struct table_opts {
 	const char *const *meta;
 };
 
-/* Parses "table"/"json"/"csv" and "total"/"avg"/"min"/"max"/"count" into
+/* Parses "table"/"json"/"csv" and "total"/"avg"/"min"/"max"/"count"/"self" into
  * o->format and o->sort (NULL keeps the default). Returns 0 or -EINVAL. */
 int table_parse_opts(struct table_opts *o, const char *format,
 		     const char *sort_by);

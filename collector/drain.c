@@ -112,7 +112,7 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 				uint64_t end = clock_to_ns(r->t1);
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
 			}
-			agg_add_rec(S.agg, c);
+			agg_add_rec_on(S.agg, (uint32_t)tid, c);
 		}
 		if (journal_ok) {
 			journal_recs(S.j, tid, buf, k);

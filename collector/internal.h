@@ -172,10 +172,20 @@ struct agg_row {
 	int64_t total; /* ns, or the sum of counter values */
 	int64_t min;
 	int64_t max;
+	int64_t self; /* ns of total not spent in nested slices (time rows) */
 };
 /* Returns the rows in a malloc'ed array (*n of them), or NULL. */
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
 int agg_add_rec(struct agg *a, const struct coll_rec *r);
+int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r);
+
+/* nest.c: self time. A thread's slices, given in the order they ended,
+ * each get their time minus that of the slices directly inside them. */
+struct nest;
+struct nest *nest_create(void);
+void nest_reset(struct nest *ns);
+void nest_destroy(struct nest *ns);
+int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur);
 int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 		 int64_t total, int64_t min, int64_t max, uint64_t errors);
 

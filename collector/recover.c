@@ -155,7 +155,7 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 		}
 		rec.name = c->ids[rec.name];
 		rec.group = c->ids[rec.group];
-		if (agg_add_rec(c->r->agg, &rec) < 0) {
+		if (agg_add_rec_on(c->r->agg, (uint32_t)tid, &rec) < 0) {
 			no_memory(c);
 			return;
 		}

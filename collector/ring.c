@@ -420,6 +420,11 @@ static int in_use(const struct ring *r)
 	return st == RING_LIVE || st == RING_DEAD;
 }
 
+int ring_any(void)
+{
+	return __atomic_load_n(&all, __ATOMIC_ACQUIRE) != NULL;
+}
+
 uint64_t ring_dropped(void)
 {
 	uint64_t n;

@@ -10,16 +10,19 @@
  *   <row>
  *   <blank line>
  *
- * The name column is 30 wide and left-aligned, Total Count 11 wide and the
+ * The name column is 30 wide (wider when a name needs it, so that the
+ * columns stay aligned) and left-aligned, Total Count 11 wide and the
  * other columns 17 wide, right-aligned, with four decimals, as MXNet prints
  * them. Sections come in byte order of their titles, as MXNet's std::map
- * gives them. Beyond MXNet's columns, time sections carry "Time (%)" (share
- * of the section's total) and, where a source checks return statuses,
- * "Errors", and end with a "Total" row: the count, total, minimum,
- * maximum and average over every row of the section (PyTorch's
- * total_average), also when --top shows fewer. Counter sections show the values
- * a counter took; the section "Device Storage" shows them as kB, as MXNet does.
- * The last line states how many records were dropped. Event sources may add
+ * gives them. Beyond MXNet's columns, time sections carry "Self Time (ms)"
+ * (the time not spent in slices nested inside, on the same thread:
+ * nest.c), "Time (%)" (share of the section's self time, so a section
+ * sums to 100%) and, where a source checks return statuses, "Errors", and
+ * end with a "Total" row: the count, total, minimum, maximum, average and
+ * self time over every row of the section (PyTorch's total_average), also
+ * when --top shows fewer. Counter sections show the values a counter
+ * took; the section "Device Storage" shows them as kB, as MXNet does. The
+ * last line states how many records were dropped. Event sources may add
  * sections of their own (table_opts.extra) before that line, and the
  * metadata a program added (table_opts.meta) comes first, as a "Metadata"
  * section of key-value lines.
@@ -98,8 +101,8 @@ int table_parse_opts(struct table_opts *o, const char *format,
 		     const char *sort_by)
 {
 	static const char *const formats[] = {"table", "json", "csv"};
-	static const char *const sorts[] = {"total", "avg", "min", "max",
-					    "count"};
+	static const char *const sorts[] = {"total", "avg",   "min",
+					    "max",   "count", "self"};
 	int f = -1, s = -1;
 
 	if (!format) {
@@ -113,7 +116,7 @@ int table_parse_opts(struct table_opts *o, const char *format,
 	if (!sort_by) {
 		s = o->sort;
 	}
-	for (int i = 0; sort_by && i < 5; i++) {
+	for (int i = 0; sort_by && i < 6; i++) {
 		if (strcmp(sort_by, sorts[i]) == 0) {
 			s = i;
 		}
@@ -133,6 +136,7 @@ struct section {
 	int cls;
 	int status;
 	int64_t total;
+	int64_t self;
 	size_t first, count; /* range in the sorted row array */
 };
 
@@ -156,7 +160,16 @@ double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
 
 static double sort_key(const struct agg_row *r, int key)
 {
+	if (key == TABLE_SORT_SELF && r->cls == AGG_TIME) {
+		return (double)r->self;
+	}
 	return table_sort_value(key, r->count, r->total, r->min, r->max);
+}
+
+/* A time row's share of its section's self time, in percent. */
+static double pct(const struct section *s, const struct agg_row *r)
+{
+	return s->self ? 100.0 * (double)r->self / (double)s->self : 0.0;
 }
 
 static int cmp_rows(const void *pa, const void *pb, void *arg)
@@ -209,6 +222,7 @@ static size_t make_sections(struct agg_row *rows, size_t n,
 		}
 		s->count++;
 		s->total = agg_sat_add(s->total, r->total);
+		s->self = agg_sat_add(s->self, r->self);
 		s->status |= r->status;
 	}
 	for (size_t i = 0; i < ns; i++) {
@@ -234,15 +248,14 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
-/* Writes the two header lines of a section: the column names and their
- * underlines, in MXNet's widths. */
-void table_header(struct sbuf *b, const char *const *cols, int ncols)
+/* table_header() with a Name column w wide. */
+static void header_w(struct sbuf *b, const char *const *cols, int ncols, int w)
 {
-	sb_printf(b, "%-*s%*s", NAME_W, "Name", COUNT_W, "Total Count");
+	sb_printf(b, "%-*s%*s", w, "Name", COUNT_W, "Total Count");
 	for (int i = 0; i < ncols; i++) {
 		sb_printf(b, "%*s", COL_W, cols[i]);
 	}
-	sb_printf(b, "\n%-*s%*s", NAME_W, "----", COUNT_W, "-----------");
+	sb_printf(b, "\n%-*s%*s", w, "----", COUNT_W, "-----------");
 	for (int i = 0; i < ncols; i++) {
 		char dashes[COL_W + 1];
 		size_t len = strlen(cols[i]);
@@ -253,18 +266,49 @@ void table_header(struct sbuf *b, const char *const *cols, int ncols)
 	sb_printf(b, "\n");
 }
 
-/* Writes a row's name cell: 30 wide, and at least one space after. */
-void table_row_name(struct sbuf *b, const char *name)
+/* Writes the two header lines of a section: the column names and their
+ * underlines, in MXNet's widths. */
+void table_header(struct sbuf *b, const char *const *cols, int ncols)
+{
+	header_w(b, cols, ncols, NAME_W);
+}
+
+/* Writes a name cell w wide, and at least one space after. */
+static void row_name_w(struct sbuf *b, const char *name, int w)
 {
 	size_t len = strlen(name);
 
-	sb_printf(b, "%-*s%s", NAME_W, name, len >= NAME_W ? " " : "");
+	sb_printf(b, "%-*s%s", w, name, len >= (size_t)w ? " " : "");
+}
+
+/* Writes a row's name cell: 30 wide, and at least one space after. */
+void table_row_name(struct sbuf *b, const char *name)
+{
+	row_name_w(b, name, NAME_W);
+}
+
+/* The Name column's width for the first n rows of section s: MXNet's 30,
+ * or wider to fit the longest name with one space after, so that long
+ * names (C++ functions) keep the columns aligned. */
+static int name_width(const struct section *s, const struct agg_row *rows,
+		      size_t n)
+{
+	size_t w = NAME_W;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(strtab_get(rows[s->first + i].name)) + 1;
+
+		if (len > w) {
+			w = len;
+		}
+	}
+	return w > 4096 ? 4096 : (int)w;
 }
 
 /* Writes the "Total" row of a time section: every row of it, also those
  * --top left out (PyTorch's total_average). */
 static void total_row(struct sbuf *b, const struct section *s,
-		      const struct agg_row *rows)
+		      const struct agg_row *rows, int w)
 {
 	uint64_t count = 0, errors = 0;
 	int64_t min = 0, max = 0;
@@ -280,12 +324,12 @@ static void total_row(struct sbuf *b, const struct section *s,
 		count += r->count;
 		errors += r->errors;
 	}
-	table_row_name(b, "Total");
-	sb_printf(b, "%*llu%*.4f%*.4f%*.4f%*.4f%*.2f", COUNT_W,
+	row_name_w(b, "Total", w);
+	sb_printf(b, "%*llu%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f", COUNT_W,
 		  (unsigned long long)count, COL_W, ms(s->total), COL_W,
 		  ms(min), COL_W, ms(max), COL_W,
 		  count ? ms(s->total) / (double)count : 0.0, COL_W,
-		  s->total ? 100.0 : 0.0);
+		  ms(s->self), COL_W, s->self ? 100.0 : 0.0);
 	if (s->status) {
 		sb_printf(b, "%*llu", COL_W, (unsigned long long)errors);
 	}
@@ -296,34 +340,34 @@ static void text_section(struct sbuf *b, const struct section *s,
 			 const struct agg_row *rows, unsigned top)
 {
 	static const char *const time_cols[] = {
-		"Time (ms)",	 "Min Time (ms)", "Max Time (ms)",
-		"Avg Time (ms)", "Time (%)",	  "Errors"};
+		"Time (ms)",	 "Min Time (ms)",  "Max Time (ms)",
+		"Avg Time (ms)", "Self Time (ms)", "Time (%)",
+		"Errors"};
 	static const char *const counter_cols[] = {"Min Value", "Max Value",
 						   "Avg Value"};
 	static const char *const storage_cols[] = {
 		"Min Use  (kB)", "Max Use  (kB)", "Avg Use  (kB)"};
 	size_t n = top && top < s->count ? top : s->count;
+	int w = name_width(s, rows, n);
 
 	sb_printf(b, "%s\n=================\n", s->title);
 	if (s->cls == AGG_TIME) {
-		table_header(b, time_cols, s->status ? 6 : 5);
+		header_w(b, time_cols, s->status ? 7 : 6, w);
 	} else if (s->cls == AGG_COUNTER) {
-		table_header(b, is_storage(s) ? storage_cols : counter_cols, 3);
+		header_w(b, is_storage(s) ? storage_cols : counter_cols, 3, w);
 	} else {
-		table_header(b, NULL, 0);
+		header_w(b, NULL, 0, w);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct agg_row *r = &rows[s->first + i];
-		table_row_name(b, strtab_get(r->name));
+		row_name_w(b, strtab_get(r->name), w);
 		sb_printf(b, "%*llu", COUNT_W, (unsigned long long)r->count);
 		if (s->cls == AGG_TIME) {
-			double pct = s->total ? 100.0 * (double)r->total /
-							(double)s->total
-					      : 0.0;
-			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.2f", COL_W,
+			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f", COL_W,
 				  ms(r->total), COL_W, ms(r->min), COL_W,
 				  ms(r->max), COL_W,
-				  ms(r->total) / (double)r->count, COL_W, pct);
+				  ms(r->total) / (double)r->count, COL_W,
+				  ms(r->self), COL_W, pct(s, r));
 			if (s->status) {
 				sb_printf(b, "%*llu", COL_W,
 					  (unsigned long long)r->errors);
@@ -338,7 +382,7 @@ static void text_section(struct sbuf *b, const struct section *s,
 		sb_printf(b, "\n");
 	}
 	if (s->cls == AGG_TIME) {
-		total_row(b, s, rows);
+		total_row(b, s, rows, w);
 	}
 	sb_printf(b, "\n");
 }
@@ -353,11 +397,10 @@ static void json_row(struct sbuf *b, const struct section *s,
 		sb_printf(b,
 			  ", \"Total Time\": %.4f, \"Min Time\": %.4f, "
 			  "\"Max Time\": %.4f, \"Avg Time\": %.4f, "
-			  "\"Time (%%)\": %.2f",
+			  "\"Self Time\": %.4f, \"Time (%%)\": %.2f",
 			  ms(r->total), ms(r->min), ms(r->max),
-			  ms(r->total) / (double)r->count,
-			  s->total ? 100.0 * (double)r->total / (double)s->total
-				   : 0.0);
+			  ms(r->total) / (double)r->count, ms(r->self),
+			  pct(s, r));
 		if (s->status) {
 			sb_printf(b, ", \"Errors\": %llu",
 				  (unsigned long long)r->errors);
@@ -412,7 +455,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 {
 	static const char *const kinds[] = {"time_ms", "counter", "marker"};
 
-	sb_printf(b, "section,kind,name,count,total,min,max,avg,percent,"
+	sb_printf(b, "section,kind,name,count,total,min,max,avg,self,percent,"
 		     "errors\n");
 	for (size_t i = 0; i < ns; i++) {
 		const struct section *s = &secs[i];
@@ -425,7 +468,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			sb_csv_str(b, strtab_get(r->name));
 			sb_printf(b, ",%llu", (unsigned long long)r->count);
 			if (s->cls == AGG_MARKER) {
-				sb_printf(b, ",,,,,,\n");
+				sb_printf(b, ",,,,,,,\n");
 				continue;
 			}
 			sb_printf(b, ",%.6f,%.6f,%.6f,%.6f",
@@ -433,12 +476,10 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 				  (double)r->max / div,
 				  (double)r->total / (double)r->count / div);
 			if (s->cls == AGG_TIME) {
-				sb_printf(b, ",%.2f",
-					  s->total ? 100.0 * (double)r->total /
-							     (double)s->total
-						   : 0.0);
+				sb_printf(b, ",%.6f,%.2f",
+					  (double)r->self / div, pct(s, r));
 			} else {
-				sb_printf(b, ",");
+				sb_printf(b, ",,");
 			}
 			if (s->status) {
 				sb_printf(b, ",%llu\n",

@@ -97,13 +97,13 @@ MXPROF_API int mxprof_dump(int finished);
 /*
  * Returns the aggregate tables as a string, in the layout of MXNet's
  * profiler.dumps(). format is "table", "json" or "csv" (one row per line:
- * section,kind,name,count,total,min,max,avg,percent,errors, as `mxprof
- * report --format csv` prints); sort_by is "total", "avg", "min", "max" or
- * "count"; ascending sorts the rows ascending. NULL selects the default
- * ("table", "total"). reset clears every table afterwards, the GPU tables
- * included (the trace keeps every record). The caller frees the string
- * with mxprof_free(). Returns NULL with errno EINVAL for a bad format or
- * sort key, or ENOMEM.
+ * section,kind,name,count,total,min,max,avg,self,percent,errors, as
+ * `mxprof report --format csv` prints); sort_by is "total", "avg", "min",
+ * "max", "count" or "self" (self time); ascending sorts the rows
+ * ascending. NULL selects the default ("table", "total"). reset clears
+ * every table afterwards, the GPU tables included (the trace keeps every
+ * record). The caller frees the string with mxprof_free(). Returns NULL
+ * with errno EINVAL for a bad format or sort key, or ENOMEM.
  */
 MXPROF_API char *mxprof_dumps(int reset, const char *format,
 			      const char *sort_by, int ascending);

@@ -27,7 +27,11 @@
  *                  patched
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
  *                  and calling one as from its caller
+ *   hook_hint.c    the lines at exit when nothing was recorded, or a
+ *                  pattern matched nothing
  *   hook_spec.c    the MXPROF_HOOK patterns and presets
+ *   hook_demangle.c  readable names of hooked C++ functions
+ *   hook_aten.c    PyTorch's names of its operators (@torch)
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
  *   hook_tramp.S   the stubs and the trampolines' fast paths
@@ -315,6 +319,14 @@ const char *hook_elf_version(const struct hook_dyn *d, uint32_t si);
 struct hook_match {
 	uint8_t cat;	/* enum coll_cat                        */
 	uint8_t status; /* it returns a status int (non-zero: error) */
+	uint8_t naming; /* enum hook_naming: how its rows are named */
+};
+
+/* How a hooked function's rows and slices are named, and in which
+ * section. */
+enum hook_naming {
+	HOOK_NAMING_SYMBOL = 0, /* the symbol, in "C API (<library>)"   */
+	HOOK_NAMING_ATEN = 1,	/* "aten::<op>" (hook_aten.c), in "aten" */
 };
 
 /*
@@ -353,8 +365,48 @@ void hook_spec_mark_matched(const char *sym, const char *name,
 			    const char *file);
 
 /* At exit: one line on stderr for each pattern the user named (not one
- * @auto implied) that matched no function. Not signal-safe. */
+ * @auto implied) that matched no function, naming loaded libraries with
+ * similar names; under @auto, one line when nothing was recorded
+ * (hook_hint_empty()). Not signal-safe. */
 void hook_spec_report(void);
+
+/* ---- naming PyTorch's operators (hook_aten.c) --------------------------- */
+
+struct hook_obj;
+
+/*
+ * Writes PyTorch's name of the operator whose entry point is sym
+ * (at::_ops::<struct>::call, mangled), defined in def, into out:
+ * "aten::<op>", without the overload, as torch.autograd.profiler names
+ * it. Returns 0, or -1 when sym is not such an entry point or out is too
+ * small. The first call for an object searches its read-only data for
+ * the operators' names. Patcher's lock held; not hot; allocates.
+ */
+int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
+		   size_t size);
+
+/* ---- hints at exit (hook_hint.c) ---------------------------------------- */
+
+/* When no thread recorded anything: one line on stderr saying so, with
+ * presets (the presets @auto tried, as text) and the loaded libraries that
+ * look like a framework's, each with a pattern to try. At exit only. */
+void hook_hint_empty(const char *presets);
+
+/* Writes into out the loaded libraries whose file names start like
+ * libglob (up to its first '.' or wildcard, at least 4 characters), each
+ * with the pattern libname:sym to try, and returns how many (0: out is
+ * untouched). At exit only. */
+int hook_hint_similar(const char *libglob, const char *sym, char *out,
+		      size_t size);
+
+/* ---- C++ names (hook_demangle.c) ---------------------------------------- */
+
+/*
+ * Returns the demangled name of sym (a malloc'd string for the caller to
+ * free), or NULL when sym is no C++ name or libstdc++'s demangler is not
+ * loaded. Patcher's lock held; not hot; allocates.
+ */
+char *hook_demangle(const char *sym);
 
 /* ---- the real functions behind the wrappers (hook_orig.c) --------------- */
 

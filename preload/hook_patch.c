@@ -39,6 +39,7 @@
  * object pinned (hook_obj.c).
  */
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <dlfcn.h>
@@ -64,9 +65,21 @@ void *hook_patch_stub_for(uintptr_t target, const char *name,
 
 	if (idx < 0) {
 		uint32_t group = hook_obj_group(def);
+		uint32_t id = 0;
+		char op[256];
 
-		idx = hook_table_add(target, strtab_intern(name), group, m->cat,
-				     m->status);
+		if (m->naming == HOOK_NAMING_ATEN &&
+		    hook_aten_name(def, name, op, sizeof(op)) == 0) {
+			id = strtab_intern(op);
+			group = strtab_intern("aten");
+		}
+		if (!id) {
+			char *dem = hook_demangle(name);
+
+			id = strtab_intern(dem ? dem : name);
+			free(dem);
+		}
+		idx = hook_table_add(target, id, group, m->cat, m->status);
 	}
 	if (idx < 0) {
 		return NULL;

@@ -4,7 +4,7 @@
  *
  * A pattern is LIBGLOB:SYMGLOB, two fnmatch globs: one on the defining
  * object's soname or file name, one on the function's name. A preset
- * (@mxnet, @cudart, ...) stands for one pattern with its own category and
+ * (@mxnet, @cudart, ...) stands for patterns with their own category and
  * status rule; @auto stands for every preset, and such "implied" patterns
  * are never reported as unmatched, because the program need not load
  * their libraries.
@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector.h"
@@ -35,26 +36,47 @@ struct pat {
 	char text[160];	 /* as the user wrote it, for messages */
 	uint8_t cat;	 /* enum coll_cat                      */
 	uint8_t status;	 /* returns a status int               */
+	uint8_t naming;	 /* enum hook_naming                   */
+	uint8_t cxx;	 /* sym is a C++ name: match demangled */
+	int8_t preset;	 /* index in presets[], or -1          */
 	uint8_t implied; /* from @auto: never reported unmatched */
 	uint8_t live;	 /* its library is loaded (this scan)  */
 	int matched;
 };
 
-/* A preset: @name stands for one pattern. */
+/* A preset: @name stands for the patterns of every entry of that name. */
 struct preset {
 	const char *name;
 	const char *lib;
 	const char *sym;
 	const char *cat; /* the trace category (cat.c) */
 	uint8_t status;
+	uint8_t naming; /* enum hook_naming */
 };
 
+/*
+ * @torch times ATen's operators at their entry points,
+ * at::_ops::<op>_<overload>::call (not ::redispatch, which runs once per
+ * dispatch key of one call), named and categorized as PyTorch's profiler
+ * and Kineto do: "aten::<op>", cat "cpu_op".
+ */
 static const struct preset presets[] = {
-	{"mxnet", "libmxnet.so", "MX*", "c_api", 1},
-	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1},
-	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0},
-	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0},
-	{"nccl", "libnccl*.so*", "nccl*", "c_api", 0},
+	{"mxnet", "libmxnet.so", "MX*", "c_api", 1, 0},
+	{"torch", "libtorch_cpu.so*", "_ZN2at4_ops*4callE*", "cpu_op", 0,
+	 HOOK_NAMING_ATEN},
+	/* BLAS: the C interface and the Fortran matrix products, in
+	 * OpenBLAS (Debian's is libblas.so.3), the reference BLAS, MKL's
+	 * single dynamic library and BLIS. */
+	{"blas", "lib*blas*.so*", "cblas_*", "c_api", 0, 0},
+	{"blas", "lib*blas*.so*", "*gemm_", "c_api", 0, 0},
+	{"blas", "libmkl_rt.so*", "cblas_*", "c_api", 0, 0},
+	{"blas", "libmkl_rt.so*", "*gemm_", "c_api", 0, 0},
+	{"blas", "libblis*.so*", "cblas_*", "c_api", 0, 0},
+	{"blas", "libblis*.so*", "*gemm_", "c_api", 0, 0},
+	{"cudart", "libcudart.so*", "cuda*", "cuda_runtime", 1, 0},
+	{"cublas", "libcublas*.so*", "cublas*", "c_api", 0, 0},
+	{"cudnn", "libcudnn*.so*", "cudnn*", "c_api", 0, 0},
+	{"nccl", "libnccl*.so*", "nccl*", "c_api", 0, 0},
 };
 
 /* Functions of a status preset that return a string instead. */
@@ -78,8 +100,8 @@ static const char *const never[] = {
 
 static const char syntax[] =
 	"LIBGLOB:SYMGLOB[,...] (fnmatch globs on the defining library's "
-	"file name and the symbol), @auto, @mxnet, @cudart, @cublas, @cudnn, "
-	"@nccl, or none";
+	"file name and the symbol), @auto, @mxnet, @torch, @blas, @cudart, "
+	"@cublas, @cudnn, @nccl, or none";
 
 static struct pat pats[HOOK_PATS];
 static int npats;
@@ -99,7 +121,7 @@ static void trim(char *s)
 }
 
 static int add_pat(const char *lib, const char *sym, const char *text,
-		   uint8_t cat, uint8_t status, uint8_t implied)
+		   uint8_t cat, uint8_t status, uint8_t naming, uint8_t implied)
 {
 	struct pat *p;
 
@@ -114,33 +136,49 @@ static int add_pat(const char *lib, const char *sym, const char *text,
 	snprintf(p->text, sizeof(p->text), "%s", text);
 	p->cat = cat;
 	p->status = status;
+	p->naming = naming;
 	p->implied = implied;
+	p->cxx = strstr(sym, "::") != NULL || strchr(sym, '(') != NULL;
+	p->preset = -1;
 	return 0;
 }
 
-/* Adds the pattern(s) of preset item ("@name" or "@auto"). Returns 0 or
+/* Adds the patterns of preset item ("@name" or "@auto"). Returns 0 or
  * -EINVAL. */
 static int add_preset(const char *item)
 {
 	size_t n = sizeof(presets) / sizeof(presets[0]);
 	int is_auto = strcmp(item + 1, "auto") == 0;
-	size_t k;
+	int found = 0;
 
-	for (k = 0; k < n; k++) {
+	for (size_t k = 0; k < n; k++) {
 		const struct preset *ps = &presets[k];
 
 		if (!is_auto && strcmp(item + 1, ps->name) != 0) {
 			continue;
 		}
 		if (add_pat(ps->lib, ps->sym, item, (uint8_t)cat_id(ps->cat),
-			    ps->status, is_auto) != 0) {
+			    ps->status, ps->naming, is_auto) != 0) {
 			return -EINVAL;
 		}
-		if (!is_auto) {
-			break;
+		pats[npats - 1].preset = (int8_t)k;
+		found = 1;
+	}
+	return found ? 0 : -EINVAL;
+}
+
+/* Returns non-zero when s holds a ':' that is not half of a "::" (a C++
+ * name's scope). */
+static int lone_colon(const char *s)
+{
+	for (const char *c = strchr(s, ':'); c; c = strchr(c + 1, ':')) {
+		if (c[1] == ':') {
+			c++;
+		} else {
+			return 1;
 		}
 	}
-	return !is_auto && k == n ? -EINVAL : 0;
+	return 0;
 }
 
 /* Parses spec into pats. Returns 1 for "none", 0, or -EINVAL. */
@@ -174,7 +212,7 @@ static int parse_spec(const char *spec)
 		char *colon = strchr(it, ':');
 
 		if (!colon || colon == it || !colon[1] ||
-		    strchr(colon + 1, ':')) {
+		    lone_colon(colon + 1)) {
 			return -EINVAL;
 		}
 		*colon = 0;
@@ -186,7 +224,7 @@ static int parse_spec(const char *spec)
 		char text[300];
 
 		snprintf(text, sizeof(text), "%s:%s", it, colon + 1);
-		if (add_pat(it, colon + 1, text, COLL_CAT_CAPI, 0, 0) != 0) {
+		if (add_pat(it, colon + 1, text, COLL_CAT_CAPI, 0, 0, 0) != 0) {
 			return -EINVAL;
 		}
 	}
@@ -227,6 +265,28 @@ void hook_spec_lib_loaded(const char *name, const char *file)
 	}
 }
 
+/*
+ * A symbol as the patterns see it: its name, and its demangled name, made
+ * the first time a C++ pattern asks for it (NULL when it is no C++ name).
+ */
+struct sym_names {
+	const char *sym;
+	char *dem;
+	int tried;
+};
+
+static int sym_matches(const struct pat *p, struct sym_names *s)
+{
+	if (!p->cxx) {
+		return fnmatch(p->sym, s->sym, 0) == 0;
+	}
+	if (!s->tried) {
+		s->dem = hook_demangle(s->sym);
+		s->tried = 1;
+	}
+	return s->dem && fnmatch(p->sym, s->dem, 0) == 0;
+}
+
 static int never_hooked(const char *sym)
 {
 	for (size_t k = 0; k < sizeof(never) / sizeof(*never); k++) {
@@ -240,18 +300,21 @@ static int never_hooked(const char *sym)
 int hook_spec_match(const char *sym, const char *name, const char *file,
 		    struct hook_match *m)
 {
+	struct sym_names sn = {sym, NULL, 0};
+
 	if (never_hooked(sym)) {
 		return 0;
 	}
 	for (int i = 0; i < npats; i++) {
 		const struct pat *p = &pats[i];
 
-		if (!p->live || fnmatch(p->sym, sym, 0) != 0 ||
-		    !lib_matches(p, name, file)) {
+		if (!p->live || !lib_matches(p, name, file) ||
+		    !sym_matches(p, &sn)) {
 			continue;
 		}
 		m->cat = p->cat;
 		m->status = p->status;
+		m->naming = p->naming;
 		for (size_t k = 0;
 		     m->status && k < sizeof(nostatus) / sizeof(*nostatus);
 		     k++) {
@@ -259,41 +322,107 @@ int hook_spec_match(const char *sym, const char *name, const char *file,
 				m->status = 0;
 			}
 		}
+		free(sn.dem);
 		return 1;
 	}
+	free(sn.dem);
 	return 0;
 }
 
 int hook_spec_wanted(const char *sym)
 {
+	struct sym_names sn = {sym, NULL, 0};
+	int r = 0;
+
+	for (int i = 0; i < npats && !r; i++) {
+		r = pats[i].live && sym_matches(&pats[i], &sn);
+	}
+	free(sn.dem);
+	return r;
+}
+
+void hook_spec_mark_matched(const char *sym, const char *name, const char *file)
+{
+	struct sym_names sn = {sym, NULL, 0};
+
 	for (int i = 0; i < npats; i++) {
-		if (pats[i].live && fnmatch(pats[i].sym, sym, 0) == 0) {
+		struct pat *p = &pats[i];
+
+		if (!p->matched && lib_matches(p, name, file) &&
+		    sym_matches(p, &sn)) {
+			p->matched = 1;
+		}
+	}
+	free(sn.dem);
+}
+
+/* The name of the preset p comes from, or "". */
+static const char *preset_of(const struct pat *p)
+{
+	return p->preset >= 0 ? presets[p->preset].name : "";
+}
+
+/* Did some pattern written as text (one preset stands for several) match
+ * a function, or was one before i reported already? */
+static int text_done(int i)
+{
+	for (int k = 0; k < npats; k++) {
+		if (strcmp(pats[k].text, pats[i].text) == 0 &&
+		    (pats[k].matched || (k < i && !pats[k].implied))) {
 			return 1;
 		}
 	}
 	return 0;
 }
 
-void hook_spec_mark_matched(const char *sym, const char *name, const char *file)
-{
-	for (int i = 0; i < npats; i++) {
-		struct pat *p = &pats[i];
-
-		if (!p->matched && fnmatch(p->sym, sym, 0) == 0 &&
-		    lib_matches(p, name, file)) {
-			p->matched = 1;
-		}
-	}
-}
-
 void hook_spec_report(void)
 {
+	char names[256] = "";
+	size_t used = 0;
+	int is_auto = 0;
+
 	for (int i = 0; i < npats; i++) {
-		if (!pats[i].implied && !pats[i].matched) {
+		const struct pat *p = &pats[i];
+		char similar[1024];
+
+		if (p->implied) {
+			/* Each preset once, in the table's order. */
+			int seen = 0;
+
+			for (int k = 0; k < i; k++) {
+				seen |= pats[k].implied &&
+					preset_of(&pats[k]) == preset_of(p);
+			}
+			if (!seen && used < sizeof(names)) {
+				int k = snprintf(names + used,
+						 sizeof(names) - used, "%s@%s",
+						 used ? ", " : "",
+						 preset_of(p));
+
+				used += k > 0 ? (size_t)k : 0;
+			}
+			is_auto = 1;
+			continue;
+		}
+		if (p->matched || text_done(i)) {
+			continue;
+		}
+		if (p->text[0] != '@' &&
+		    hook_hint_similar(p->lib, p->sym, similar,
+				      sizeof(similar)) > 0) {
+			fprintf(stderr,
+				"mxprof: MXPROF_HOOK pattern '%s' matched no "
+				"function; loaded libraries with similar "
+				"names: %s\n",
+				p->text, similar);
+		} else {
 			fprintf(stderr,
 				"mxprof: MXPROF_HOOK pattern '%s' matched no "
 				"function\n",
-				pats[i].text);
+				p->text);
 		}
+	}
+	if (is_auto) {
+		hook_hint_empty(names);
 	}
 }

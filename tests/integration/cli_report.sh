@@ -51,7 +51,7 @@ expect_eq "json step total" "$want" "$(jget r.json '"%.4f" % d["Time"]["cli"]["s
 
 # csv
 "$MX" report --format csv t.json > r.csv
-expect_eq "csv header" "section,kind,name,count,total,min,max,avg,percent,errors" "$(head -1 r.csv)"
+expect_eq "csv header" "section,kind,name,count,total,min,max,avg,self,percent,errors" "$(head -1 r.csv)"
 expect_eq "csv step" 10 "$(awk -F, '$3 == "\"step\"" { print $4 }' r.csv)"
 expect_eq "csv mark" 4 "$(awk -F, '$3 == "\"mark\"" { print $4 }' r.csv)"
 expect_eq "csv rows" 7 "$(wc -l < r.csv)"
@@ -97,6 +97,6 @@ JSON
 expect_eq "kernel row" '"kernel",time_ms,"sgemm",2,0.006000,0.002000,0.004000,0.003000' \
 	"$(grep '"sgemm"' gpu.csv | cut -d, -f1-8)"
 expect_eq "deflate row count" 2 "$(grep '"deflate"' gpu.csv | cut -d, -f4)"
-expect_eq "deflate errors" 1 "$(grep '"deflate"' gpu.csv | cut -d, -f10)"
+expect_eq "deflate errors" 1 "$(grep '"deflate"' gpu.csv | cut -d, -f11)"
 grep -q 'gpu.json: the timeline was capped' gpu.err || fail "no capped warning: $(cat gpu.err)"
 expect_eq "dropped in the table" "Dropped records: 12" "$("$MX" report gpu.json 2>/dev/null | tail -1)"

@@ -1,7 +1,8 @@
 # MXPROF_HOOK's contract: a malformed value gives one stderr line naming
 # MXPROF_HOOK, the value and the accepted syntax, and the program runs
 # unhooked; a pattern that matched nothing gives one line at exit; 'none'
-# hooks nothing; the default (@auto) hooks nothing here and says nothing.
+# hooks nothing; the default (@auto) hooks nothing here, and since nothing
+# was recorded, says so in one line (hook_hints.sh has its wording).
 . "$ROOT/tests/integration/lib.sh"
 . "$ROOT/tests/programs/hooklibs/common.sh"
 hook_build
@@ -41,4 +42,6 @@ expect_eq "none C API slices" 0 "$(capi none)"
 
 run auto
 expect_eq "@auto C API slices" 0 "$(capi auto)"
-expect_eq "@auto stderr lines" 0 "$(grep -c 'MXPROF_HOOK' "$WORK/auto.err" || true)"
+expect_eq "@auto stderr lines" 1 "$(grep -c 'MXPROF_HOOK' "$WORK/auto.err" || true)"
+grep -q '^mxprof: nothing was recorded; MXPROF_HOOK=@auto tried @mxnet' \
+	"$WORK/auto.err" || fail "@auto: no empty-run line"

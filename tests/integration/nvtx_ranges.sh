@@ -38,7 +38,9 @@ NVTX_INJECTION64_PATH=/nonexistent/libothertool.so MXPROF_AUTOSTART=1 \
 	"$prog" 10 >out2.txt 2>err2.txt || fail "the program failed with another tool's path"
 expect_eq "output with another tool" "$("$prog" 10)" "$(cat out2.txt)"
 expect_eq "lines about the other tool" 1 "$(grep -c 'NVTX_INJECTION64_PATH is set to /nonexistent/libothertool.so' err2.txt)"
-expect_eq "mxprof lines" 1 "$(grep -c '^mxprof:' err2.txt)"
+# ... and, since nothing was recorded, the line that says so.
+expect_eq "mxprof lines" 2 "$(grep -c '^mxprof:' err2.txt)"
+expect_eq "empty-run line" 1 "$(grep -c '^mxprof: nothing was recorded; ' err2.txt)"
 [ ! -e other.json ] || expect_eq "NVTX spans with another tool" 0 \
 	"$(python3 "$ROOT/tests/tools/tracecheck.py" other.json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["spans"]))')"
 

@@ -291,6 +291,65 @@ static void test_agg_totals_saturate_instead_of_wrapping(void **st)
 	assert_int_equal(agg_sat_add(-7, 3), -4);
 }
 
+#define MS 1000000LL
+
+/* A slice of thread tid from t0 to t0 + dur ms, as the drain adds it. */
+static void slice(struct agg *a, uint64_t tid, uint32_t name, int64_t t0,
+		  int64_t dur)
+{
+	struct agg_sample s = {
+		.group = 1, .name = name, .kind = COLL_SPAN, .value = dur * MS};
+
+	assert_int_equal(agg_add_at(a, tid, (uint64_t)(t0 * MS), &s), 0);
+}
+
+/* outer (10 ms) holds a (3 ms) and b (4 ms); a holds c (1 ms). Slices come
+ * in the order they end: c, a, b, outer. outer's self time is 10 - 3 - 4
+ * = 3 ms (c is a's child, not outer's), a's 2 ms, b's 4, c's 1; the
+ * selves sum to outer's time. */
+static void test_agg_self_time_subtracts_direct_children(void **st)
+{
+	struct agg *a = agg_create();
+	struct agg_row *rows;
+	size_t n;
+
+	(void)st;
+	slice(a, 7, 3, 1, 1);  /* c: 1..2      */
+	slice(a, 7, 1, 1, 3);  /* a: 1..4      */
+	slice(a, 7, 2, 5, 4);  /* b: 5..9      */
+	slice(a, 7, 0, 0, 10); /* outer: 0..10 */
+	slice(a, 7, 0, 20, 2); /* outer again, no children */
+	rows = agg_rows(a, &n);
+	assert_int_equal(n, 4);
+	assert_int_equal(find(rows, n, 1, 0, AGG_TIME)->total, 12 * MS);
+	assert_int_equal(find(rows, n, 1, 0, AGG_TIME)->self, 5 * MS);
+	assert_int_equal(find(rows, n, 1, 1, AGG_TIME)->self, 2 * MS);
+	assert_int_equal(find(rows, n, 1, 2, AGG_TIME)->self, 4 * MS);
+	assert_int_equal(find(rows, n, 1, 3, AGG_TIME)->self, 1 * MS);
+	free(rows);
+	agg_destroy(a);
+}
+
+/* A slice on another thread inside outer's time is not its child; a
+ * sample added without a thread keeps its whole time as self time. */
+static void test_agg_self_time_keeps_threads_apart(void **st)
+{
+	struct agg *a = agg_create();
+	struct agg_row *rows;
+	size_t n;
+
+	(void)st;
+	slice(a, 8, 1, 2, 3);
+	slice(a, 7, 0, 0, 10);
+	add(a, 1, 2, COLL_SPAN, 0, 6 * MS);
+	rows = agg_rows(a, &n);
+	assert_int_equal(find(rows, n, 1, 0, AGG_TIME)->self, 10 * MS);
+	assert_int_equal(find(rows, n, 1, 1, AGG_TIME)->self, 3 * MS);
+	assert_int_equal(find(rows, n, 1, 2, AGG_TIME)->self, 6 * MS);
+	free(rows);
+	agg_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +365,8 @@ int main(void)
 		cmocka_unit_test(test_agg_grows_to_10000_rows),
 		cmocka_unit_test(test_agg_rows_of_empty_set_is_empty),
 		cmocka_unit_test(test_agg_totals_saturate_instead_of_wrapping),
+		cmocka_unit_test(test_agg_self_time_subtracts_direct_children),
+		cmocka_unit_test(test_agg_self_time_keeps_threads_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -683,32 +683,27 @@ static void test_chrome_tables_file_has_expected_rows(void **st)
 	static const char *const lines[] = {
 		"Profile Statistics:\n",
 		"\nuser\n=================\n",
+		/* outer holds inner: each has 0.75 ms of self time a thread. */
 		"\nouter                                   3           4.5000  "
-		"  "
-		"       1.5000           1.5000           1.5000            "
-		"66.67                0\n",
+		"         1.5000           1.5000           1.5000           "
+		"2.2500            50.00                0\n",
 		"\ninner                                   3           2.2500  "
-		"  "
-		"       0.7500           0.7500           0.7500            "
-		"33.33                3\n",
+		"         0.7500           0.7500           0.7500           "
+		"2.2500            50.00                3\n",
 		"\ncounters\n=================\n",
 		"\nqueue depth                             6          -3.0000  "
-		"  "
-		"       7.0000           1.5000\n",
+		"         7.0000           1.5000\n",
 		"\nframes\n=================\n",
 		"\nframe                                   3           0.0480  "
-		"  "
-		"       0.0160           0.0160           0.0160           "
-		"100.00\n",
+		"         0.0160           0.0160           0.0160           "
+		"0.0480           100.00\n",
 		"\nstep                                  600           0.3000  "
-		"  "
-		"       0.0005           0.0005           0.0005           "
-		"100.00\n",
+		"         0.0005           0.0005           0.0005           "
+		"0.3000           100.00\n",
 		/* Every record counted, also the 76 the timeline dropped. */
 		"\nflood                                1101           0.1101  "
-		"  "
-		"       0.0001           0.0001           0.0001           "
-		"100.00\n",
+		"         0.0001           0.0001           0.0001           "
+		"0.1101           100.00\n",
 		"\nuser (markers)\n=================\n",
 		"\nmarker                                  3\n",
 	};

@@ -63,8 +63,8 @@ static const char golden_text[] =
 	"    Note the difference in units for different entries.\n"
 	"Device Storage\n"
 	"=================\n"
-	"Name                          Total Count    Min Use  (kB)    Max "
-	"Use  (kB)    Avg Use  (kB)\n"
+	"Name                          Total Count    Min Use  (kB)    Max Use "
+	" (kB)    Avg Use  (kB)\n"
 	"----                          -----------    -------------    "
 	"-------------    -------------\n"
 	"Memory: cpu/0                           3           0.0240          "
@@ -73,46 +73,59 @@ static const char golden_text[] =
 	"MXNET_C_API\n"
 	"=================\n"
 	"Name                          Total Count        Time (ms)    Min "
-	"Time (ms)    Max Time (ms)    Avg Time (ms)         Time (%)\n"
+	"Time (ms)    Max Time (ms)    Avg Time (ms)   Self Time (ms)         "
+	"Time (%)\n"
 	"----                          -----------        ---------    "
-	"-------------    -------------    -------------         --------\n"
+	"-------------    -------------    -------------   --------------      "
+	"   --------\n"
 	"MXImperativeInvoke                      2           0.3360           "
-	"0.0990           0.2370           0.1680            72.73\n"
+	"0.0990           0.2370           0.1680           0.3360            "
+	"72.73\n"
 	"MXNDArrayCreate                         1           0.1050           "
-	"0.1050           0.1050           0.1050            22.73\n"
+	"0.1050           0.1050           0.1050           0.1050            "
+	"22.73\n"
 	"MXNDArrayGetShape                       3           0.0210           "
-	"0.0000           0.0160           0.0070             4.55\n"
-	"Total                                   6           0.4620        "
-	"   0.0000           0.2370           0.0770           100.00\n"
+	"0.0000           0.0160           0.0070           0.0210             "
+	"4.55\n"
+	"Total                                   6           0.4620           "
+	"0.0"
+	"000           0.2370           0.0770           0.4620           "
+	"100.00\n"
 	"\n"
 	"operator\n"
 	"=================\n"
 	"Name                          Total Count        Time (ms)    Min "
-	"Time (ms)    Max Time (ms)    Avg Time (ms)         Time (%)        "
-	"   Errors\n"
+	"Time (ms)    Max Time (ms)    Avg Time (ms)   Self Time (ms)         "
+	"Time (%)           Errors\n"
 	"----                          -----------        ---------    "
-	"-------------    -------------    -------------         --------    "
-	"       ------\n"
+	"-------------    -------------    -------------   --------------      "
+	"   --------           ------\n"
 	"sum                                     1           0.0520           "
-	"0.0520           0.0520           0.0520            55.91           "
-	"     0\n"
+	"0.0520           0.0520           0.0520           0.0520            "
+	"55.91                0\n"
 	"diag                                    1           0.0410           "
-	"0.0410           0.0410           0.0410            44.09           "
-	"     1\n"
-	"Total                                   2           0.0930        "
-	"   0.0410           0.0520           0.0465           100.00      "
-	"          1\n"
+	"0.0410           0.0410           0.0410           0.0410            "
+	"44.09                1\n"
+	"Total                                   2           0.0930           "
+	"0.0410      "
+	"     0.0520           0.0465           0.0930           100.00        "
+	"        1\n"
 	"\n"
 	"user\n"
 	"=================\n"
 	"Name                          Total Count        Time (ms)    Min "
-	"Time (ms)    Max Time (ms)    Avg Time (ms)         Time (%)\n"
+	"Time (ms)    Max Time (ms)    Avg Time (ms)   Self Time (ms)         "
+	"Time (%)\n"
 	"----                          -----------        ---------    "
-	"-------------    -------------    -------------         --------\n"
+	"-------------    -------------    -------------   --------------      "
+	"   --------\n"
 	"train                                   1           1.5000           "
-	"1.5000           1.5000           1.5000           100.00\n"
-	"Total                                   1           1.5000        "
-	"   1.5000           1.5000           1.5000           100.00\n"
+	"1.5000           1.5000           1.5000           1.5000           "
+	"100.00\n"
+	"Total                                   1           1.5000           "
+	"1.5"
+	"000           1.5000           1.5000           1.5000           "
+	"100.00\n"
 	"\n"
 	"user (counters)\n"
 	"=================\n"
@@ -311,8 +324,8 @@ static void test_table_top_limits_rows_per_section(void **st)
 	assert_string_equal(rows, "sum,diag");
 	section_rows(t, "user", rows, sizeof(rows));
 	assert_string_equal(rows, "train");
-	/* Percentages stay shares of the whole section. */
-	assert_non_null(strstr(t, "0.1680            72.73\n"));
+	/* Percentages stay shares of the whole section's self time. */
+	assert_non_null(strstr(t, "0.3360            72.73\n"));
 	free(t);
 
 	o.top = 1;
@@ -338,10 +351,12 @@ static void test_table_total_row_covers_rows_top_leaves_out(void **st)
 	char *t = table_format(a, &o);
 	assert_non_null(strstr(t, "\nMXImperativeInvoke                      2 "
 				  "          0.3360           0.0990           "
-				  "0.2370           0.1680            72.73\n"
+				  "0.2370           0.1680           0.3360    "
+				  "        72.73\n"
 				  "Total                                   6 "
 				  "          0.4620           0.0000           "
-				  "0.2370           0.0770           100.00\n"
+				  "0.2370           0.0770           0.4620    "
+				  "       100.00\n"
 				  "\n"));
 	int totals = 0;
 	for (const char *p = t; (p = strstr(p, "\nTotal ")); p++) {
@@ -360,28 +375,28 @@ static void test_table_category_selects_sections(void **st)
 	(void)st;
 	char *t = table_format(a, &o);
 	assert_string_equal(
-		t,
-		"Profile Statistics:\n"
-		"    Note the difference in units for different entries.\n"
-		"operator\n"
-		"=================\n"
-		"Name                          Total Count        Time (ms)    "
-		"Min Time (ms)    Max Time (ms)    Avg Time (ms)         Time "
-		"(%)           Errors\n"
-		"----                          -----------        ---------    "
-		"-------------    -------------    -------------         "
-		"--------           ------\n"
-		"sum                                     1           0.0520    "
-		"       0.0520           0.0520           0.0520            "
-		"55.91                0\n"
-		"diag                                    1           0.0410    "
-		"       0.0410           0.0410           0.0410            "
-		"44.09                1\n"
-		"Total                                   2           0.0930    "
-		"       0.0410           0.0520           0.0465           "
-		"100.00                1\n"
-		"\n"
-		"Dropped records: 3\n");
+		t, "Profile Statistics:\n"
+		   "    Note the difference in units for different entries.\n"
+		   "operator\n"
+		   "=================\n"
+		   "Name                          Total Count        Time (ms) "
+		   "   Min Time (ms)    Max Time (ms)    Avg Time (ms)   Self "
+		   "Time (ms)         Time (%)           Errors\n"
+		   "----                          -----------        --------- "
+		   "   -------------    -------------    -------------   "
+		   "--------------         --------           ------\n"
+		   "sum                                     1           0.0520 "
+		   "          0.0520           0.0520           0.0520         "
+		   "  0.0520            55.91                0\n"
+		   "diag                                    1           0.0410 "
+		   "          0.0410           0.0410           0.0410         "
+		   "  0.0410            44.09                1\n"
+		   "Total                                   2           0.0930 "
+		   "          0.0410      "
+		   "     0.0520           0.0465           0.0930           "
+		   "100.00                1\n"
+		   "\n"
+		   "Dropped records: 3\n");
 	free(t);
 
 	/* A full title selects one section; a group name all of its. */
@@ -499,6 +514,8 @@ static void test_table_json_parses_back_to_exact_values(void **st)
 				"Errors", NULL};
 	assert_null(yajl_tree_get(root, no_err, yajl_t_any));
 	NUM(root, 100, "Time", "user", "train", "Time (%)");
+	NUM(root, 0.336, "Time", "MXNET_C_API", "MXImperativeInvoke",
+	    "Self Time");
 	NUM(root, 1.5, "Time", "user", "train", "Total Time");
 
 	NUM(root, 3, "Counter", "Device Storage", "Memory: cpu/0",
@@ -614,25 +631,28 @@ static void test_table_csv_has_header_and_one_line_per_row(void **st)
 	assert_int_equal(table_parse_opts(&o, "csv", "total"), 0);
 	char *t = table_format(a, &o);
 	assert_string_equal(
-		t, "section,kind,name,count,total,min,max,avg,percent,errors\n"
-		   "\"Device Storage\",counter,\"Memory: "
-		   "cpu/0\",3,192160.000000,24.000000,96076.000000,64053."
-		   "333333,,\n"
-		   "\"MXNET_C_API\",time_ms,\"MXImperativeInvoke\",2,0."
-		   "336000,0.099000,0.237000,0.168000,72.73,\n"
-		   "\"MXNET_C_API\",time_ms,\"MXNDArrayCreate\",1,0.105000,0."
-		   "105000,0.105000,0.105000,22.73,\n"
-		   "\"MXNET_C_API\",time_ms,\"MXNDArrayGetShape\",3,0.021000,"
-		   "0.000000,0.016000,0.007000,4.55,\n"
-		   "\"operator\",time_ms,\"sum\",1,0.052000,0.052000,0."
-		   "052000,0.052000,55.91,0\n"
-		   "\"operator\",time_ms,\"diag\",1,0.041000,0.041000,0."
-		   "041000,0.041000,44.09,1\n"
-		   "\"user\",time_ms,\"train\",1,1.500000,1.500000,1.500000,"
-		   "1.500000,100.00,\n"
-		   "\"user (counters)\",counter,\"loss\",2,8.000000,3.000000,"
-		   "5.000000,4.000000,,\n"
-		   "\"user (markers)\",marker,\"epoch\",2,,,,,,\n");
+		t,
+		"section,kind,name,count,total,min,max,avg,self,percent,"
+		"errors\n"
+		"\"Device Storage\",counter,\"Memory: "
+		"cpu/"
+		"0\",3,192160.000000,24.000000,96076.000000,64053.333333,,,\n"
+		"\"MXNET_C_API\",time_ms,\"MXImperativeInvoke\",2,0.336000,0."
+		"099000,0.237000,0.168000,0.336000,72.73,\n"
+		"\"MXNET_C_API\",time_ms,\"MXNDArrayCreate\",1,0.105000,0."
+		"105000,0.105000,0.105000,0.105000,22.73,\n"
+		"\"MXNET_C_API\",time_ms,\"MXNDArrayGetShape\",3,0.021000,0."
+		"000000,0.016000,0.007000,0.021000,4.55,\n"
+		"\"operator\",time_ms,\"sum\",1,0.052000,0.052000,0.052000,0."
+		"052000,0.052000,55.91,0\n"
+		"\"operator\",time_ms,\"diag\",1,0.041000,0.041000,0.041000,0."
+		"041000,0.041000,44.09,1\n"
+		"\"user\",time_ms,\"train\",1,1.500000,1.500000,1.500000,1."
+		"500000,1.500000,100.00,\n"
+		"\"user "
+		"(counters)\",counter,\"loss\",2,8.000000,3.000000,5.000000,4."
+		"000000,,,\n"
+		"\"user (markers)\",marker,\"epoch\",2,,,,,,,\n");
 	free(t);
 
 	/* Quotes in names are doubled. */
@@ -640,8 +660,9 @@ static void test_table_csv_has_header_and_one_line_per_row(void **st)
 	add(a, "q", "say \"hi\", twice", COLL_INSTANT, 0, 0);
 	t = table_format(a, &o);
 	assert_string_equal(
-		t, "section,kind,name,count,total,min,max,avg,percent,errors\n"
-		   "\"q\",marker,\"say \"\"hi\"\", twice\",1,,,,,,\n");
+		t, "section,kind,name,count,total,min,max,avg,self,percent,"
+		   "errors\n"
+		   "\"q\",marker,\"say \"\"hi\"\", twice\",1,,,,,,,\n");
 	free(t);
 	agg_destroy(a);
 }
@@ -650,12 +671,12 @@ static void test_table_parse_opts_accepts_names_and_rejects_others(void **st)
 {
 	struct table_opts o = {0};
 	static const char *const formats[] = {"table", "json", "csv"};
-	static const char *const sorts[] = {"total", "avg", "min", "max",
-					    "count"};
+	static const char *const sorts[] = {"total", "avg",   "min",
+					    "max",   "count", "self"};
 
 	(void)st;
 	for (int f = 0; f < 3; f++) {
-		for (int s = 0; s < 5; s++) {
+		for (int s = 0; s < 6; s++) {
 			assert_int_equal(
 				table_parse_opts(&o, formats[f], sorts[s]), 0);
 			assert_int_equal(o.format, f);
@@ -695,6 +716,46 @@ static void test_table_parse_opts_accepts_names_and_rejects_others(void **st)
 	}
 }
 
+/* Self time: outer (10 ms) holds a (3 ms) and b (4 ms) on one thread.
+ * The Self Time column shows 3, 3 and 4 ms, Time (%) shares of the
+ * section's self time (30%, 30%, 40%: 100 together), and sort_by "self"
+ * puts b first although outer has the most time. */
+static void test_table_self_time_column_and_sort(void **st)
+{
+	struct agg *a = agg_create();
+	struct table_opts o = {0};
+	static const struct {
+		const char *name;
+		int64_t t0, dur;
+	} slices[] = {{"a", 1, 3}, {"b", 5, 4}, {"outer", 0, 10}};
+
+	(void)st;
+	for (int i = 0; i < 3; i++) {
+		struct agg_sample s = {.group = strtab_intern("nest"),
+				       .name = strtab_intern(slices[i].name),
+				       .kind = COLL_SPAN,
+				       .value = slices[i].dur * 1000000};
+
+		assert_int_equal(
+			agg_add_at(a, 1, (uint64_t)slices[i].t0 * 1000000, &s),
+			0);
+	}
+	assert_int_equal(table_parse_opts(&o, "table", "self"), 0);
+	o.category = "nest";
+	char *t = table_format(a, &o);
+	char rows[128];
+
+	section_rows(t, "nest", rows, sizeof(rows));
+	assert_string_equal(rows, "b,a,outer");
+	assert_non_null(strstr(t, "\nouter                                   1"
+				  "          10.0000          10.0000          "
+				  "10.0000          10.0000           3.0000"
+				  "            30.00\n"));
+	assert_non_null(strstr(t, "           4.0000            40.00\n"));
+	free(t);
+	agg_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +771,7 @@ int main(void)
 		cmocka_unit_test(
 			test_table_total_row_covers_rows_top_leaves_out),
 		cmocka_unit_test(test_table_category_selects_sections),
+		cmocka_unit_test(test_table_self_time_column_and_sort),
 		cmocka_unit_test(test_table_json_parses_back_to_exact_values),
 		cmocka_unit_test(test_table_json_escapes_names),
 		cmocka_unit_test(

@@ -6,7 +6,8 @@
  * the collector's own formatter, so that the output is byte for byte what
  * the library wrote into X.stats.txt:
  *
- *   "X" -> COLL_SPAN (COLL_FRAME when args has "frame"), value = dur in ns
+ *   "X" -> COLL_SPAN (COLL_FRAME when args has "frame"), value = dur in ns,
+ *          self time from the slices of its thread before it (nest.c)
  *   "i" -> COLL_INSTANT, flags = the scope ("g", "p", "t")
  *   "C" -> COLL_COUNTER, value = args.value, section = the top-level "group"
  *
@@ -35,6 +36,7 @@ struct rp_ctx {
 	const char *path;
 	struct agg *agg;
 	struct rp_cache_ent *cache;
+	uint64_t file; /* which file of the command, for thread keys */
 	int failed;
 };
 
@@ -131,7 +133,13 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 		c->failed = 1;
 		return -ENOSPC;
 	}
-	if (agg_add(c->agg, &s) < 0) {
+	/* A slice's self time comes from the slices of its thread (pid, tid,
+	 * in this file) before it: mxprof writes each thread's slices in the
+	 * order they ended. */
+	uint64_t thread =
+		c->file << 48 ^ (uint64_t)ev->pid << 24 ^ (uint64_t)ev->tid;
+
+	if (agg_add_at(c->agg, thread, (uint64_t)ev->ts_ns, &s) < 0) {
 		util_err("out of memory while aggregating");
 		c->failed = 1;
 		return -ENOMEM;
@@ -162,7 +170,8 @@ enum trace_status cmd_report_aggregate_meta(const char *path, struct agg *a,
 					    uint64_t *dropped,
 					    struct trace_meta *m)
 {
-	struct rp_ctx c = {.path = path, .agg = a};
+	static uint64_t files;
+	struct rp_ctx c = {.path = path, .agg = a, .file = ++files};
 	uint64_t at;
 	enum trace_status st;
 
@@ -222,7 +231,8 @@ static const char rp_help[] =
 	"stderr, and the exit status stays 0.\n"
 	"\n"
 	"options:\n"
-	"  -s, --sort KEY        sort rows by total, avg, min, max or count\n"
+	"  -s, --sort KEY        sort rows by total, avg, min, max, count or\n"
+	"                        self (self time)\n"
 	"                        (default total)\n"
 	"  -a, --ascending       smallest first (default: largest first)\n"
 	"  -f, --format FMT      table (default), json or csv\n"
