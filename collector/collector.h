@@ -241,8 +241,8 @@ struct coll_config {
 	int world_size;		  /* 0 when unknown                  */
 	int has_local_rank;	  /* local_rank is known             */
 	int local_rank;
-	int dump_signal;	  /* for the status file, 0 = none */
-	int dump_signal_taken;	  /* the program's own handler has it */
+	int dump_signal;       /* for the status file, 0 = none */
+	int dump_signal_taken; /* the program's own handler has it */
 	/* Non-zero: an earlier image of this process (before exec) began
 	 * the journal of output; append to it, and start the tables from
 	 * its records. */
