@@ -48,6 +48,11 @@ int cupti_setup(unsigned want, const char *self_path);
 struct coll_source;
 extern const struct coll_source cupti_source;
 
+/* set_config(profile_memory): device memory records made from now on
+ * count (on) or are left out of the trace and Device Storage. Any
+ * thread; takes a lock of its own. */
+void cupti_memory_switch(int on);
+
 /* Names device in the trace's GPU track (NVTX). Any thread, lock-free. */
 void cupti_name_device(int device, const char *name);
 

@@ -212,6 +212,19 @@ void events_meta(struct coll_trace *t, const char *what, int64_t pid,
 void events_devices(struct out *o, int *first);
 void events_write(struct coll_trace *t);
 
+/* ---- memswitch.c: profile_memory, by time ---------------------------------
+ */
+
+/* Notes that device memory records count (on) or not from time at (the
+ * records' clock) on. Any thread. */
+void memswitch_set_at(int on, uint64_t at);
+
+/* Returns non-zero when device memory records of time t count. */
+int memswitch_on_at(uint64_t t);
+
+/* Forgets every change: memory records count again (tests). */
+void memswitch_reset(void);
+
 /* ---- occupancy.c: a kernel's estimated occupancy ----------------------- */
 
 /* Returns kernel k's "est. achieved occupancy %" as Kineto computes it on

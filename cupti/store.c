@@ -91,6 +91,10 @@ int store_push(const struct gpu_rec *r, size_t n)
 		    !coll_recording_at(r[i].start)) {
 			continue;
 		}
+		/* set_config(profile_memory=0) at the allocation's time. */
+		if (r[i].kind == GPU_MEMORY && !memswitch_on_at(r[i].start)) {
+			continue;
+		}
 		size_t k = c / CHUNK_RECS;
 		if (k >= MAX_CHUNKS) {
 			store_note_dropped(n - i);

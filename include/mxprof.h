@@ -58,12 +58,14 @@ typedef struct mxprof_marker mxprof_marker;
  *  - "continuous_dump" (0/1), "dump_period" (seconds), "max_trace_mb"
  *    (MiB, 0 for no cap).
  *  - "profile_api" (0/1): times hooked C API calls (the api source of
- *    MXPROF_TRACE) or stops timing them, from now on. "profile_all" (0/1)
- *    does the same for every source a switch exists for (this version:
- *    api). "profile_memory", "profile_imperative", "profile_symbolic",
- *    "aggregate_stats" (0/1) are accepted and change nothing: MXNet's
- *    engine operators are not told apart from other calls, device memory
- *    follows MXPROF_TRACE, and the tables are always kept.
+ *    MXPROF_TRACE) or stops timing them, from now on. "profile_memory"
+ *    (0/1): records device allocations and frees (the memory source:
+ *    Device Storage and the GPU memory counters) or leaves out those made
+ *    from now on; it can turn on only what MXPROF_TRACE turned on at
+ *    start. "profile_all" (0/1) does both. "profile_imperative",
+ *    "profile_symbolic", "aggregate_stats" (0/1) are accepted and change
+ *    nothing: MXNet's engine operators are not told apart from other
+ *    calls, and the tables are always kept.
  *  - "profile_process" ("worker"; "server" is accepted),
  *    "gpu_memory_profile_filename_prefix" (ignored).
  * Returns 0, or -EINVAL for an unknown key or a bad value (with one line

@@ -4,8 +4,9 @@
  * Keys act at once, as in MXNet: "filename" names the files of the next
  * dump (recording that began keeps its journal where it is), and the
  * profile_* switches turn sources on and off while the program runs:
- * profile_api the api source (hooked C API calls), profile_all every
- * source a switch exists for. MXNet's profile_imperative and
+ * profile_api the api source (hooked C API calls), profile_memory the
+ * memory source (device allocations, cupti/memswitch.c), profile_all
+ * both. MXNet's profile_imperative and
  * profile_symbolic select its own engine's operators, which mxprof does
  * not see apart from other calls: they are accepted and change nothing.
  */
@@ -18,12 +19,26 @@
 #include "collector.h"
 #include "mxprof.h"
 #include "preload.h"
+#ifdef MXPROF_WITH_CUDA
+#include "cupti.h"
+#endif
 
 static int bad_config(const char *key, const char *value, const char *ok)
 {
 	fprintf(stderr, "mxprof: set_config(%s='%s'): accepted: %s\n", key,
 		value ? value : "(null)", ok);
 	return -EINVAL;
+}
+
+/* profile_memory: the memory source (device allocations, as Device
+ * Storage and the GPU memory counters), from now on. */
+static void memory_switch(int on)
+{
+#ifdef MXPROF_WITH_CUDA
+	cupti_memory_switch(on);
+#else
+	(void)on;
+#endif
 }
 
 int mxprof_set_config(const char *key, const char *value)
@@ -105,10 +120,14 @@ int mxprof_set_config(const char *key, const char *value)
 		if (!strcmp(key, "continuous_dump")) {
 			s->continuous_dump = on;
 			coll_set_dump_period(on ? s->dump_period_s : 0);
-		} else if (!strcmp(key, "profile_api") ||
-			   !strcmp(key, "profile_all")) {
+		} else if (!strcmp(key, "profile_api")) {
 			/* The api source: hooked C API calls. */
 			state_set_api(on);
+		} else if (!strcmp(key, "profile_memory")) {
+			memory_switch(on);
+		} else if (!strcmp(key, "profile_all")) {
+			state_set_api(on);
+			memory_switch(on);
 		}
 		return 0;
 	}

@@ -157,9 +157,10 @@ def set_config(**kwargs):
     profile_memory, profile_api, continuous_dump, dump_period,
     aggregate_stats, max_trace_mb. Booleans become "1" and "0". filename
     names the files of the next dump, also after recording began (one line
-    on stderr then). profile_api (and profile_all) turns the timing of
-    hooked C API calls off and on; the other profile_* keys change nothing
-    (see include/mxprof.h). Raises ValueError for a key or value the
+    on stderr then). profile_api turns the timing of hooked C API calls
+    off and on, profile_memory the recording of device allocations,
+    profile_all both; the other profile_* keys change nothing (see
+    include/mxprof.h). Raises ValueError for a key or value the
     library rejects."""
     _worker_only(kwargs.pop("profile_process", "worker"))
     for key, value in kwargs.items():
