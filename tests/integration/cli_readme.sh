@@ -6,7 +6,9 @@
 # "train"), ./serve a program that waits until told to end; `pgrep -n
 # serve` finds that program; rank0.json and rank1.json come from two runs
 # with RANK set; the journal for `recover` from a ./serve killed with
-# SIGKILL after a dump (its trace removed, as after a crash).
+# SIGKILL after a dump (its trace removed, as after a crash); the PyTorch
+# example's script through a link to the checkout's tests/ (its two lines
+# are passed over, with one line, where /usr/bin/python3 has no torch).
 . "$ROOT/tests/integration/lib.sh"
 mxprof_command
 mxprof() { "$MX" "$@"; }
@@ -15,6 +17,9 @@ ln -s "$BUILD/programs/cli_tasks" bin/serve
 printf '#!/bin/sh\nexec "%s"\n' "$BUILD/examples/demo" > train
 printf '#!/bin/sh\nexec "%s" -u 200 -w "%s"\n' "$WORK/bin/serve" "$WORK/go" > serve
 chmod +x train serve
+ln -s "$ROOT/tests" tests
+torch=1
+/usr/bin/python3 -c 'import torch' 2>/dev/null || torch=0
 # pgrep as the README calls it, limited to this test's ./serve once it
 # is ready.
 pgrep() {
@@ -33,9 +38,9 @@ for line in open(sys.argv[1]):
         print(line.strip())
 PYEOF
 cat commands.txt
-expect_eq "mxprof lines in the README's sh blocks" 9 "$(wc -l < commands.txt)"
+expect_eq "mxprof lines in the README's sh blocks" 11 "$(wc -l < commands.txt)"
 
-n=0 bg=
+n=0 ran=0 bg=
 while IFS= read -r cmd; do
 	n=$((n + 1))
 	case "$cmd" in
@@ -51,7 +56,15 @@ while IFS= read -r cmd; do
 		wait $pid || true
 		rm -f job.json job.stats.txt ;;
 	esac
+	case "$cmd" in
+	*torch_train.py* | *'--category aten'*)
+		if [ $torch = 0 ]; then
+			echo "skip: $cmd (no torch for /usr/bin/python3)"
+			continue
+		fi ;;
+	esac
 	echo "+ $cmd"
+	ran=$((ran + 1))
 	set +e
 	case "$cmd" in
 	*'&') eval "$cmd" > "out.$n" 2> "err.$n"; bg=$!; rc=0 ;;
@@ -76,7 +89,12 @@ while IFS= read -r cmd; do
 		expect_eq "merge: processes with slices" 2 "$(jget all.json 'len({e["pid"] for e in d["traceEvents"] if e["ph"] == "X"})')" ;;
 	*recover*)
 		expect_eq "recovered steps" 10 "$(row_count job.stats.txt cli step)" ;;
+	*'--category aten --top 12'*)
+		expect_eq "aten: the section alone" "aten" "$(sed -n 3p "out.$n")"
+		expect_eq "aten: 12 operator rows" 12 "$(grep -c '^aten::' "out.$n")"
+		expect_eq "aten: conv2d 7 times" 7 "$(row_count "out.$n" aten aten::conv2d)" ;;
 	esac
 done < commands.txt
-expect_eq "commands run" 9 "$n"
+expect_eq "commands read" 11 "$n"
+expect_eq "commands run" $((9 + 2 * torch)) "$ran"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"
