@@ -53,7 +53,7 @@ grep -q '^py_counter  *1  *100.0000  *100.0000  *100.0000$' api.stats.txt ||
 echo "ok: C and Python counters created with 100 record one sample of 100"
 expect_eq "no sample for a counter created with 0" 0 "$(grep -c '^c_zero' api.stats.txt || true)"
 
-expect_eq "csv header" "section,kind,name,count,total,min,max,avg,percent,errors" "$(head -1 csv.txt)"
+expect_eq "csv header" "section,kind,name,count,total,min,max,avg,self,percent,errors" "$(head -1 csv.txt)"
 expect_eq "csv step count" 3 "$(awk -F, '$3 == "\"step\"" { print $4 }' csv.txt)"
 
 expect_eq "steps at dump(True)" 3 "$(row_count first.txt api step)"

@@ -88,7 +88,9 @@ for line in open(sys.argv[2]):
     if not line.strip():
         col = None
         continue
-    if col is not None and not line.startswith("----"):
+    # The Total row sums its section; the rows are what is summed here.
+    if col is not None and not line.startswith("----") and \
+            not line.startswith("Total "):
         f = line.split()
         selfsum += float(f[col]) * 1000.0
         pcts[-1] += float(f[pcol])
