@@ -47,8 +47,8 @@ static void test_memswitch_keeps_the_latest_changes(void **st)
 
 static struct gpu_rec mem(uint64_t t, uint64_t bytes)
 {
-	struct gpu_rec r = {.kind = GPU_MEMORY, .start = t, .end = t,
-			    .bytes = bytes};
+	struct gpu_rec r = {
+		.kind = GPU_MEMORY, .start = t, .end = t, .bytes = bytes};
 	return r;
 }
 
@@ -61,7 +61,8 @@ static void test_memswitch_store_leaves_records_out(void **st)
 	memswitch_reset();
 	memswitch_set_at(0, 1000);
 	memswitch_set_at(1, 2000);
-	struct gpu_rec r[] = {mem(500, 1), mem(1500, 2),
+	struct gpu_rec r[] = {mem(500, 1),
+			      mem(1500, 2),
 			      {.kind = GPU_KERNEL, .start = 1500, .end = 1600},
 			      mem(2500, 4)};
 	assert_int_equal(store_push(r, 4), 0);
