@@ -204,7 +204,9 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
  * counter. The drain and a journal's recovery share it, so that both give
  * the same rows. Returns 0 or -ENOMEM, as agg_add().
  */
-int agg_add_rec(struct agg *a, const struct coll_rec *r)
+/* The sample of record r: t1 is the duration of a span or frame and the
+ * new value of a counter. */
+static struct agg_sample rec_sample(const struct coll_rec *r)
 {
 	struct agg_sample s = {.group = r->group,
 			       .name = r->name,
@@ -215,6 +217,13 @@ int agg_add_rec(struct agg *a, const struct coll_rec *r)
 	    r->kind == COLL_COUNTER) {
 		s.value = (int64_t)r->t1;
 	}
+	return s;
+}
+
+int agg_add_rec(struct agg *a, const struct coll_rec *r)
+{
+	struct agg_sample s = rec_sample(r);
+
 	return agg_add(a, &s);
 }
 
@@ -239,15 +248,8 @@ int agg_add_at(struct agg *a, uint64_t thread, uint64_t t0,
  * (agg_add_at()). */
 int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r)
 {
-	struct agg_sample s = {.group = r->group,
-			       .name = r->name,
-			       .kind = r->kind,
-			       .flags = r->flags};
+	struct agg_sample s = rec_sample(r);
 
-	if (r->kind == COLL_SPAN || r->kind == COLL_FRAME ||
-	    r->kind == COLL_COUNTER) {
-		s.value = (int64_t)r->t1;
-	}
 	return agg_add_at(a, thread, r->t0, &s);
 }
 
