@@ -100,7 +100,7 @@ static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
 	out_str(o, ",\"ts\":");
 	coll_trace_ts(t, r->start);
 	out_str(o, ",\"dur\":");
-	out_us(o, r->end > r->start ? r->end - r->start : 0);
+	out_us(o, gpu_dur(r));
 	out_str(o, ",\"args\":{\"correlation\":");
 	out_u64(o, r->correlation);
 	return o;
@@ -175,7 +175,7 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 		out_u64(o, r->shmem);
 		per_sm(o, r);
 	} else {
-		uint64_t dur = r->end > r->start ? r->end - r->start : 0;
+		uint64_t dur = gpu_dur(r);
 		char bw[32];
 		snprintf(bw, sizeof(bw), "%.4f",
 			 dur ? (double)r->bytes / (double)dur : 0.0);
@@ -187,9 +187,7 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	out_str(o, "}}");
 	if (api && r->correlation) {
 		events_flow(t, "f", r->correlation, r->device, r->stream,
-			    events_flow_at(r->start, r->end > r->start
-							     ? r->end - r->start
-							     : 0));
+			    events_flow_at(r->start, gpu_dur(r)));
 	}
 }
 
@@ -273,13 +271,10 @@ void events_write(struct coll_trace *t)
 			out_u64(o, r->cbid);
 			out_str(o, "}}");
 			if (link_has_device_work(r->correlation)) {
-				events_flow(t, "s", r->correlation, host_pid,
-					    r->tid,
-					    events_flow_at(
-						    r->start,
-						    r->end > r->start
-							    ? r->end - r->start
-							    : 0));
+				events_flow(
+					t, "s", r->correlation, host_pid,
+					r->tid,
+					events_flow_at(r->start, gpu_dur(r)));
 			}
 		} else if (r->kind == GPU_SYNC) {
 			int64_t track;

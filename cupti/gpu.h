@@ -156,6 +156,12 @@ int convert_record(const void *activity, struct gpu_rec *g);
 
 /* ---- link.c: GPU records and host spans -------------------------------- */
 
+/* r's duration in ns (0 for a record that ends before it starts). */
+static inline uint64_t gpu_dur(const struct gpu_rec *r)
+{
+	return r->end > r->start ? r->end - r->start : 0;
+}
+
 static inline int gpu_is_api(const struct gpu_rec *r)
 {
 	return r->kind == GPU_RUNTIME || r->kind == GPU_DRIVER;

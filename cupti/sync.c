@@ -204,7 +204,7 @@ uint32_t sync_write(struct coll_trace *t, const struct gpu_rec *r,
 	uint32_t device = device_of(r->context);
 	int64_t stream = r->stream == GPU_NONE ? -1 : (int64_t)r->stream;
 	int64_t tid = stream;
-	uint64_t dur = r->end > r->start ? r->end - r->start : 0;
+	uint64_t dur = gpu_dur(r);
 
 	if (r->flags == GPU_SYNC_STREAM && stream >= 0) {
 		tid = stream + SYNC_TRACK;
