@@ -87,25 +87,27 @@ static void test_clock_tracks_clock_monotonic(void **st)
 {
 	(void)st;
 	/* A second and a half of anchors, then compare with the real
-	 * clock: within 20 us (the first rate, measured over 1 ms, may be
-	 * off by tens of ppm; the steering takes that away). */
+	 * clock: the tick read between two CLOCK_MONOTONIC reads maps into
+	 * that window, widened by 20 us on each side (the first rate,
+	 * measured over 1 ms, may be off by tens of ppm; the steering takes
+	 * that away). A preemption between the reads only widens the
+	 * window, so a loaded machine cannot fail the check. */
 	for (int k = 0; k < 15; k++) {
 		sleep_ms(100);
 		clock_anchor();
 	}
 	for (int k = 0; k < 5; k++) {
-		uint64_t a = ticks_mono_ns();
+		int64_t base = (int64_t)clock_base_mono_ns();
+		int64_t a = (int64_t)ticks_mono_ns() - base;
 		uint64_t t = ticks_now();
-		uint64_t b = ticks_mono_ns();
-		int64_t want = (int64_t)((a + b) / 2 - clock_base_mono_ns());
+		int64_t b = (int64_t)ticks_mono_ns() - base;
 		int64_t got = (int64_t)clock_to_ns(t);
-		int64_t diff = got - want;
-		if (diff < 0) {
-			diff = -diff;
-		}
-		printf("clock: |mapped - CLOCK_MONOTONIC| = %lld ns (%s)\n",
-		       (long long)diff, clock_source());
-		assert_true(diff < 20000);
+		int64_t off = got < a ? a - got : got > b ? got - b : 0;
+
+		printf("clock: mapped tick %lld ns outside [a, b] (b - a = "
+		       "%lld ns, %s)\n",
+		       (long long)off, (long long)(b - a), clock_source());
+		assert_true(off < 20000);
 		sleep_ms(50);
 	}
 }
