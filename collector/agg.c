@@ -206,7 +206,7 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
  */
 /* The sample of record r: t1 is the duration of a span or frame and the
  * new value of a counter. */
-static struct agg_sample rec_sample(const struct coll_rec *r)
+struct agg_sample agg_rec_sample(const struct coll_rec *r)
 {
 	struct agg_sample s = {.group = r->group,
 			       .name = r->name,
@@ -222,7 +222,7 @@ static struct agg_sample rec_sample(const struct coll_rec *r)
 
 int agg_add_rec(struct agg *a, const struct coll_rec *r)
 {
-	struct agg_sample s = rec_sample(r);
+	struct agg_sample s = agg_rec_sample(r);
 
 	return agg_add(a, &s);
 }
@@ -230,7 +230,15 @@ int agg_add_rec(struct agg *a, const struct coll_rec *r)
 int agg_add_at(struct agg *a, uint64_t thread, uint64_t t0,
 	       const struct agg_sample *s)
 {
+	return agg_add_site(a, thread, t0, s, 0, 0);
+}
+
+int agg_add_site(struct agg *a, uint64_t thread, uint64_t t0,
+		 const struct agg_sample *s, uint32_t site_group,
+		 uint32_t site_name)
+{
 	struct agg_sample x = *s;
+	int rc;
 
 	if (s->kind != COLL_SPAN && s->kind != COLL_FRAME) {
 		return agg_add(a, s);
@@ -241,14 +249,21 @@ int agg_add_at(struct agg *a, uint64_t thread, uint64_t t0,
 	x.has_self = 1;
 	x.self = nest_self(a->nest, thread, t0,
 			   s->value > 0 ? (uint64_t)s->value : 0);
-	return agg_add(a, &x);
+	rc = agg_add(a, &x);
+	if (site_group && site_name) {
+		x.group = site_group;
+		x.name = site_name;
+		int rc2 = agg_add(a, &x);
+		rc = rc < 0 ? rc : rc2;
+	}
+	return rc;
 }
 
 /* agg_add_rec() for a record of thread tid: with its self time
  * (agg_add_at()). */
 int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r)
 {
-	struct agg_sample s = rec_sample(r);
+	struct agg_sample s = agg_rec_sample(r);
 
 	return agg_add_at(a, thread, r->t0, &s);
 }

@@ -53,6 +53,8 @@ struct writer {
 	size_t nthreads, cap_threads;
 	int err;
 	char pid[16];
+	struct stack_tree *stacks; /* NULL: no stacks in this process */
+	struct stack_pends *pends;
 };
 
 struct out *coll_trace_event(struct coll_trace *t)
@@ -210,12 +212,21 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 		return;
 	}
 	for (size_t i = 0; i < n; i++, r++) {
+		uint32_t sf = 0;
+		if (w->pends) {
+			sf = stack_tree_leaf(w->stacks,
+					     stack_pends_rec(w->pends, tid, r));
+		}
 		switch (r->kind) {
 		case COLL_SPAN:
 		case COLL_FRAME:
 			common(w, "X", r, tid);
 			out_str(o, ",\"dur\":");
 			out_us(o, r->t1);
+			if (sf) {
+				out_str(o, ",\"sf\":");
+				out_u64(o, sf);
+			}
 			out_str(o, ",\"args\":{\"group\":");
 			out_str(o, quoted(w, r->group));
 			if (r->kind == COLL_FRAME) {
@@ -391,6 +402,11 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		}
 		out_str(o, "},");
 	}
+	/* Stacks before the events that name them, for readers that
+	 * stream. */
+	if ((w.stacks = stack_frames_write(o))) {
+		w.pends = stack_pends_create();
+	}
 	/* The journal is read once: events go out as they come, and the
 	 * metadata, which needs every thread seen, follows them. */
 	out_str(o, "\n\"traceEvents\":[");
@@ -445,6 +461,8 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		free(w.threads[i].name);
 	}
 	free(w.threads);
+	stack_tree_free(w.stacks);
+	stack_pends_destroy(w.pends);
 	free(o);
 	return rc;
 }

@@ -100,6 +100,7 @@ enum coll_kind {
 	COLL_INSTANT = 2, /* t0; flags hold the COLL_SCOPE_*               */
 	COLL_COUNTER = 3, /* t0; t1 holds the new value (int64_t)           */
 	COLL_FRAME = 4,	  /* a span numbered in arg                         */
+	COLL_STACK = 5,	  /* t0: the span it belongs to; name: stack id     */
 };
 
 /*
@@ -185,6 +186,40 @@ const char *strtab_get(uint32_t id);
 
 /* Returns how many ids exist (the highest id + 1). Lock-free. */
 uint32_t strtab_count(void);
+
+/* ---- call stacks (stacks.c) ------------------------------------------ */
+
+/* The deepest stack kept, in frame words. */
+#define STACK_DEPTH_MAX 256
+
+/*
+ * HOT. Returns the id of the stack of n frame words w (innermost first),
+ * adding it on first use, or 0 when the table is full (counted in
+ * stack_lost()). Ids are never reused. Lock-free, allocation-free after
+ * the first call; safe in a signal handler.
+ */
+uint32_t stack_intern(const uint64_t *w, unsigned n);
+
+/* Returns the frame words of stack id and their number in *n, or NULL for
+ * an unknown id. Lock-free. */
+const uint64_t *stack_words(uint32_t id, unsigned *n);
+
+/* Returns how many stacks did not fit in the table. Lock-free. */
+uint64_t stack_lost(void);
+
+/*
+ * Names frame word w: writes the frame's name and its category (a
+ * library's file name, "python") and sets *user when the frame is in the
+ * user's own code rather than a framework's or the system's. Returns 0,
+ * or -1 when it cannot (the frame is then named by its address). Called
+ * on the drain thread, under the owner lock, once per word, soon after
+ * the stack was captured.
+ */
+typedef int (*stack_namer_fn)(uint64_t w, char *name, size_t nlen, char *cat,
+			      size_t clen, int *user);
+
+/* Sets the namer of the stacks' frame words (at start-up). */
+void stack_set_namer(stack_namer_fn fn);
 
 /* ---- per-thread rings ------------------------------------------------- */
 
@@ -565,6 +600,27 @@ int agg_add(struct agg *a, const struct agg_sample *s);
  */
 int agg_add_at(struct agg *a, uint64_t thread, uint64_t t0,
 	       const struct agg_sample *s);
+
+/*
+ * agg_add_at(), and then, when site_group and site_name are non-zero, the
+ * same sample (value and self time) once more as row site_name of section
+ * site_group: the slice's call site (a "Call Sites: <section>" row named
+ * "<name> @ <site>", stacks). Returns 0 or -ENOMEM, as agg_add().
+ */
+int agg_add_site(struct agg *a, uint64_t thread, uint64_t t0,
+		 const struct agg_sample *s, uint32_t site_group,
+		 uint32_t site_name);
+
+/* nest.c: self time. A thread's slices, given in the order they ended,
+ * each get their time minus that of the slices directly inside them:
+ * nest_self() returns that of slice [t0, t0 + dur) (ns) of thread (any key
+ * naming one thread), the tables' Self Time. nest_create() returns NULL
+ * without memory; nest_destroy() accepts NULL. */
+struct nest;
+struct nest *nest_create(void);
+void nest_reset(struct nest *ns);
+void nest_destroy(struct nest *ns);
+int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur);
 
 /* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
  * This function can't fail; it is safe anywhere. */

@@ -92,6 +92,32 @@ static void drain_wait(int ms)
 	syscall(SYS_futex, &drain_t.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
+/* Adds record c of thread tid to the tables, with its call site when it
+ * is a span with a stack. */
+static void agg_add_stacked(int tid, const struct coll_rec *c)
+{
+	uint32_t id = 0, sg = 0, sn = 0;
+
+	if (c->kind == COLL_STACK && !S.pends) {
+		S.pends = stack_pends_create();
+	}
+	if (S.pends) {
+		id = stack_pends_rec(S.pends, tid, c);
+	}
+	if (c->kind == COLL_STACK) {
+		return;
+	}
+	if (id) {
+		uint32_t site = stack_site(id);
+		if (!site ||
+		    stack_site_row(c->group, c->name, site, &sg, &sn) < 0) {
+			sg = sn = 0;
+		}
+	}
+	struct agg_sample s = agg_rec_sample(c);
+	agg_add_site(S.agg, (uint32_t)tid, c->t0, &s, sg, sn);
+}
+
 static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
 	struct coll_rec buf[256];
@@ -112,7 +138,7 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 				uint64_t end = clock_to_ns(r->t1);
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
 			}
-			agg_add_rec_on(S.agg, (uint32_t)tid, c);
+			agg_add_stacked(tid, c);
 		}
 		if (journal_ok) {
 			journal_recs(S.j, tid, buf, k);

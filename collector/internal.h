@@ -60,6 +60,30 @@ uint64_t ring_tally_lost(void);
 /* fn gets what full rings tallied; ring_collect() calls it. */
 void ring_set_tally_sink(tally_fn fn, void *ctx);
 
+/* stacks.c: the owner's side of the stack table. stack_site() names the
+ * frames of stack id (once) and returns its call site's name id, 0 for an
+ * unknown stack. A stack_pends matches each thread's COLL_STACK records
+ * with the spans they belong to: stack_pends_rec() takes every record of
+ * thread tid in order and returns, for a span, its stack id (0: none).
+ * stack_frames_write() writes the top-level "stackFrames" (every stack
+ * the drain met, its frames as a tree), and a comma; stack_tree_leaf()
+ * gives the frame node of a stack, for an event's "sf" (0: none). */
+uint32_t stack_site(uint32_t id);
+/* The call-site row of a span of row name in section group whose site is
+ * site: "<name> @ <site>" in "Call Sites: <group>". Returns 0 or
+ * -ENOMEM. */
+int stack_site_row(uint32_t group, uint32_t name, uint32_t site,
+		   uint32_t *sgroup, uint32_t *sname);
+struct stack_pends;
+struct stack_pends *stack_pends_create(void);
+void stack_pends_destroy(struct stack_pends *p);
+uint32_t stack_pends_rec(struct stack_pends *p, int tid,
+			 const struct coll_rec *r);
+struct stack_tree;
+struct stack_tree *stack_frames_write(struct out *o);
+uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id);
+void stack_tree_free(struct stack_tree *t);
+
 /* strtab.c: held across fork() (coll_fork_prepare). */
 void strtab_lock(void);
 void strtab_unlock(void);
@@ -177,15 +201,9 @@ struct agg_row {
 /* Returns the rows in a malloc'ed array (*n of them), or NULL. */
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
 int agg_add_rec(struct agg *a, const struct coll_rec *r);
+struct agg_sample agg_rec_sample(const struct coll_rec *r);
 int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r);
 
-/* nest.c: self time. A thread's slices, given in the order they ended,
- * each get their time minus that of the slices directly inside them. */
-struct nest;
-struct nest *nest_create(void);
-void nest_reset(struct nest *ns);
-void nest_destroy(struct nest *ns);
-int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur);
 int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 		 int64_t total, int64_t min, int64_t max, uint64_t errors);
 
@@ -205,6 +223,7 @@ struct coll_state {
 	struct journal *j;
 	int journal_open; /* 1 open, -1 failed, 0 not yet */
 	struct agg *agg;
+	struct stack_pends *pends; /* spans' stacks, made on the first */
 	uint64_t dumps_done;
 	uint64_t last_dump_ns;
 	int last_trace_err;

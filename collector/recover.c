@@ -141,6 +141,10 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	note_tid(c, tid);
 	for (size_t i = 0; i < n && !c->err; i++) {
 		struct coll_rec rec = recs[i];
+		if (rec.kind == COLL_STACK) {
+			/* Its stack table died with the process. */
+			continue;
+		}
 		if (rec.kind < COLL_SPAN || rec.kind > COLL_FRAME) {
 			bad(c, "corrupt: a record of unknown kind %u",
 			    rec.kind);

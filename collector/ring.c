@@ -384,7 +384,9 @@ int ring_push(const struct coll_rec *rec)
 	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.mask, 0) &&
 	    !room_for(r, h)) {
 		count_drop(r);
-		tally_add(r->tally, rec);
+		if (rec->kind != COLL_STACK) {
+			tally_add(r->tally, rec);
+		}
 		push_end(r);
 		return -ENOSPC;
 	}

@@ -201,9 +201,19 @@ void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
  * points %rbx at it), stores hook_resume_addr(idx) in *slot and returns
  * 1; the stub's call then stores hook_exit_addr(idx) there. Returns 0
  * when the call goes untimed (the shadow stack is full, or could not be
- * mapped: counted), with *slot left alone. Keeps errno.
+ * mapped: counted), with *slot left alone. sid is the call's stack
+ * (hook_rt_stack()), 0 for none: its record goes out with the entry
+ * tick. Keeps errno.
  */
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx);
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid);
+
+/*
+ * HOT, async-signal-safe. Called by the trampoline's general entry path
+ * before hook_rt_enter(), while the caller's return address is still in
+ * its slot: returns the id of the calling thread's stack (stack.h), 0 when
+ * stacks are off. Keeps errno.
+ */
+uint32_t hook_rt_stack(void);
 
 /* What a call's exit restores: the caller's return address and %rbx
  * (returned in %rax and %rdx). */

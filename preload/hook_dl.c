@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "stack.h"
 #include "hook.h"
 
 static void *dl_open(const char *file, int mode);
@@ -159,6 +160,7 @@ static void scan(void)
 		dlerror(); /* our failed lookups are not the program's */
 		unlock_and_catch_up();
 	}
+	stack_probe(); /* CPython may have come with the object */
 	errno = saved;
 }
 

@@ -61,6 +61,7 @@
 
 #include "collector.h"
 #include "hook.h"
+#include "stack.h"
 #include "ticks.h"
 
 #if defined(__x86_64__)
@@ -178,7 +179,9 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 	}
 	stack = s;
 	hook_rt_tls.top = s->f;
-	if (ticks_use_tsc) {
+	/* With stacks every call takes the general paths, which capture
+	 * them. */
+	if (ticks_use_tsc && stack_depth == 0) {
 		hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
 	}
 	return s;
@@ -260,7 +263,16 @@ static int limbo_take(struct hook_stack *s, uintptr_t *slot,
 	return 0;
 }
 
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
+uint32_t hook_rt_stack(void)
+{
+	int saved = errno;
+	uint32_t sid = stack_depth ? stack_capture() : 0;
+
+	errno = saved;
+	return sid;
+}
+
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
 {
 	struct hook_stack *s = stack;
 	int saved = errno;
@@ -318,6 +330,11 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();
+	if (sid) {
+		struct coll_rec r = {
+			.t0 = f->t0, .name = sid, .kind = COLL_STACK};
+		ring_push(&r);
+	}
 	HOOK_RT_FENCE();
 	f->slot = slot;
 	errno = saved;
@@ -497,11 +514,17 @@ void hook_rt_init(void)
 {
 }
 
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx)
+uint32_t hook_rt_stack(void)
+{
+	return 0;
+}
+
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
 {
 	(void)idx;
 	(void)slot;
 	(void)rbx;
+	(void)sid;
 	return 0;
 }
 

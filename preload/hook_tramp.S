@@ -234,6 +234,12 @@ hook_tramp_enter:
 	movq	%r10, 184(%rsp)
 	movq	216(%rsp), %r11
 	movq	%r11, 192(%rsp)
+	/* The call's stack (MXPROF_STACKS), taken while the slot still holds
+	 * the caller's address and the rules here are the plain ones (the
+	 * return address at the CFA - 8), which an unwinder's fast path
+	 * walks through. Its id waits at 200, the padding. */
+	call	hook_rt_stack
+	movl	%eax, 200(%rsp)
 	/* hook_rt_enter() moves the caller's address out of the slot: from
 	 * here on the rules describe the stub's caller, through the copy. */
 	.cfi_def_cfa_offset 224
@@ -245,6 +251,7 @@ hook_tramp_enter:
 	shrq	$HOOK_STUB_SIZE_LOG2, %rdi
 	leaq	216(%rsp), %rsi
 	movq	%rbx, %rdx
+	movl	200(%rsp), %ecx
 	call	hook_rt_enter
 	movl	%eax, %r11d
 

@@ -27,6 +27,7 @@
 
 #include "collector.h"
 #include "preload.h"
+#include "stack.h"
 #ifdef MXPROF_WITH_HOOK
 #include "hook.h"
 #endif
@@ -158,6 +159,7 @@ static void load(void)
 	if (s->metadata) {
 		metadata_load(s->metadata);
 	}
+	stack_init(s->stacks);
 #ifdef MXPROF_WITH_HOOK
 	if (hook_init(s->hook) == 0) {
 		coll_source_add(&hook_source);

@@ -39,6 +39,7 @@
 #include "collector.h"
 #include "cupti.h"
 #include "preload.h"
+#include "stack.h"
 
 #define STACK_MAX 128
 #define CACHE	  64
@@ -185,6 +186,9 @@ static int push(uint32_t group, uint32_t name)
 	int d = t->depth++;
 	if (d < STACK_MAX) {
 		t->stack[d] = (struct frame){ticks_now(), name, group};
+		if (stack_depth && coll_active()) {
+			stack_record(t->stack[d].t0);
+		}
 	}
 	return d;
 }

@@ -363,15 +363,6 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	if ((v = get("MXPROF_STACKS"))) {
 		if (parse_uint(v, 128, &n) == 0) {
 			s->stacks = (int)n;
-			if (n > 0) {
-				/* Parsed and kept for the stack walker,
-				 * which this build does not have yet. */
-				fprintf(stderr,
-					"mxprof: MXPROF_STACKS=%s: call stacks "
-					"are not captured by this version; "
-					"recording without them\n",
-					v);
-			}
 		} else {
 			errors += bad("MXPROF_STACKS", v, "0 to 128",
 				      "no call stacks");

@@ -110,7 +110,7 @@ static uintptr_t rbx_of(const uintptr_t *slot)
  * stub's exit address. Returns hook_rt_enter()'s result. */
 static int enter(uint32_t idx, uintptr_t *slot)
 {
-	int timed = hook_rt_enter(idx, slot, rbx_of(slot));
+	int timed = hook_rt_enter(idx, slot, rbx_of(slot), 0);
 
 	if (timed) {
 		*slot = hook_exit_addr(idx);
@@ -267,7 +267,7 @@ static void test_hook_rt_frame_not_yet_armed_survives(void **state)
 	 * its handler, on a sigaltstack above, calls a hooked function: the
 	 * interrupted frame's slot holds the resume address, and it is
 	 * live. */
-	assert_int_equal(hook_rt_enter(0, &slots[0], rbx_of(&slots[0])), 1);
+	assert_int_equal(hook_rt_enter(0, &slots[0], rbx_of(&slots[0]), 0), 1);
 	assert_true(slots[0] == hook_resume_addr(0));
 	enter(1, &slots[2]);
 	assert_true(leave(&slots[2]) == 0x72);

@@ -141,6 +141,24 @@ struct trace_event {
 	/* dur (in ns) or args.value was a number out of int64_t range; it
 	 * then counts as absent (has_dur, has_value 0). */
 	int dur_out_of_range, value_out_of_range;
+	/* Call stacks: the top-level "sf", the frame node (in stackFrames)
+	 * of the innermost frame where the event began, a decimal number or
+	 * string; and args.correlation, which ties GPU work to its launch. */
+	int has_sf, has_corr;
+	uint64_t sf;
+	int64_t corr;
+};
+
+/* One node of the top-level "stackFrames" object: the frame named by the
+ * key id (decimal), called from node parent. Frames whose key is not a
+ * decimal id are not delivered; a parent that is not one reads as none. */
+struct trace_frame {
+	uint64_t id;
+	char name[TRACE_NAME_MAX];
+	char category[TRACE_SHORT_MAX];
+	int has_parent;
+	int user; /* "user": 1, a frame of the user's own code */
+	uint64_t parent;
 };
 
 /* What the file says about itself, outside traceEvents. Fields keep their
@@ -185,8 +203,156 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				  void *opaque, struct trace_meta *meta,
 				  uint64_t *trunc_at);
 
+/* Called for each frame of stackFrames, in file order; returns as a
+ * trace_event_fn does. */
+typedef int (*trace_frame_fn)(const struct trace_frame *f, void *opaque);
+
+/* trace_read_file(), and also each frame of the top-level stackFrames to
+ * frame_fn (NULL: stackFrames is skipped, as trace_read_file() does).
+ * Frames and events come in file order: the library writes stackFrames
+ * first, other writers may not. */
+enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
+				    trace_frame_fn frame_fn, void *opaque,
+				    struct trace_meta *meta,
+				    uint64_t *trunc_at);
+
 /* Prints the standard warning for a truncated file on stderr. */
 void trace_read_warn_truncated(const char *path, uint64_t at);
+
+/* ---- frames.c: the stackFrames of one trace ---------------------------- */
+
+struct frames;
+
+/* Returns a new, empty set of frame nodes, or NULL (ENOMEM). */
+struct frames *frames_create(void);
+
+/* Forgets every node. This function can't fail. */
+void frames_clear(struct frames *fr);
+
+/* Frees fr (NULL accepted). This function can't fail. */
+void frames_destroy(struct frames *fr);
+
+/* Returns how many nodes fr holds. This function can't fail. */
+size_t frames_count(const struct frames *fr);
+
+/* Adds frame f (a later one with the same id replaces it). Returns 0 or
+ * -ENOMEM. */
+int frames_add(struct frames *fr, const struct trace_frame *f);
+
+/* Returns the call site of node id: the name of the innermost node from id
+ * toward the root with "user": 1, else id's own name; NULL when fr lacks
+ * id. This function can't fail. */
+const char *frames_site(const struct frames *fr, uint64_t id);
+
+/* Appends ';' (unless b is empty) and name to the malloc'ed string b,
+ * with ';' in name made ':' and line ends spaces; sets b->err when memory
+ * runs out. This function can't fail. */
+void frames_put(struct sbuf *b, const char *name);
+
+/* Appends the names from the root to node id to b, each through
+ * frames_put(). Returns 0, -ENOENT (fr lacks id) or -ENOMEM. */
+int frames_path(const struct frames *fr, uint64_t id, struct sbuf *b);
+
+/* ---- launches.c: launches with a stack, by correlation ------------------ */
+
+/* A host launch with a call stack: its args.correlation, its "sf", and
+ * its name (a string table id, 0 when not needed). */
+struct launch {
+	int64_t corr;
+	uint64_t sf;
+	uint32_t name;
+	uint32_t used; /* owned by launches.c */
+};
+
+struct launches;
+
+/* Returns a new, empty table, or NULL (ENOMEM). */
+struct launches *launches_create(void);
+
+/* Forgets every launch. This function can't fail. */
+void launches_clear(struct launches *l);
+
+/* Frees l (NULL accepted). This function can't fail. */
+void launches_destroy(struct launches *l);
+
+/* Returns 1 when cat is a category of GPU work: kernel, gpu_memcpy,
+ * gpu_memset. This function can't fail. */
+int launches_is_gpu(const char *cat);
+
+/* Keeps x under x->corr, replacing an earlier launch with the same one.
+ * Returns 0, -ENOSPC when the table is full (x is not kept) or -ENOMEM. */
+int launches_put(struct launches *l, const struct launch *x);
+
+/* Returns the launch with correlation corr, or NULL. This function can't
+ * fail. */
+const struct launch *launches_get(const struct launches *l, int64_t corr);
+
+/* ---- strsum.c: sums by byte string -------------------------------------- */
+
+struct strsum_ent {
+	char *key; /* NULL: a free slot; NUL-terminated past len */
+	size_t len;
+	uint64_t hash;
+	int64_t sum;
+	uint64_t count;
+};
+
+/* Zeroed means empty; e[0..cap) holds the entries, n of them in use. */
+struct strsum {
+	struct strsum_ent *e;
+	size_t cap, n;
+};
+
+/* Adds v (saturating) to the sum of key[0..len) and counts it. Returns 0
+ * or -ENOMEM. */
+int strsum_add(struct strsum *m, const void *key, size_t len, int64_t v);
+
+/* Frees m's keys and table and empties it. This function can't fail. */
+void strsum_clear(struct strsum *m);
+
+/* ---- report_sites.c: the call-site rows of the tables ------------------- */
+
+/* The call-site row of one event: NULL names when it has none. */
+struct report_site {
+	const char *group, *name;
+	int gpu; /* "GPU Time by Call Site": a plain sample of its dur */
+};
+
+struct report_sites;
+
+/* Returns a new set, or NULL (ENOMEM). */
+struct report_sites *report_sites_create(void);
+
+/* Frees rs (NULL accepted). This function can't fail. */
+void report_sites_destroy(struct report_sites *rs);
+
+/* Keeps frame f of the file being read. Returns 0 or -ENOMEM. */
+int report_sites_frame(struct report_sites *rs, const struct trace_frame *f);
+
+/* Fills *site with the call-site row of ev (section group); call it for
+ * every event of the file, in order. Returns 0 or -ENOMEM. */
+int report_sites_event(struct report_sites *rs, const struct trace_event *ev,
+		       const char *group, struct report_site *site);
+
+/* Starts a second pass over the same file (its frames stay). This
+ * function can't fail. */
+void report_sites_rewind(struct report_sites *rs);
+
+/* Ends a pass over path: returns 1 when a second pass must add the rows
+ * (stackFrames came after the events), else 0 after a line on stderr per
+ * kind of event left without a row; rs is then ready for another file.
+ * This function can't fail. */
+int report_sites_finish(struct report_sites *rs, const char *path);
+
+/* ---- report_flame.c: mxprof report --flame ------------------------------ */
+
+/*
+ * Writes the folded stacks of the traces paths[0..n) to outpath (NULL:
+ * stdout): host slices weighted by their self time, or, with gpu, GPU
+ * events by their duration under the stack of their launch. Returns
+ * CLI_OK, or CLI_FAIL after one line on stderr.
+ */
+int report_flame(char *const *paths, size_t n, int gpu, const char *outpath);
 
 /* ---- run_summary.c ----------------------------------------------------- */
 
@@ -268,6 +434,9 @@ struct merge_file {
 	struct merge_map tid_map; /* (pid, tid) -> tids[] */
 	int64_t shift_ns;	  /* added to every ts */
 	enum trace_status st;	  /* of the first pass */
+	int has_frames;		  /* stackFrames has a frame */
+	uint64_t frames_max;	  /* its largest frame id */
+	uint64_t frame_offset;	  /* added to every frame id and sf */
 };
 
 /* A trace_event_fn: notes ev's pid and thread in file, a struct
@@ -325,6 +494,23 @@ void merge_index_free(struct merge_file *f);
  */
 int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 		    uint64_t *events);
+
+/* ---- merge_frames.c: the call stacks of mxprof merge -------------------- */
+
+/* A trace_frame_fn for merge's first pass: notes in file (a struct
+ * merge_file) that it has frames, and its largest id. Returns 0. */
+int merge_frames_note(const struct trace_frame *fr, void *file);
+
+/* Gives each of files[0..nf) the offset of its frame ids: the first file
+ * keeps its ids, each next one starts past the ids before it. This
+ * function can't fail. */
+void merge_frames_assign(struct merge_file *files, size_t nf);
+
+/* Copies f's stackFrames frames into o, as members of the merged
+ * stackFrames, ids and parents moved by f->frame_offset, each after ",\n"
+ * ("\n" while *first is set; it is then cleared). Returns 0, or -1 after
+ * one line on stderr. Write errors stay in o. */
+int merge_frames_copy(struct merge_file *f, struct out *o, int *first);
 
 /* ---- commands ---------------------------------------------------------- */
 

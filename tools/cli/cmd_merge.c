@@ -13,6 +13,11 @@
  *     output, rewritten on the way (merge_copy.c), followed by the names a
  *     truncated file lacks.
  *
+ * Files with call stacks are read once more, before step 2, for their
+ * stackFrames (merge_frames.c): the merged trace has one stackFrames,
+ * before its traceEvents, with each file's frame ids (and its events' "sf")
+ * moved past those of the files before it.
+ *
  * The output is a struct out (collector/out.c): written to OUT.tmp.PID and
  * renamed to OUT when complete, gzip-compressed when OUT ends in .gz.
  */
@@ -105,6 +110,7 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 	struct out *o = NULL;
 	int64_t base = 0;
 	int has_base = 0, rc, ret = CLI_FAIL;
+	int frames = 0, first_frame = 1;
 	uint64_t at, events = 0;
 	size_t i;
 
@@ -127,8 +133,9 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 				 files[i].path);
 			goto out;
 		}
-		files[i].st = trace_read_file(files[i].path, merge_index_event,
-					      &files[i], &files[i].meta, &at);
+		files[i].st = trace_read_stacks(
+			files[i].path, merge_index_event, merge_frames_note,
+			&files[i], &files[i].meta, &at);
 		if (files[i].st == TRACE_BAD) {
 			goto out;
 		}
@@ -162,6 +169,7 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 	if (merge_index_assign_pids(files, nf) < 0) {
 		goto out;
 	}
+	merge_frames_assign(files, nf);
 
 	rc = out_open(o, outpath, 1);
 	if (rc == -ENAMETOOLONG) {
@@ -177,7 +185,24 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		out_str(o, ",\"baseTimeNanoseconds\":");
 		out_i64(o, base);
 	}
-	out_str(o, ",\"deviceProperties\":[],\n\"traceEvents\":[\n");
+	out_str(o, ",\"deviceProperties\":[],\n");
+	for (i = 0; i < nf; i++) {
+		if (!files[i].has_frames) {
+			continue;
+		}
+		if (!frames) {
+			out_str(o, "\"stackFrames\":{");
+			frames = 1;
+		}
+		if (merge_frames_copy(&files[i], o, &first_frame) < 0) {
+			out_abort(o);
+			goto out;
+		}
+	}
+	if (frames) {
+		out_str(o, "\n},\n");
+	}
+	out_str(o, "\"traceEvents\":[\n");
 	for (i = 0; i < nf; i++) {
 		if (merge_copy_file(&files[i], i, o, &events) < 0) {
 			out_abort(o);

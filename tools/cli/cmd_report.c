@@ -14,11 +14,18 @@
  * The section is args.group ("group" for counters), or the event's "cat"
  * when the writer gave none (GPU activity). Metadata ("M") and flows are not
  * aggregated.
+ *
+ * A trace recorded with call stacks also gets the library's call-site rows
+ * (report_sites.c): a slice with "sf" is added once more to its section's
+ * "Call Sites", GPU work to "GPU Time by Call Site". When the file's
+ * stackFrames come after its events, a second pass adds those rows only
+ * (rp_second()). report --flame is report_flame.c.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -38,6 +45,9 @@ struct rp_ctx {
 	struct rp_cache_ent *cache;
 	uint64_t file; /* which file of the command, for thread keys */
 	int failed;
+	struct report_sites *sites;
+	struct nest *self; /* the second pass's self times */
+	int second;	   /* the second pass: call-site rows only */
 };
 
 static uint64_t rp_hash(const char *s, size_t *len)
@@ -75,11 +85,66 @@ static uint32_t rp_intern(struct rp_ctx *c, const char *s)
 	return id;
 }
 
+/* Interns s into *id. Returns 0, or -ENOSPC after one line on stderr
+ * (the string table is full or memory ran out). */
+static int rp_name(struct rp_ctx *c, const char *s, uint32_t *id)
+{
+	/* strtab_intern() gives 0 for a name when its table is full, or
+	 * when memory runs out (errno ENOMEM) first. */
+	errno = 0;
+	*id = rp_intern(c, s);
+	if (*id || !*s) {
+		return 0;
+	}
+	if (errno == ENOMEM) {
+		util_err("%s: out of memory for the names", c->path);
+	} else {
+		util_err("%s: too many distinct names (the limit is %u)",
+			 c->path, strtab_count() - 1);
+	}
+	c->failed = 1;
+	return -ENOSPC;
+}
+
+/* The second pass: only the call-site row of a slice, with the self time
+ * the first pass gave it (selftime.c, fed every slice again). */
+static int rp_second(struct rp_ctx *c, uint64_t thread,
+		     const struct trace_event *ev, struct agg_sample *s,
+		     const struct report_site *site, uint32_t sg, uint32_t sn)
+{
+	int64_t self = nest_self(c->self, thread, (uint64_t)ev->ts_ns,
+				 s->value > 0 ? (uint64_t)s->value : 0);
+
+	if (!sg) {
+		return 0;
+	}
+	s->group = sg;
+	s->name = sn;
+	s->has_self = !site->gpu;
+	s->self = site->gpu ? 0 : self;
+	return agg_add(c->agg, s);
+}
+
+static int rp_frame(const struct trace_frame *f, void *opaque)
+{
+	struct rp_ctx *c = opaque;
+
+	if (report_sites_frame(c->sites, f) < 0) {
+		util_err("%s: out of memory for the call stacks", c->path);
+		c->failed = 1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int rp_event(const struct trace_event *ev, void *opaque)
 {
 	struct rp_ctx *c = opaque;
 	struct agg_sample s = {0};
+	struct report_site site;
+	uint32_t sg = 0, sn = 0;
 	const char *group;
+	int rc;
 
 	switch (ev->ph) {
 	case 'X':
@@ -117,20 +182,20 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 		c->failed = 1;
 		return -ERANGE;
 	}
-	/* strtab_intern() gives 0 for a name when its table is full, or
-	 * when memory runs out (errno ENOMEM) first. */
-	errno = 0;
-	s.group = rp_intern(c, group);
-	s.name = rp_intern(c, ev->name);
-	if ((!s.group && *group) || (!s.name && ev->name[0])) {
-		if (errno == ENOMEM) {
-			util_err("%s: out of memory for the names", c->path);
-		} else {
-			util_err("%s: too many distinct names (the limit is "
-				 "%u)",
-				 c->path, strtab_count() - 1);
-		}
+	if (c->second && ev->ph != 'X') {
+		return 0;
+	}
+	if (rp_name(c, group, &s.group) < 0 ||
+	    rp_name(c, ev->name, &s.name) < 0) {
+		return -ENOSPC;
+	}
+	if (report_sites_event(c->sites, ev, group, &site) < 0) {
+		util_err("out of memory while aggregating");
 		c->failed = 1;
+		return -ENOMEM;
+	}
+	if (site.name && (rp_name(c, site.group, &sg) < 0 ||
+			  rp_name(c, site.name, &sn) < 0)) {
 		return -ENOSPC;
 	}
 	/* A slice's self time comes from the slices of its thread (pid, tid,
@@ -139,12 +204,61 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 	uint64_t thread =
 		c->file << 48 ^ (uint64_t)ev->pid << 24 ^ (uint64_t)ev->tid;
 
-	if (agg_add_at(c->agg, thread, (uint64_t)ev->ts_ns, &s) < 0) {
+	if (c->second) {
+		rc = rp_second(c, thread, ev, &s, &site, sg, sn);
+	} else if (site.gpu) {
+		/* GPU work's call-site row is a plain sample, as the other
+		 * GPU rows of the library's tables. */
+		rc = agg_add_at(c->agg, thread, (uint64_t)ev->ts_ns, &s);
+		s.group = sg;
+		s.name = sn;
+		rc = rc < 0 ? rc : agg_add(c->agg, &s);
+	} else {
+		rc = agg_add_site(c->agg, thread, (uint64_t)ev->ts_ns, &s, sg,
+				  sn);
+	}
+	if (rc < 0) {
 		util_err("out of memory while aggregating");
 		c->failed = 1;
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Adds the call-site rows of path that its first pass could not (its
+ * stackFrames come after its events), from a second pass over it. Returns
+ * 0, or -1 after one line on stderr. */
+static int rp_second_pass(struct rp_ctx *c, const char *path)
+{
+	struct trace_meta *m2 = NULL;
+	struct stat sb;
+	uint64_t at;
+	int ret = -1;
+
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		util_err("%s: its stackFrames come after its events and it "
+			 "cannot be read twice; no Call Sites rows",
+			 path);
+		return 0;
+	}
+	m2 = malloc(sizeof(*m2));
+	c->self = nest_create();
+	if (!m2 || !c->self) {
+		util_err("%s: out of memory", path);
+		goto out;
+	}
+	c->second = 1;
+	report_sites_rewind(c->sites);
+	if (trace_read_file(path, rp_event, c, m2, &at) != TRACE_BAD) {
+		ret = 0;
+	}
+out:
+	report_sites_finish(c->sites, path);
+	nest_destroy(c->self);
+	c->self = NULL;
+	c->second = 0;
+	free(m2);
+	return ret;
 }
 
 /* Aggregates the trace at path into a and adds its dropped count to
@@ -176,7 +290,18 @@ enum trace_status cmd_report_aggregate_meta(const char *path, struct agg *a,
 	enum trace_status st;
 
 	c.cache = calloc(RP_CACHE, sizeof(*c.cache));
-	st = trace_read_file(path, rp_event, &c, m, &at);
+	c.sites = report_sites_create();
+	if (!c.sites) {
+		util_err("%s: out of memory", path);
+		free(c.cache);
+		return TRACE_BAD;
+	}
+	st = trace_read_stacks(path, rp_event, rp_frame, &c, m, &at);
+	if (st != TRACE_BAD && report_sites_finish(c.sites, path) &&
+	    rp_second_pass(&c, path) < 0) {
+		st = TRACE_BAD;
+	}
+	report_sites_destroy(c.sites);
 	free(c.cache);
 	if (st == TRACE_BAD) {
 		return st;
@@ -214,7 +339,8 @@ static const char *const *rp_meta_pairs(const struct trace_meta *m,
 static const char rp_usage[] =
 	"usage: mxprof report [--sort KEY] [--ascending] [--format FMT] "
 	"[--top N]\n"
-	"                     [--category SECTION] FILE...\n";
+	"                     [--category SECTION] FILE...\n"
+	"       mxprof report --flame [--gpu] [-o OUT] FILE...\n";
 
 static const char rp_help[] =
 	"\n"
@@ -240,6 +366,21 @@ static const char rp_help[] =
 	"  -c, --category NAME   only the section NAME\n"
 	"  -h, --help            this text\n"
 	"\n"
+	"A trace recorded with call stacks (MXPROF_STACKS=N) also has, as the\n"
+	"library's tables, a \"Call Sites: SECTION\" section per section, "
+	"with\n"
+	"rows \"NAME @ SITE\" (SITE: the innermost frame of the program's own\n"
+	"code, else the innermost frame), and \"GPU Time by Call Site\".\n"
+	"\n"
+	"      --flame           print folded stacks instead of the tables,\n"
+	"                        for flamegraph.pl and speedscope: one line\n"
+	"                        per stack, \"outer;...;inner;NAME NS\", "
+	"weighted\n"
+	"                        by self time in nanoseconds\n"
+	"      --gpu             with --flame: GPU time, under the stack of\n"
+	"                        the launch (\"...;LAUNCH;KERNEL NS\")\n"
+	"  -o, --output OUT      with --flame: write to OUT (.gz: gzip)\n"
+	"\n"
 	"exit status: 0 tables printed (maybe with a warning), 1 a file is\n"
 	"missing, empty, corrupt or not a trace, or the tables could not be\n"
 	"written, 2 bad usage.\n";
@@ -254,21 +395,37 @@ int cmd_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"top", required_argument, NULL, 'n'},
 		{"category", required_argument, NULL, 'c'},
+		{"flame", no_argument, NULL, 'F'},
+		{"gpu", no_argument, NULL, 'G'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct table_opts o = {0};
 	struct trace_meta *meta = NULL;
 	const char *pairs[2 * RP_META_MAX + 1];
-	const char *format = NULL, *sort = NULL;
+	const char *format = NULL, *sort = NULL, *outpath = NULL;
+	int flame = 0, gpu = 0, tables_opt = 0;
 	unsigned long long top;
 	struct agg *a = NULL;
 	char *text = NULL;
 	int c, i, ret = CLI_FAIL;
 
 	util_set_cmd("report");
-	while ((c = getopt_long(argc, argv, "s:af:n:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:af:n:c:o:h", opts, NULL)) !=
+	       -1) {
+		tables_opt |= c == 's' || c == 'a' || c == 'f' || c == 'n' ||
+			      c == 'c';
 		switch (c) {
+		case 'F':
+			flame = 1;
+			break;
+		case 'G':
+			gpu = 1;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
 		case 's':
 			sort = optarg;
 			break;
@@ -296,6 +453,15 @@ int cmd_report(int argc, char **argv)
 			goto usage;
 		}
 	}
+	if ((gpu || outpath) && !flame) {
+		util_err("%s needs --flame", gpu ? "--gpu" : "--output");
+		goto usage;
+	}
+	if (flame && tables_opt) {
+		util_err("--flame takes no --sort, --ascending, --format, "
+			 "--top or --category");
+		goto usage;
+	}
 	if (table_parse_opts(&o, format, sort) < 0) {
 		util_err("bad --format '%s' or --sort '%s' (formats: table, "
 			 "json, csv; keys: total, avg, min, max, count)",
@@ -305,6 +471,10 @@ int cmd_report(int argc, char **argv)
 	if (optind >= argc) {
 		util_err("no trace file given");
 		goto usage;
+	}
+	if (flame) {
+		return report_flame(argv + optind, (size_t)(argc - optind), gpu,
+				    outpath);
 	}
 	a = agg_create();
 	if (!a) {

@@ -8,6 +8,8 @@
  *     clock of the earliest one;
  *   - numeric flow "id"s moved into a range of their own per file
  *     (idx << 40), so that launch->kernel arrows never join two processes;
+ *   - "sf", the event's frame node, moved by the file's frame_offset, as
+ *     its stackFrames are (merge_frames.c);
  *   - the process_labels of each process gain its rank, its host and,
  *     when renumbered, its pid before (merge_index_labels()).
  * Strings go through the collector's JSON escaper, so bytes that are not
@@ -99,7 +101,7 @@ struct mc_copy {
 	int in_events;	     /* inside the traceEvents array */
 	int root_key_events; /* the last root key was traceEvents */
 	int key_at3;	     /* event-level key: 1 pid, 2 ts, 3 id, 4 args,
-				5 ph, 6 name */
+				5 ph, 6 name, 7 sf */
 	int args_open;	     /* depth 4 is the args object */
 	int key_labels_at4;  /* the last args key was "labels" */
 	int ph_m, plabels;
@@ -161,6 +163,31 @@ static void mc_put_us(struct mc_buf *b, int64_t ns)
 	mc_puts(b, s);
 }
 
+/* Writes the event's "sf" moved by the file's frame offset, quoted when
+ * it was a string, and returns 1; returns 0 (nothing written) for any
+ * other value, or an sf that is not decimal, which stays as it is. */
+static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
+		       int quote)
+{
+	char tmp[48];
+	uint64_t v = 0;
+	size_t i;
+
+	if (c->depth != 3 || c->key_at3 != 7 || !c->f->frame_offset) {
+		return 0;
+	}
+	for (i = 0; i < n && i < 19 && s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i != n || n == 0) {
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), quote ? "\"%llu\"" : "%llu",
+		 (unsigned long long)(v + c->f->frame_offset));
+	mc_puts(&c->ev, tmp);
+	return 1;
+}
+
 static int mc_number(void *ctx, const char *s, size_t n)
 {
 	struct mc_copy *c = ctx;
@@ -194,6 +221,9 @@ static int mc_number(void *ctx, const char *s, size_t n)
 		mc_puts(&c->ev, tmp);
 		return 1;
 	}
+	if (mc_frame_id(c, (const unsigned char *)s, n, 0)) {
+		return 1;
+	}
 	mc_put(&c->ev, s, n);
 	return 1;
 }
@@ -210,6 +240,8 @@ static int mc_string(void *ctx, const unsigned char *s, size_t n)
 		c->ph_m = n == 1 && s[0] == 'M';
 	} else if (c->depth == 3 && c->key_at3 == 6) {
 		c->plabels = n == 14 && memcmp(s, "process_labels", 14) == 0;
+	} else if (mc_frame_id(c, s, n, 1)) {
+		return 1;
 	} else if (c->depth == 4 && c->args_open && c->key_labels_at4 &&
 		   c->ph_m && c->plabels) {
 		struct mc_buf nb = {0};
@@ -262,6 +294,7 @@ static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 			     : n == 4 && !memcmp(k, "args", 4) ? 4
 			     : n == 2 && !memcmp(k, "ph", 2)   ? 5
 			     : n == 4 && !memcmp(k, "name", 4) ? 6
+			     : n == 2 && !memcmp(k, "sf", 2)   ? 7
 							       : 0;
 	} else if (c->depth == 4) {
 		c->key_labels_at4 = n == 6 && !memcmp(k, "labels", 6);

@@ -7,9 +7,12 @@
  * one. Only the keys the commands need are kept; everything else is skipped
  * by counting nesting levels.
  *
- * The reader knows four places in the document:
+ * The reader knows these places in the document:
  *
  *   {                                   RD_ROOT
+ *     "stackFrames": {                  RD_FRAMES (only for a frame_fn)
+ *       "7": { "name": .., "parent": "3" }, RD_FRAME
+ *     },
  *     "traceEvents": [                  RD_EVENTS
  *       { "ph": .., "args": { .. } },   RD_EVENT, RD_ARGS
  *     ],
@@ -41,7 +44,16 @@
  * trace has a string or number near this long. */
 #define RD_TOKEN_MAX (1024 * 1024)
 
-enum rd_role { RD_ROOT, RD_EVENTS, RD_EVENT, RD_ARGS, RD_MXPROF, RD_DIST };
+enum rd_role {
+	RD_ROOT,
+	RD_EVENTS,
+	RD_EVENT,
+	RD_ARGS,
+	RD_MXPROF,
+	RD_DIST,
+	RD_FRAMES,
+	RD_FRAME,
+};
 
 enum rd_key {
 	K_OTHER = 0,
@@ -66,13 +78,22 @@ enum rd_key {
 	K_HOST,
 	K_TRUNCATED,
 	K_RANK,
+	K_SF,
+	K_CORRELATION,
+	K_STACK_FRAMES,
+	K_CATEGORY,
+	K_PARENT,
+	K_USER,
 };
 
 struct rd {
 	trace_event_fn fn;
+	trace_frame_fn frame_fn; /* NULL: stackFrames is skipped */
 	void *opaque;
 	struct trace_meta *meta;
 	struct trace_event ev;
+	struct trace_frame frame;
+	int frame_id_ok; /* the frame's key is a decimal id */
 	enum rd_role role[RD_DEPTH];
 	int depth;	    /* entries used in role[] */
 	unsigned long skip; /* nesting levels inside an ignored value */
@@ -96,6 +117,9 @@ static enum rd_key rd_classify(const unsigned char *k, size_t n)
 		}
 		if (RD_IS("ts")) {
 			return K_TS;
+		}
+		if (RD_IS("sf")) {
+			return K_SF;
 		}
 		return K_OTHER;
 	case 3:
@@ -125,6 +149,9 @@ static enum rd_key rd_classify(const unsigned char *k, size_t n)
 		if (RD_IS("host")) {
 			return K_HOST;
 		}
+		if (RD_IS("user")) {
+			return K_USER;
+		}
 		return K_OTHER;
 	case 5:
 		if (RD_IS("group")) {
@@ -141,8 +168,19 @@ static enum rd_key rd_classify(const unsigned char *k, size_t n)
 		}
 		return K_OTHER;
 	case 6:
+		if (RD_IS("parent")) {
+			return K_PARENT;
+		}
 		return RD_IS("mxprof") ? K_MXPROF : K_OTHER;
+	case 8:
+		return RD_IS("category") ? K_CATEGORY : K_OTHER;
 	case 11:
+		if (RD_IS("correlation")) {
+			return K_CORRELATION;
+		}
+		if (RD_IS("stackFrames")) {
+			return K_STACK_FRAMES;
+		}
 		return RD_IS("traceEvents") ? K_TRACE_EVENTS : K_OTHER;
 	case 14:
 		return RD_IS("droppedRecords") ? K_DROPPED : K_OTHER;
@@ -236,10 +274,34 @@ static int rd_boolean(void *ctx, int b)
 			r->meta->timeline_truncated = b;
 		}
 		break;
+	case RD_FRAME:
+		if (r->key == K_USER) {
+			r->frame.user = b;
+		}
+		break;
 	default:
 		break;
 	}
 	return 1;
+}
+
+/* Parses a frame id, a JSON number or string of decimal digits. Returns 0,
+ * or -EINVAL (negative, a fraction, not a number). */
+static int rd_frame_id(const char *s, size_t n, uint64_t *id)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 19) {
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9') {
+			return -EINVAL;
+		}
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*id = v;
+	return 0;
 }
 
 static int rd_number(void *ctx, const char *s, size_t n)
@@ -268,12 +330,17 @@ static int rd_number(void *ctx, const char *s, size_t n)
 		case K_TID:
 			util_parse_i64(s, n, &ev->tid);
 			break;
+		case K_SF:
+			ev->has_sf = rd_frame_id(s, n, &ev->sf) == 0;
+			break;
 		default:
 			break;
 		}
 		break;
 	case RD_ARGS:
-		if (r->key == K_VALUE) {
+		if (r->key == K_CORRELATION) {
+			ev->has_corr = util_parse_i64(s, n, &ev->corr) == 0;
+		} else if (r->key == K_VALUE) {
 			ev->has_value = util_parse_i64(s, n, &ev->value) == 0;
 			ev->value_out_of_range = !ev->has_value;
 		} else if (r->key == K_FRAME) {
@@ -299,6 +366,14 @@ static int rd_number(void *ctx, const char *s, size_t n)
 		if (r->key == K_RANK && util_parse_i64(s, n, &v) == 0) {
 			r->meta->has_rank = 1;
 			r->meta->rank = v;
+		}
+		break;
+	case RD_FRAME:
+		if (r->key == K_PARENT) {
+			r->frame.has_parent =
+				rd_frame_id(s, n, &r->frame.parent) == 0;
+		} else if (r->key == K_USER) {
+			r->frame.user = !(n == 1 && s[0] == '0');
 		}
 		break;
 	default:
@@ -358,8 +433,25 @@ static int rd_string(void *ctx, const unsigned char *s, size_t n)
 			ev->has_ts = util_us_to_ns((const char *)s, n,
 						   &ev->ts_ns) == 0;
 			break;
+		case K_SF:
+			/* Chrome's format allows string ids. */
+			ev->has_sf =
+				rd_frame_id((const char *)s, n, &ev->sf) == 0;
+			break;
 		default:
 			break;
+		}
+		break;
+	case RD_FRAME:
+		if (r->key == K_NAME) {
+			rd_copy(r->frame.name, sizeof(r->frame.name), s, n);
+		} else if (r->key == K_CATEGORY) {
+			rd_copy(r->frame.category, sizeof(r->frame.category), s,
+				n);
+		} else if (r->key == K_PARENT) {
+			r->frame.has_parent =
+				rd_frame_id((const char *)s, n,
+					    &r->frame.parent) == 0;
 		}
 		break;
 	case RD_ARGS:
@@ -391,11 +483,19 @@ static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
 	struct rd *r = ctx;
 
 	r->calls++;
-	if (!r->skip) {
-		r->key = rd_classify(k, n);
-		if (rd_top(r) == RD_ROOT) {
-			rd_copy(r->root_key, sizeof(r->root_key), k, n);
-		}
+	if (r->skip) {
+		return 1;
+	}
+	if (rd_top(r) == RD_FRAMES) {
+		/* The key of a frame is its id. */
+		r->key = K_OTHER;
+		r->frame_id_ok =
+			rd_frame_id((const char *)k, n, &r->frame.id) == 0;
+		return 1;
+	}
+	r->key = rd_classify(k, n);
+	if (rd_top(r) == RD_ROOT) {
+		rd_copy(r->root_key, sizeof(r->root_key), k, n);
 	}
 	return 1;
 }
@@ -411,6 +511,16 @@ static void rd_event_reset(struct trace_event *ev)
 	ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = 0;
 	ev->value = ev->error = 0;
 	ev->dur_out_of_range = ev->value_out_of_range = 0;
+	ev->has_sf = ev->has_corr = 0;
+	ev->sf = 0;
+	ev->corr = 0;
+}
+
+static void rd_frame_reset(struct trace_frame *f)
+{
+	f->name[0] = f->category[0] = 0;
+	f->has_parent = f->user = 0;
+	f->parent = 0;
 }
 
 static int rd_push(struct rd *r, enum rd_role role)
@@ -448,7 +558,13 @@ static int rd_start_map(void *ctx)
 		if (r->key == K_DIST) {
 			return rd_push(r, RD_DIST);
 		}
+		if (r->key == K_STACK_FRAMES && r->frame_fn) {
+			return rd_push(r, RD_FRAMES);
+		}
 		break;
+	case RD_FRAMES:
+		rd_frame_reset(&r->frame);
+		return rd_push(r, RD_FRAME);
 	case RD_EVENTS:
 		rd_event_reset(&r->ev);
 		return rd_push(r, RD_EVENT);
@@ -511,6 +627,11 @@ static int rd_end(void *ctx)
 			r->cb_failed = 1;
 			return 0;
 		}
+	} else if (role == RD_FRAME) {
+		if (r->frame_id_ok && r->frame_fn(&r->frame, r->opaque) < 0) {
+			r->cb_failed = 1;
+			return 0;
+		}
 	} else if (role == RD_ROOT || r->depth == 0) {
 		r->root_closed = 1;
 	}
@@ -564,6 +685,14 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 				  void *opaque, struct trace_meta *meta,
 				  uint64_t *trunc_at)
 {
+	return trace_read_stacks(path, fn, NULL, opaque, meta, trunc_at);
+}
+
+/* trace_read_file(), and the frames of stackFrames to frame_fn (cli.h). */
+enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
+				    trace_frame_fn frame_fn, void *opaque,
+				    struct trace_meta *meta, uint64_t *trunc_at)
+{
 	struct rd *r = NULL;
 	struct trace_in in = {.fd = -1};
 	unsigned char *buf = NULL;
@@ -588,6 +717,7 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 		goto out;
 	}
 	r->fn = fn;
+	r->frame_fn = frame_fn;
 	r->opaque = opaque;
 	r->meta = meta;
 	h = yajl_alloc(&rd_callbacks, NULL, r);

@@ -1,0 +1,312 @@
+/*
+ * stack.c - capturing the call stack of an event as it begins.
+ *
+ * stack_capture() walks the native frames with libunwind's unw_backtrace
+ * (the cached, fast path), leaves out mxprof's own frames (the trampolines
+ * and this code: unwinding passes through them by their unwind
+ * information, hook_tramp.S) and, where the thread runs CPython, puts the
+ * Python frames in the place of the interpreter's evaluation calls; the
+ * interpreter's other native frames (calls, vectorcalls, the evaluation
+ * loop's helpers) are left out of such a stack, as the Python frames say
+ * more. Python frames the native walk did not reach (it stops at a frame
+ * without unwind information) follow the native ones.
+ *
+ * A stack is a list of 64-bit words: a native frame's return address, or
+ * STACK_PY with the index of a Python frame's entry in pynames, a table
+ * keyed by code object and instruction whose entry is named the first time
+ * the frame is seen, while its code object is certainly alive (the frame
+ * runs it). The collector interns the list (stack_intern) and the drain
+ * thread names its frames later (stack_name.c).
+ *
+ * Nothing here takes a lock or allocates once the tables are mapped (the
+ * first capture maps them; mmap is async-signal-safe), so any thread can
+ * capture in any context a hooked call runs in.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "collector.h"
+#include "preload.h"
+#include "stack.h"
+
+/* Native frames come from libunwind where the build has it (x86-64 with
+ * Debian's libunwind-dev); elsewhere the capture is left out, with one
+ * line at start-up. */
+#if defined(__x86_64__) && __has_include(<libunwind.h>)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#define STACK_NATIVE 1
+static int walk(void **ips, int n)
+{
+	return unw_backtrace(ips, n);
+}
+#else
+#define STACK_NATIVE 0
+static int walk(void **ips, int n)
+{
+	(void)ips;
+	(void)n;
+	return 0;
+}
+#endif
+
+int stack_depth;
+
+/* [lo, hi) of mxprof's own code, and of the object that holds CPython's
+ * interpreter (0 when none). */
+static uintptr_t self_lo, self_hi;
+static uintptr_t py_lo, py_hi;
+static int py_ready;
+
+#define PYNAME_SLOTS (1u << 15)
+#define PYNAME_LEN   240
+
+struct pyname {
+	uint64_t key; /* 0: free; claimed by compare-and-swap */
+	uintptr_t code;
+	uint32_t offset;
+	uint8_t ready;
+	uint8_t user;
+	char name[PYNAME_LEN];
+};
+
+static struct pyname *pynames;
+
+/* ---- where code lives ------------------------------------------------- */
+
+struct range_ask {
+	uintptr_t addr;
+	uintptr_t lo, hi;
+};
+
+/* Finds the executable segments' extent of the object that holds
+ * ask->addr. */
+static int range_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct range_ask *a = ctx;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	int hit = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD) {
+			continue;
+		}
+		uintptr_t b = info->dlpi_addr + p->p_vaddr;
+		uintptr_t e = b + p->p_memsz;
+		if (a->addr >= b && a->addr < e) {
+			hit = 1;
+		}
+		if (p->p_flags & PF_X) {
+			lo = b < lo ? b : lo;
+			hi = e > hi ? e : hi;
+		}
+	}
+	if (hit && hi > lo) {
+		a->lo = lo;
+		a->hi = hi;
+		return 1;
+	}
+	return 0;
+}
+
+static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
+{
+	struct range_ask a = {(uintptr_t)addr, 0, 0};
+
+	dl_iterate_phdr(range_cb, &a);
+	*lo = a.lo;
+	*hi = a.hi;
+}
+
+/* ---- set-up --------------------------------------------------------- */
+
+void stack_probe(void)
+{
+	if (stack_depth <= 0 || __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
+		return;
+	}
+	if (py_stack_probe() <= 0) {
+		return;
+	}
+	void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	if (eval) {
+		code_range(eval, &py_lo, &py_hi);
+	}
+	__atomic_store_n(&py_ready, 1, __ATOMIC_RELEASE);
+}
+
+int stack_init(int depth)
+{
+	stack_depth = depth > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : depth;
+	if (stack_depth > 0 && !STACK_NATIVE) {
+		fprintf(stderr, "mxprof: MXPROF_STACKS: call stacks are not "
+				"available on this architecture; recording "
+				"without them\n");
+		stack_depth = 0;
+	}
+	if (stack_depth <= 0) {
+		return 0;
+	}
+	code_range((const void *)stack_init, &self_lo, &self_hi);
+	stack_set_namer(stack_name);
+	stack_probe();
+	return 0;
+}
+
+/* ---- Python frames ---------------------------------------------------- */
+
+static int py_path_is_user(const char *file)
+{
+	return file[0] && file[0] != '<' && !strstr(file, "/site-packages/") &&
+	       !strstr(file, "/dist-packages/") && !strstr(file, "/lib/python");
+}
+
+static struct pyname *pynames_get(void)
+{
+	struct pyname *t = __atomic_load_n(&pynames, __ATOMIC_ACQUIRE);
+
+	if (t) {
+		return t;
+	}
+	t = mmap(NULL, PYNAME_SLOTS * sizeof(*t), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t == MAP_FAILED) {
+		return NULL;
+	}
+	struct pyname *none = NULL;
+	if (!__atomic_compare_exchange_n(&pynames, &none, t, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(t, PYNAME_SLOTS * sizeof(*t));
+		return none;
+	}
+	return t;
+}
+
+/* The word of Python frame f: its entry in pynames, named on first
+ * sight. 0 when the table is full. */
+static uint64_t py_word(const struct py_frame *f)
+{
+	struct pyname *t = pynames_get();
+
+	if (!t) {
+		return 0;
+	}
+	uint64_t key = ((uint64_t)f->code * 0x9e3779b97f4a7c15ull) ^
+		       ((uint64_t)f->offset * 0xff51afd7ed558ccdull);
+	key = key ? key : 1;
+	for (uint32_t k = 0, i = (uint32_t)(key >> 40) & (PYNAME_SLOTS - 1);
+	     k < PYNAME_SLOTS; k++, i = (i + 1) & (PYNAME_SLOTS - 1)) {
+		struct pyname *e = &t[i];
+		uint64_t ek = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+		if (ek == key) {
+			if (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) &&
+			    e->code == f->code && e->offset == f->offset) {
+				return STACK_PY | i;
+			}
+			continue;
+		}
+		if (ek != 0) {
+			continue;
+		}
+		uint64_t zero = 0;
+		if (!__atomic_compare_exchange_n(&e->key, &zero, key, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			continue;
+		}
+		char file[512];
+		e->code = f->code;
+		e->offset = f->offset;
+		py_frame_describe(f, e->name, sizeof(e->name), file,
+				  sizeof(file));
+		e->user = (uint8_t)py_path_is_user(file);
+		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+		return STACK_PY | i;
+	}
+	return 0;
+}
+
+int stack_py_name(uint64_t w, char *name, size_t len, int *user)
+{
+	uint32_t i = (uint32_t)(w & ~STACK_PY);
+	struct pyname *t = __atomic_load_n(&pynames, __ATOMIC_ACQUIRE);
+
+	if (!t || i >= PYNAME_SLOTS ||
+	    !__atomic_load_n(&t[i].ready, __ATOMIC_ACQUIRE)) {
+		return -1;
+	}
+	snprintf(name, len, "%s", t[i].name);
+	*user = t[i].user;
+	return 0;
+}
+
+/* ---- capture --------------------------------------------------------- */
+
+uint32_t stack_capture(void)
+{
+	void *ips[STACK_DEPTH_MAX + 16];
+	struct py_frame py[STACK_DEPTH_MAX];
+	uint64_t w[STACK_DEPTH_MAX];
+	int depth = stack_depth, want = depth + 16;
+	unsigned np = 0, pi = 0, k = 0;
+
+	if (depth <= 0) {
+		return 0;
+	}
+	int n = walk(ips, want);
+	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
+		np = py_stack_capture(py, (unsigned)depth);
+	}
+	int i = 0;
+	/* mxprof's own frames: the capture and the trampolines. */
+	while (i < n && (uintptr_t)ips[i] >= self_lo &&
+	       (uintptr_t)ips[i] < self_hi) {
+		i++;
+	}
+	for (; i < n && k < (unsigned)depth; i++) {
+		uintptr_t ip = (uintptr_t)ips[i];
+		if (np && py_stack_is_eval(ip)) {
+			while (pi < np && k < (unsigned)depth) {
+				uint64_t pw = py_word(&py[pi]);
+				if (pw) {
+					w[k++] = pw;
+				}
+				if (py[pi++].entry) {
+					break;
+				}
+			}
+			continue;
+		}
+		if (np && ip >= py_lo && ip < py_hi) {
+			continue;
+		}
+		w[k++] = ip;
+	}
+	/* The native walk ended early (a frame it could not unwind): the
+	 * outer Python frames still say where the call came from. */
+	if (n < want) {
+		for (; pi < np && k < (unsigned)depth; pi++) {
+			uint64_t pw = py_word(&py[pi]);
+			if (pw) {
+				w[k++] = pw;
+			}
+		}
+	}
+	return stack_intern(w, k);
+}
+
+void stack_record(uint64_t t0)
+{
+	uint32_t id = stack_capture();
+
+	if (id) {
+		struct coll_rec r = {.t0 = t0, .name = id, .kind = COLL_STACK};
+		ring_push(&r);
+	}
+}
