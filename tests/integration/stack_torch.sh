@@ -1,0 +1,33 @@
+# PyTorch on the CPU (Debian's python3-torch) with MXPROF_STACKS: the ATen
+# operators of a model's forward (through @auto's @torch preset) are
+# attributed to the line of forward that ran them, read from the
+# interpreter while the operator runs: "aten::conv2d @ Net.forward
+# (stack_torch.py:12)", 3 times, in the call-site section of "aten" (the
+# innermost frame of the user's code: torch's own frames come first in the
+# stack), and the model's output is the same as without mxprof.
+. "$ROOT/tests/integration/lib.sh"
+PY=/usr/bin/python3
+"$PY" -c 'import torch' 2>/dev/null ||
+	{ echo "skip: torch cannot be imported by $PY (python3-torch)"; exit 0; }
+S=stack_torch.py
+cp "$ROOT/tests/programs/stacks/$S" "$WORK/$S"
+cd "$WORK"
+"$PY" "$S" >plain.txt
+MXPROF_STACKS=64 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/t.json" \
+	LD_PRELOAD="$PRELOAD" "$PY" "$S" >mx.txt
+diff plain.txt mx.txt || fail "the output differs under mxprof"
+for op in conv2d relu; do
+	expect_eq "aten::$op" 3 "$(row_count t.stats.txt aten "aten::$op")"
+	expect_eq "aten::$op from forward" 3 "$(row_count t.stats.txt \
+		'Call Sites: aten' "aten::$op @ Net.forward ($S:12)")"
+done
+# The whole Python chain: torch's own frames (Conv2d.forward, Module's
+# call), then the script's, innermost first.
+expect_eq "conv2d's stack, the script's frames" \
+	"Net.forward ($S:12) [python]|<module> ($S:20) [python]" \
+	"$(python3 "$ROOT/tests/tools/stackcheck.py" t.json 0 python |
+		sed -n 's/^3 aten::conv2d <- //p' | sed 's/ <- /\n/g' |
+		grep -F "($S:" | paste -sd'|')"
+expect_eq "conv2d's innermost frame is torch's" "Conv2d._conv_forward" \
+	"$(python3 "$ROOT/tests/tools/stackcheck.py" t.json 1 python |
+		sed -n 's/^3 aten::conv2d <- \([^ ]*\) .*/\1/p')"
