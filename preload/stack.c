@@ -2,14 +2,14 @@
  * stack.c - capturing the call stack of an event as it begins.
  *
  * stack_capture() walks the native frames with libunwind's unw_backtrace
- * (the cached, fast path), leaves out mxprof's own frames (the trampolines
- * and this code: unwinding passes through them by their unwind
- * information, hook_tramp.S) and, where the thread runs CPython, puts the
- * Python frames in the place of the interpreter's evaluation calls; the
- * interpreter's other native frames (calls, vectorcalls, the evaluation
- * loop's helpers) are left out of such a stack, as the Python frames say
- * more. Python frames the native walk did not reach (it stops at a frame
- * without unwind information) follow the native ones.
+ * (the cached, fast path), leaves out mxprof's own frames (this code, and
+ * the stubs of hooked calls that the call is nested in: unwinding passes
+ * through them by their unwind information, hook_tramp.S) and, where the thread
+ * runs CPython, puts the Python frames in the place of the interpreter's
+ * evaluation calls; the interpreter's other native frames (calls, vectorcalls,
+ * the evaluation loop's helpers) are left out of such a stack, as the Python
+ * frames say more. Python frames the native walk did not reach (it stops at a
+ * frame without unwind information) follow the native ones.
  *
  * A stack is a list of 64-bit words: a native frame's return address, or
  * STACK_PY with the index of a Python frame's entry in pynames, a table
@@ -263,14 +263,13 @@ uint32_t stack_capture(void)
 	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
 		np = py_stack_capture(py, (unsigned)depth);
 	}
-	int i = 0;
-	/* mxprof's own frames: the capture and the trampolines. */
-	while (i < n && (uintptr_t)ips[i] >= self_lo &&
-	       (uintptr_t)ips[i] < self_hi) {
-		i++;
-	}
-	for (; i < n && k < (unsigned)depth; i++) {
+	for (int i = 0; i < n && k < (unsigned)depth; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
+		/* mxprof's own frames: the capture, and the stubs of the
+		 * hooked calls this one is nested in. */
+		if (ip >= self_lo && ip < self_hi) {
+			continue;
+		}
 		if (np && py_stack_is_eval(ip)) {
 			while (pi < np && k < (unsigned)depth) {
 				uint64_t pw = py_word(&py[pi]);
