@@ -263,13 +263,20 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 }
 
 /* The first pass: a source that links its records to host spans sees
- * every one (ctx: the source). */
+ * every one, with its call site when it has a stack. */
+struct claim_pass {
+	const struct coll_source *s;
+	struct stack_pends *pends; /* NULL: no stacks */
+};
+
 static void on_claim(void *ctx, int tid, const struct coll_rec *r, size_t n)
 {
-	const struct coll_source *s = ctx;
+	struct claim_pass *c = ctx;
 
 	for (size_t i = 0; i < n; i++) {
-		s->claim(tid, &r[i]);
+		uint32_t id =
+			c->pends ? stack_pends_rec(c->pends, tid, &r[i]) : 0;
+		c->s->claim(tid, &r[i], id ? stack_site(id) : 0);
 	}
 }
 
@@ -417,8 +424,12 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			 * shows the source every host span. */
 			static const struct journal_ops claim_ops = {
 				.recs = on_claim};
-			journal_read(journal_path, &claim_ops, (void *)src[i],
-				     &w.hdr);
+			struct claim_pass c = {src[i], NULL};
+			if (w.stacks) {
+				c.pends = stack_pends_create();
+			}
+			journal_read(journal_path, &claim_ops, &c, &w.hdr);
+			stack_pends_destroy(c.pends);
 		}
 	}
 	rc = journal_read(journal_path, &ops, &w, &w.hdr);

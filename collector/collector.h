@@ -530,14 +530,16 @@ struct coll_source {
 	 * every one when *first is 0 (then clears it). begin prepares
 	 * linking and returns non-zero
 	 * when claim must see every host record first (a pass over the
-	 * journal); span adds to a host span being written: its args
-	 * (after == 0, inside "args", each as ,"key":value) and then events
-	 * of its own (after == 1, through coll_trace_event()); events writes
-	 * the source's own events after the host events; end frees what
-	 * begin made. The tables of a dump are written after its trace. */
+	 * journal), with site the string id of the call site of a span
+	 * that has a stack (MXPROF_STACKS), else 0; span adds to a host span
+	 * being written: its args (after == 0, inside "args", each as
+	 * ,"key":value) and then events of its own (after == 1, through
+	 * coll_trace_event()); events writes the source's own events after the
+	 * host events; end frees what begin made. The tables of a dump are
+	 * written after its trace. */
 	void (*devices)(struct out *o, int *first);
 	int (*begin)(void);
-	void (*claim)(int tid, const struct coll_rec *r);
+	void (*claim)(int tid, const struct coll_rec *r, uint32_t site);
 	void (*span)(struct coll_trace *t, int tid, const struct coll_rec *r,
 		     int after);
 	void (*events)(struct coll_trace *t);

@@ -72,6 +72,7 @@ struct gpu_rec {
 	/* Filled while a dump links records (link.c). */
 	uint32_t ext;	   /* external id of the enclosing host range */
 	uint32_t absorbed; /* a hook's slice shows this API call      */
+	uint32_t site;	   /* that slice's call site (string id), 0    */
 };
 
 /* Properties of one device, for the trace's deviceProperties. */
@@ -177,7 +178,7 @@ static inline int gpu_is_device_work(const struct gpu_rec *r)
  * records; claim and span are the two passes over the host spans; end
  * keeps the marks for the tables. */
 int link_begin(void);
-void link_claim(int tid, const struct coll_rec *r);
+void link_claim(int tid, const struct coll_rec *r, uint32_t site);
 void link_span(struct coll_trace *t, int tid, const struct coll_rec *r,
 	       int after);
 void link_end(void);

@@ -158,6 +158,7 @@ int link_begin(void)
 		struct gpu_rec *r = store_at(i);
 		r->ext = 0;
 		r->absorbed = 0;
+		r->site = 0;
 		if (gpu_is_api(r)) {
 			L.idx[L.n++] = i;
 			*hfind(L.api_of, r->correlation) = i + 1;
@@ -231,11 +232,12 @@ static int is_hook_slice(const struct coll_rec *r)
 
 /*
  * First pass over the journal: host span r (converted: t0 in ns since the
- * origin, t1 the duration) on thread tid. A hook's slice absorbs CUPTI's
- * record of the same call; a host range claims the unclaimed API records
+ * origin, t1 the duration) on thread tid, whose call site is site (0: no
+ * stack). A hook's slice absorbs CUPTI's record of the same call, and
+ * gives it its call site; a host range claims the unclaimed API records
  * inside it under a fresh external id. Owner held (drain thread). Can't fail.
  */
-void link_claim(int tid, const struct coll_rec *r)
+void link_claim(int tid, const struct coll_rec *r, uint32_t site)
 {
 	if (!L.n || r->kind != COLL_SPAN) {
 		return;
@@ -256,6 +258,7 @@ void link_claim(int tid, const struct coll_rec *r)
 			if (!a->absorbed && a->end <= t1 + SLACK_NS &&
 			    same_call(a->name, r->name)) {
 				a->absorbed = 1;
+				a->site = site;
 				return;
 			}
 			continue;

@@ -233,10 +233,31 @@ static uint64_t key_host_range(const struct gpu_rec *r)
 	return (uint64_t)h->group << 32 | h->name;
 }
 
+/* The call site of the launch of r, with r's name: "<name> @ <site>"; only
+ * launches a hook showed with a stack (MXPROF_STACKS). */
+static uint64_t key_call_site(const struct gpu_rec *r)
+{
+	const struct gpu_rec *a =
+		r->correlation ? link_api_for(r->correlation) : NULL;
+
+	if (!a || !a->site) {
+		return UINT64_MAX;
+	}
+	return (uint64_t)a->site << 32 | r->name;
+}
+
+static const char *label_site(uint64_t key, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s @ %s", strtab_get((uint32_t)key),
+		 strtab_get((uint32_t)(key >> 32)));
+	return buf;
+}
+
 /*
  * Appends the GPU sections to b, the tables of the text format (see
  * struct coll_source): kernels, copies, sets, API calls no hook showed,
- * GPU time by launching API and by host range (as of the latest dump),
+ * GPU time by launching API, by host range and by call site (as of the
+ * latest dump),
  * and a line with the GPU records lost, when there were any. Nothing for
  * the JSON and CSV formats, for one category, or when there is no GPU
  * record. Can't fail (memory runs out: the sections are left out).
@@ -272,6 +293,9 @@ void tables_write(struct sbuf *b, const struct table_opts *o)
 		k = collect(v, lim, -1, key_host_range);
 		tsection(b, "GPU Time by Host Range", SEC_GPUTIME, v, k, o->top,
 			 label_range);
+		k = collect(v, lim, -1, key_call_site);
+		tsection(b, "GPU Time by Call Site", SEC_GPUTIME, v, k, o->top,
+			 label_site);
 	}
 	if (store_dropped()) {
 		sb_printf(b, "Dropped GPU records: %llu\n",

@@ -39,3 +39,24 @@ expect_eq "hook table launches" $((S * 3)) "$(row_count h.stats.txt "$grp" cudaL
 expect_eq "CUPTI table launches" "" "$(row_count h.stats.txt 'CUDA API (CUPTI)' cudaLaunchKernel)"
 expect_eq "GPU time of cudaLaunchKernel" "cudaLaunchKernel $((S * 3)) 0.1600 22.77" \
 	"$(awk '$0 == "GPU Time by API" {p = 1; next} p && /^$/ {exit} p && $1 == "cudaLaunchKernel" {$1 = $1; print}' h.stats.txt)"
+
+# With call stacks (MXPROF_STACKS): every hooked launch has its stack, and
+# the GPU work each launched is charged to its call site (main, where the
+# program calls them), in the tables and in `mxprof report --flame --gpu`.
+MXPROF_STACKS=8 MXPROF_HOOK=@cudart MXPROF_AUTOSTART=1 \
+	MXPROF_OUTPUT="$WORK/s.json" LD_PRELOAD="$PRELOAD" \
+	"$prog" "$fakes/libcudart.so.13" $S >out.txt 2>err.txt ||
+	fail "the program failed under mxprof with stacks"
+expect_eq "program output with stacks" "$expected" "$(cat out.txt)"
+gsite() { awk -v k="$1" '$0 == "GPU Time by Call Site" {p = 1; next}
+	p && /^$/ {exit} p && index($0, k) == 1 {
+	split(substr($0, length(k) + 1), f, " "); print f[1], f[2]}' s.stats.txt; }
+expect_eq "GPU time of conv_fwd by call site" "$S 0.0500" "$(gsite 'conv_fwd @ main')"
+expect_eq "GPU time of relu by call site" "$S 0.0100" "$(gsite 'relu @ main')"
+expect_eq "launches with a stack" $((S * 3)) "$(jget s.json \
+	'sum(1 for e in d["traceEvents"] if e.get("name") == "cudaLaunchKernel" and "sf" in e)')"
+mxprof_command
+"$MX" report --flame --gpu s.json >flame.txt
+expect_eq "report --flame --gpu: conv_fwd under main's launch" \
+	"main;cudaLaunchKernel;conv_fwd 50000" \
+	"$(sed -n 's/.*;\(main;cudaLaunchKernel;conv_fwd [0-9]*\)$/\1/p' flame.txt)"
