@@ -47,3 +47,20 @@ for n in 100 300; do
 	expect_eq "N=$n table sqlite3_step" $((n + 8)) \
 		"$(row_count "$WORK/s$n.stats.txt" "$g" sqlite3_step)"
 done
+
+# With call stacks (MXPROF_STACKS): _sqlite3 releases the GIL around
+# sqlite3_step, and each call is still charged to the Python line that
+# made it: the INSERT line N + 1 times (the implicit BEGIN comes with the
+# first INSERT), CREATE 4 (its own and the 3 nested ones), COMMIT 1 and the
+# SELECT 2: N + 8 in all, as above.
+n=100
+MXPROF_STACKS=32 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/k.json" \
+	MXPROF_HOOK='libsqlite3.so*:sqlite3_*' LD_PRELOAD="$PRELOAD" \
+	"$PY" "$WORK/sq.py" $n >"$WORK/mxk.txt"
+diff "$WORK/plain$n.txt" "$WORK/mxk.txt" || fail "output differs with stacks"
+sites='Call Sites: C API (libsqlite3.so.0)'
+for want in "5 4" "7 $((n + 1))" "8 1" "9 2"; do
+	set -- $want
+	expect_eq "sqlite3_step from sq.py:$1" "$2" \
+		"$(row_count "$WORK/k.stats.txt" "$sites" "sqlite3_step @ <module> (sq.py:$1)")"
+done
