@@ -8,7 +8,8 @@
 #  - a forked child: child_fn -> inner_fn -> crc32, in the child's file;
 #  - C++: demangled methods and templates, the stacks right after each
 #    of 3 exceptions thrown past the hooked call's caller;
-#  - MXPROF_STACKS=2 keeps 2 frames; MXPROF_STACKS=0 writes no stacks.
+#  - MXPROF_STACKS=2 (and mxprof run --stacks 2) keeps 2 frames;
+#    MXPROF_STACKS=0 writes no stacks.
 # Every run's output is the same as without mxprof.
 . "$ROOT/tests/integration/lib.sh"
 SRC=$ROOT/tests/programs/stacks
@@ -68,6 +69,13 @@ fi
 run depth2 2 "$WORK/stack_chain" chain
 expect_eq "MXPROF_STACKS=2" "3 crc32 <- inner_fn [$P] <- outer_fn [$P]" \
 	"$(stacks "$WORK/depth2.json")"
+# mxprof run --stacks N is MXPROF_STACKS=N.
+mxprof_command
+MXPROF_HOOK='libz.so*:crc32' "$MX" run --stacks 2 -o "$WORK/run.json" -- \
+	"$WORK/stack_chain" chain >"$WORK/run.txt"
+diff "$WORK/chain.plain.txt" "$WORK/run.txt" || fail "mxprof run: output differs"
+expect_eq "mxprof run --stacks 2" "3 crc32 <- inner_fn [$P] <- outer_fn [$P]" \
+	"$(stacks "$WORK/run.json")"
 run off 0 "$WORK/stack_chain" chain
 expect_eq "MXPROF_STACKS=0: no stackFrames" False \
 	"$(jget "$WORK/off.json" '"stackFrames" in d')"
