@@ -22,6 +22,8 @@
  * meets a stack it asks the namer for each word it has not seen, once,
  * while the frames' code is still loaded, and keeps the stack's call site:
  * the innermost frame in the user's own code, else the innermost frame.
+ * A word the namer knows nothing of (an address in no loaded object: an
+ * unwinder's misreading of a frame, or code unloaded since) is left out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -165,6 +167,7 @@ struct frame_name {
 	uint32_t name, cat; /* string ids */
 	uint8_t user;
 	uint8_t used; /* the slot holds a word */
+	uint8_t none; /* the namer knew nothing of it: left out */
 };
 
 static stack_namer_fn namer;
@@ -220,12 +223,10 @@ static const struct frame_name *frame_name(uint64_t w)
 	char name[512], cat[256];
 	int user = 0;
 	name[0] = cat[0] = 0;
-	if (!namer ||
-	    namer(w, name, sizeof(name), cat, sizeof(cat), &user) < 0) {
-		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)w);
-		snprintf(cat, sizeof(cat), "?");
-	}
+	int none = !namer ||
+		   namer(w, name, sizeof(name), cat, sizeof(cat), &user) < 0;
 	struct frame_name *f = &fnames[j];
+	f->none = (uint8_t)none;
 	f->word = w;
 	f->name = strtab_intern(name);
 	f->cat = strtab_intern(cat);
@@ -255,7 +256,10 @@ uint32_t stack_site(uint32_t id)
 		if (!f) {
 			return 0;
 		}
-		if (i == 0) {
+		if (f->none) {
+			continue;
+		}
+		if (!site) {
 			site = f->name;
 		}
 		if (f->user) {
@@ -493,6 +497,9 @@ struct stack_tree *stack_frames_write(struct out *o)
 		uint32_t parent = 0;
 		for (unsigned i = n; i-- > 0;) {
 			const struct frame_name *f = frame_name(w[i]);
+			if (f && f->none) {
+				continue;
+			}
 			if (!f ||
 			    !(parent = tree_node(t, o, &first, parent, f))) {
 				break;
