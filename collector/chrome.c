@@ -414,6 +414,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	if ((w.stacks = stack_frames_write(o))) {
 		w.pends = stack_pends_create();
 	}
+	w.t.stacks = w.stacks;
 	/* The journal is read once: events go out as they come, and the
 	 * metadata, which needs every thread seen, follows them. */
 	out_str(o, "\n\"traceEvents\":[");

@@ -221,6 +221,11 @@ typedef int (*stack_namer_fn)(uint64_t w, char *name, size_t nlen, char *cat,
 /* Sets the namer of the stacks' frame words (at start-up). */
 void stack_set_namer(stack_namer_fn fn);
 
+/* The string id of the call site of stack id (its innermost frame in the
+ * user's own code, else its innermost frame), naming its frames the first
+ * time; 0 for an unknown stack. Owner held. */
+uint32_t coll_stack_site(uint32_t id);
+
 /* ---- per-thread rings ------------------------------------------------- */
 
 enum coll_overflow { COLL_OVERFLOW_DROP = 0, COLL_OVERFLOW_BLOCK = 1 };
@@ -442,12 +447,18 @@ void coll_disown(void);
  * coll_trace_event(), which starts a new element of traceEvents and
  * returns the output to write it to.
  */
+struct stack_tree;
 struct coll_trace {
 	struct out *o;
 	int first;     /* no event written yet: no separating comma */
 	int pid;       /* the process's pid, the host events' "pid"  */
 	uint64_t base; /* CLOCK_MONOTONIC ns of ts 0                  */
+	const struct stack_tree *stacks; /* "stackFrames", NULL: none */
 };
+
+/* The "sf" of an event whose stack is stack id (stacks.c): its frame node
+ * in the trace's stackFrames, 0 when it has none. */
+uint32_t coll_trace_sf(const struct coll_trace *t, uint32_t id);
 
 /* Starts the next element of traceEvents; returns where to write it. */
 struct out *coll_trace_event(struct coll_trace *t);

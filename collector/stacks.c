@@ -479,7 +479,7 @@ struct stack_tree *stack_frames_write(struct out *o)
 	struct stack_tree *t;
 	int first = 1;
 
-	if (!m || !sites || !(t = calloc(1, sizeof(*t)))) {
+	if (!m || !(t = calloc(1, sizeof(*t)))) {
 		return NULL;
 	}
 	if (!(t->leaf = calloc(STACK_SLOTS, sizeof(*t->leaf)))) {
@@ -490,8 +490,9 @@ struct stack_tree *stack_frames_write(struct out *o)
 	for (uint32_t id = 1; id < STACK_SLOTS; id++) {
 		unsigned n;
 		const uint64_t *w;
-		/* Only the stacks the drain met (and named). */
-		if (!sites[id] || !(w = stack_words(id, &n))) {
+		/* Every stack: those the drain met are named already,
+		 * those a source keeps itself (CUDA calls) are named now. */
+		if (!(w = stack_words(id, &n)) || !stack_site(id)) {
 			continue;
 		}
 		uint32_t parent = 0;
@@ -514,6 +515,16 @@ struct stack_tree *stack_frames_write(struct out *o)
 uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id)
 {
 	return t && id < STACK_SLOTS ? t->leaf[id] : 0;
+}
+
+uint32_t coll_trace_sf(const struct coll_trace *t, uint32_t id)
+{
+	return stack_tree_leaf(t->stacks, id);
+}
+
+uint32_t coll_stack_site(uint32_t id)
+{
+	return stack_site(id);
 }
 
 void stack_tree_free(struct stack_tree *t)

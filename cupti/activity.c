@@ -58,6 +58,7 @@ FN(cuptiActivityEnableRuntimeApi);
 FN(cuptiActivityEnableDriverApi);
 FN(cuptiSetThreadIdType);
 FN(cuptiGetCallbackName);
+FN(cuptiEnableDomain);
 #undef FN
 
 static struct coll_lock start_lock = COLL_LOCK_INIT(LOCK_GPU_START);
@@ -122,13 +123,28 @@ static int report(const char *what, CUptiResult r)
 	return -EIO;
 }
 
+/*
+ * The runtime API's callbacks, on with call stacks only: as a CUDA call
+ * begins, on the calling thread, its stack, kept by correlation id for the
+ * call's activity record (launch_stack_put()).
+ */
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d,
 				 CUpti_CallbackId id, const void *data)
 {
+	const CUpti_CallbackData *cb = data;
+	uint32_t (*capture)(void) =
+		__atomic_load_n(&stack_capture_fn, __ATOMIC_ACQUIRE);
+
 	(void)ud;
-	(void)d;
 	(void)id;
-	(void)data;
+	if (d != CUPTI_CB_DOMAIN_RUNTIME_API || !cb || !capture ||
+	    cb->callbackSite != CUPTI_API_ENTER || !coll_active()) {
+		return;
+	}
+	uint32_t sid = capture();
+	if (sid) {
+		launch_stack_put(cb->correlationId, sid);
+	}
 }
 
 static uint64_t CUPTIAPI timestamp(void)
@@ -252,6 +268,7 @@ static int resolve(void *h)
 	GET(cuptiActivityEnableDriverApi);
 	GET(cuptiSetThreadIdType);
 	GET(cuptiGetCallbackName);
+	GET(cuptiEnableDomain);
 #undef GET
 	return p_cuptiGetVersion && p_cuptiSubscribe &&
 	       p_cuptiActivityRegisterCallbacks && p_cuptiActivityEnable &&
@@ -372,6 +389,19 @@ static int start_locked(const char *why)
 	r = p_cuptiSubscribe(&subscriber, on_callback, NULL);
 	if (r != CUPTI_SUCCESS) {
 		return report("cuptiSubscribe", r);
+	}
+	if (__atomic_load_n(&stack_capture_fn, __ATOMIC_ACQUIRE)) {
+		r = p_cuptiEnableDomain
+			    ? p_cuptiEnableDomain(1, subscriber,
+						  CUPTI_CB_DOMAIN_RUNTIME_API)
+			    : CUPTI_ERROR_NOT_SUPPORTED;
+		if (r != CUPTI_SUCCESS) {
+			fprintf(stderr,
+				"mxprof: CUPTI's runtime API callbacks are "
+				"not available (%s); CUDA calls CUPTI "
+				"records have no call stacks\n",
+				result_name(r));
+		}
 	}
 	if (p_cuptiSetThreadIdType) {
 		r = p_cuptiSetThreadIdType(

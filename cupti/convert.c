@@ -270,6 +270,7 @@ int convert_record(const void *activity, struct gpu_rec *g)
 		g->correlation = p->correlationId;
 		g->cbid = p->cbid;
 		g->tid = p->threadId;
+		g->stack = driver ? 0 : launch_stack_get(p->correlationId);
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {

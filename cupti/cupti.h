@@ -27,6 +27,8 @@
 #ifndef MXPROF_CUPTI_H
 #define MXPROF_CUPTI_H
 
+#include <stdint.h>
+
 /* What to record: bits of enum cupti_want. */
 enum cupti_want {
 	CUPTI_WANT_API = 1u << 0,    /* runtime, driver and sync records   */
@@ -42,6 +44,11 @@ enum cupti_want {
  * coll_source_add()'s error.
  */
 int cupti_setup(unsigned want, const char *self_path);
+
+/* With call stacks (MXPROF_STACKS): capture returns the calling thread's
+ * stack id, for the CUDA runtime calls CUPTI records. Call before
+ * cupti_setup(). */
+void cupti_set_stacks(uint32_t (*capture)(void));
 
 /* The GPU source (registered by cupti_setup(); tests register it
  * themselves). */

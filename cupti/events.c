@@ -101,6 +101,11 @@ static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
 	coll_trace_ts(t, r->start);
 	out_str(o, ",\"dur\":");
 	out_us(o, gpu_dur(r));
+	uint32_t sf = r->stack ? coll_trace_sf(t, r->stack) : 0;
+	if (sf) {
+		out_str(o, ",\"sf\":");
+		out_u64(o, sf);
+	}
 	out_str(o, ",\"args\":{\"correlation\":");
 	out_u64(o, r->correlation);
 	return o;
@@ -256,6 +261,9 @@ void events_write(struct coll_trace *t)
 	int sync_dev[GPU_MAX_DEVICES] = {0};
 
 	sync_begin(link_count());
+	/* The API calls first, then the work they launched: a reader that
+	 * streams the file (mxprof report's call sites) meets each launch
+	 * before its GPU work, whatever order CUPTI handed them over in. */
 	for (size_t i = 0, n = link_count(); i < n; i++) {
 		const struct gpu_rec *r = store_at(i);
 		if (gpu_is_api(r)) {
@@ -276,6 +284,12 @@ void events_write(struct coll_trace *t)
 					r->tid,
 					events_flow_at(r->start, gpu_dur(r)));
 			}
+		}
+	}
+	for (size_t i = 0, n = link_count(); i < n; i++) {
+		const struct gpu_rec *r = store_at(i);
+		if (gpu_is_api(r)) {
+			continue;
 		} else if (r->kind == GPU_SYNC) {
 			int64_t track;
 			uint32_t d = sync_write(t, r, &track);

@@ -73,6 +73,7 @@ struct gpu_rec {
 	uint32_t ext;	   /* external id of the enclosing host range */
 	uint32_t absorbed; /* a hook's slice shows this API call      */
 	uint32_t site;	   /* that slice's call site (string id), 0    */
+	uint32_t stack;	   /* API records: the call's stack (stacks.c), 0 */
 };
 
 /* Properties of one device, for the trace's deviceProperties. */
@@ -154,6 +155,15 @@ void convert_init(void *get_callback_name);
  * names interned. Returns 1, or 0 for a record that is not kept. Drain
  * thread. */
 int convert_record(const void *activity, struct gpu_rec *g);
+
+/* ---- launch_stack.c: call stacks of CUDA calls, by correlation id ------- */
+
+/* The capture (cupti_set_stacks()), NULL without stacks. Atomic. */
+extern uint32_t (*stack_capture_fn)(void);
+/* Keeps stack for the call of correlation id corr; any thread. */
+void launch_stack_put(uint32_t corr, uint32_t stack);
+/* The stack kept for corr, 0 when none (or lost). */
+uint32_t launch_stack_get(uint32_t corr);
 
 /* ---- link.c: GPU records and host spans -------------------------------- */
 

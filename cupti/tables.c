@@ -234,16 +234,19 @@ static uint64_t key_host_range(const struct gpu_rec *r)
 }
 
 /* The call site of the launch of r, with r's name: "<name> @ <site>"; only
- * launches a hook showed with a stack (MXPROF_STACKS). */
+ * launches with a stack (MXPROF_STACKS): the hook's slice's, or the one
+ * CUPTI's callback took. */
 static uint64_t key_call_site(const struct gpu_rec *r)
 {
 	const struct gpu_rec *a =
 		r->correlation ? link_api_for(r->correlation) : NULL;
 
-	if (!a || !a->site) {
+	uint32_t site = !a ? 0 : a->site ? a->site : coll_stack_site(a->stack);
+
+	if (!site) {
 		return UINT64_MAX;
 	}
-	return (uint64_t)a->site << 32 | r->name;
+	return (uint64_t)site << 32 | r->name;
 }
 
 static const char *label_site(uint64_t key, char *buf, size_t len)

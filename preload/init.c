@@ -130,6 +130,9 @@ static void cuda_setup(int early)
 	want |= (s->trace & TRACE_GPU) ? CUPTI_WANT_GPU : 0;
 	want |= (s->trace & TRACE_MEMORY) ? CUPTI_WANT_MEMORY : 0;
 	if (want) {
+		if (stack_depth > 0) {
+			cupti_set_stacks(stack_capture);
+		}
 		cupti_setup(want, self);
 	}
 }

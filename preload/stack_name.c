@@ -11,9 +11,10 @@
  * "object+0xoffset".
  *
  * A frame is the user's own code unless its object is mxprof, CPython's
- * interpreter, or comes from the system's or a Python installation's
- * folders (/lib, /usr/lib, /usr/bin, site-packages, dist-packages, a
- * pyenv's lib/): the call-site tables name the innermost user frame.
+ * interpreter, one of NVIDIA's libraries (libcu*, libnv*), or comes from
+ * the system's or a Python installation's folders (/lib, /usr/lib,
+ * /usr/bin, site-packages, dist-packages, a pyenv's lib/): the call-site
+ * tables name the innermost user frame.
  *
  * The drain names a stack's frames soon after it was captured, while the
  * objects are loaded: an object unloaded in between gives "0x..." names.
@@ -157,6 +158,13 @@ static int path_is_user(const char *path, uintptr_t base)
 		if (!strncmp(path, sys[i], strlen(sys[i]))) {
 			return 0;
 		}
+	}
+	/* NVIDIA's libraries, wherever the toolkit is: libcuda, libcudart,
+	 * libcupti, libcublas, libcudnn, libnvrtc, libnvToolsExt... */
+	const char *file = strrchr(path, '/');
+	file = file ? file + 1 : path;
+	if (!strncmp(file, "libcu", 5) || !strncmp(file, "libnv", 5)) {
+		return 0;
 	}
 	return !strstr(path, "/site-packages/") &&
 	       !strstr(path, "/dist-packages/") && !strstr(path, "/.pyenv/");

@@ -34,4 +34,10 @@ typedef uint32_t (*fake_cupti_correlation_fn)(void);
  * Returns 1 when kept. */
 typedef int (*fake_cupti_record_fn)(const void *rec);
 
+/* Calls the subscriber's callback for runtime API call cbid with
+ * correlation id corr as it begins (exit 0) or ends (exit 1), on the
+ * calling thread, when the subscriber enabled the runtime API domain
+ * (cuptiEnableDomain), as CUPTI does. */
+typedef void (*fake_cupti_api_fn)(int exit, uint32_t cbid, uint32_t corr);
+
 #endif /* MXPROF_FAKE_H */

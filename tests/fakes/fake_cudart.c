@@ -53,6 +53,7 @@ static struct {
 static fake_cupti_now_fn now_fn;
 static fake_cupti_correlation_fn corr_fn;
 static fake_cupti_record_fn record_fn;
+static fake_cupti_api_fn api_fn;
 
 static void inject(void)
 {
@@ -81,6 +82,7 @@ static int cupti(void)
 	}
 	now_fn = (fake_cupti_now_fn)dlsym(h, "fake_cupti_now");
 	corr_fn = (fake_cupti_correlation_fn)dlsym(h, "fake_cupti_correlation");
+	api_fn = (fake_cupti_api_fn)dlsym(h, "fake_cupti_api");
 	__atomic_store_n(&record_fn,
 			 (fake_cupti_record_fn)dlsym(h, "fake_cupti_record"),
 			 __ATOMIC_RELEASE);
@@ -109,6 +111,9 @@ static struct call enter(uint32_t cbid)
 {
 	pthread_once(&init_once, inject);
 	struct call c = {now(), cupti() ? corr_fn() : 0, cbid};
+	if (c.corr && api_fn) {
+		api_fn(0, cbid, c.corr);
+	}
 	return c;
 }
 
@@ -116,6 +121,9 @@ static void leave(const struct call *c)
 {
 	if (!cupti()) {
 		return;
+	}
+	if (c->corr && api_fn) {
+		api_fn(1, c->cbid, c->corr);
 	}
 	CUpti_ActivityAPI a;
 	memset(&a, 0, sizeof(a));

@@ -26,6 +26,9 @@ static size_t buf_size, buf_used;
 static size_t dropped;
 static uint32_t next_corr;
 static int subscribed;
+static CUpti_CallbackFunc sub_cb;
+static void *sub_ud;
+static int runtime_domain_on;
 static CUpti_ActivityThreadIdType tid_type;
 static unsigned full_buffers, flushed_buffers;
 
@@ -199,20 +202,49 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
 CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
 				    CUpti_CallbackFunc callback, void *userdata)
 {
-	(void)callback;
-	(void)userdata;
 	if (strcmp(fail_mode(), "subscribe") == 0 || subscribed) {
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	}
+	sub_cb = callback;
+	sub_ud = userdata;
 	subscribed = 1;
 	*subscriber = (CUpti_SubscriberHandle)(void *)&subscribed;
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable,
+				       CUpti_SubscriberHandle subscriber,
+				       CUpti_CallbackDomain domain)
+{
+	if (!subscribed ||
+	    subscriber != (CUpti_SubscriberHandle)(void *)&subscribed) {
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		__atomic_store_n(&runtime_domain_on, enable != 0,
+				 __ATOMIC_RELEASE);
+	}
+	return CUPTI_SUCCESS;
+}
+
+EXPORT void fake_cupti_api(int exit, uint32_t cbid, uint32_t corr)
+{
+	CUpti_CallbackData d;
+
+	if (!__atomic_load_n(&runtime_domain_on, __ATOMIC_ACQUIRE) || !sub_cb) {
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	d.callbackSite = exit ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+	d.correlationId = corr;
+	sub_cb(sub_ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
 }
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	(void)subscriber;
 	subscribed = 0;
+	__atomic_store_n(&runtime_domain_on, 0, __ATOMIC_RELEASE);
 	return CUPTI_SUCCESS;
 }
 

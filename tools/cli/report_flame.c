@@ -36,6 +36,7 @@ struct fl_ctx {
 	struct launches *ln;
 	struct nest *self;
 	struct strsum stacks; /* this file: (sf, names) -> weight */
+	struct strsum early;  /* GPU work before its launch: (corr, name) */
 	struct strsum *paths; /* every file: path -> weight */
 	uint64_t sf_events;   /* events with "sf" in this file */
 	uint64_t no_stack;    /* left out: no stack */
@@ -96,6 +97,18 @@ static int fl_gpu(struct fl_ctx *c, const struct trace_event *ev, int is_gpu)
 		return rc;
 	}
 	l = ev->has_corr ? launches_get(c->ln, ev->corr) : NULL;
+	if (!l && ev->has_corr && !c->full) {
+		/* Its launch may come later in the file (CUPTI hands API
+		 * records and GPU work over in its own order): it waits for
+		 * the file's end (fl_early). */
+		char key[sizeof(ev->corr) + TRACE_NAME_MAX];
+		size_t n = strlen(ev->name);
+
+		memcpy(key, &ev->corr, sizeof(ev->corr));
+		memcpy(key + sizeof(ev->corr), ev->name, n);
+		return strsum_add(&c->early, key, sizeof(ev->corr) + n,
+				  ev->dur_ns > 0 ? ev->dur_ns : 0);
+	}
 	if (!l) {
 		if (c->full && ev->has_corr) {
 			c->unkept++;
@@ -149,6 +162,31 @@ static int fl_event(const struct trace_event *ev, void *opaque)
 	if (rc < 0) {
 		util_err("out of memory while folding the stacks");
 		c->failed = 1;
+	}
+	return rc;
+}
+
+/* Charges the GPU work that came before its launch, now that the file's
+ * launches are known. Returns 0 or -ENOMEM. */
+static int fl_early(struct fl_ctx *c)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < c->early.cap && !rc; i++) {
+		const struct strsum_ent *e = &c->early.e[i];
+		int64_t corr;
+
+		if (!e->key) {
+			continue;
+		}
+		memcpy(&corr, e->key, sizeof(corr));
+		const struct launch *l = launches_get(c->ln, corr);
+		if (!l) {
+			c->no_stack += e->count;
+			continue;
+		}
+		rc = fl_add(c, l->sf, l->name ? l->name : UINT32_MAX,
+			    e->key + sizeof(corr), e->sum);
 	}
 	return rc;
 }
@@ -227,13 +265,14 @@ static int fl_file(struct fl_ctx *c, const char *path)
 			 path);
 		goto out;
 	}
-	if (fl_resolve(c) < 0) {
+	if (fl_early(c) < 0 || fl_resolve(c) < 0) {
 		util_err("out of memory while folding the stacks");
 		goto out;
 	}
 	ret = 0;
 out:
 	strsum_clear(&c->stacks);
+	strsum_clear(&c->early);
 	frames_clear(c->fr);
 	launches_clear(c->ln);
 	free(m);
