@@ -41,6 +41,7 @@ struct fn_sym {
 
 struct obj_syms {
 	uintptr_t base;
+	char fname[512]; /* dladdr's name, with base the object's identity */
 	char path[512];
 	struct fn_sym *fns;
 	size_t nfns;
@@ -175,8 +176,12 @@ static struct obj_syms *obj_of(const Dl_info *info)
 	uintptr_t base = (uintptr_t)info->dli_fbase;
 	char path[512];
 
+	const char *fname = info->dli_fname ? info->dli_fname : "";
+
+	/* By base and name: a library unloaded and another loaded at the
+	 * same base is another object, with other symbols. */
 	for (size_t i = 0; i < nobjs; i++) {
-		if (objs[i]->base == base) {
+		if (objs[i]->base == base && !strcmp(objs[i]->fname, fname)) {
 			return objs[i];
 		}
 	}
@@ -188,6 +193,7 @@ static struct obj_syms *obj_of(const Dl_info *info)
 		return NULL;
 	}
 	o->base = base;
+	snprintf(o->fname, sizeof(o->fname), "%s", fname);
 	if (info->dli_fname && info->dli_fname[0]) {
 		snprintf(path, sizeof(path), "%s", info->dli_fname);
 	} else {
