@@ -250,7 +250,9 @@ uint32_t stack_site(uint32_t id)
 	if (sites[id]) {
 		return sites[id];
 	}
-	uint32_t site = 0;
+	/* Every frame of the stack is named now, while its code is
+	 * loaded: a dump later needs no namer. */
+	uint32_t inner = 0, user = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct frame_name *f = frame_name(w[i]);
 		if (!f) {
@@ -259,21 +261,15 @@ uint32_t stack_site(uint32_t id)
 		if (f->none) {
 			continue;
 		}
-		if (!site) {
-			site = f->name;
+		if (!inner) {
+			inner = f->name;
 		}
-		if (f->user) {
-			site = f->name;
-			break;
+		if (!user && f->user) {
+			user = f->name;
 		}
 	}
-	/* Every frame of the stack is named now, while its code is
-	 * loaded: a dump later needs no namer. */
-	for (unsigned i = 0; i < n; i++) {
-		frame_name(w[i]);
-	}
-	sites[id] = site;
-	return site;
+	sites[id] = user ? user : inner;
+	return sites[id];
 }
 
 /* ---- spans and their stacks, per thread ------------------------------- */

@@ -331,9 +331,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();
 	if (sid) {
-		struct coll_rec r = {
-			.t0 = f->t0, .name = sid, .kind = COLL_STACK};
-		ring_push(&r);
+		stack_push(sid, f->t0);
 	}
 	HOOK_RT_FENCE();
 	f->slot = slot;

@@ -159,6 +159,11 @@ int stack_init(int depth)
 	return 0;
 }
 
+int stack_in_runtime(uintptr_t ip)
+{
+	return (ip >= self_lo && ip < self_hi) || (ip >= py_lo && ip < py_hi);
+}
+
 /* ---- Python frames ---------------------------------------------------- */
 
 static int py_path_is_user(const char *file)
@@ -300,12 +305,15 @@ uint32_t stack_capture(void)
 	return stack_intern(w, k);
 }
 
-void stack_record(uint64_t t0)
+void stack_push(uint32_t id, uint64_t t0)
 {
-	uint32_t id = stack_capture();
-
 	if (id) {
 		struct coll_rec r = {.t0 = t0, .name = id, .kind = COLL_STACK};
 		ring_push(&r);
 	}
+}
+
+void stack_record(uint64_t t0)
+{
+	stack_push(stack_capture(), t0);
 }

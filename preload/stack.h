@@ -45,9 +45,17 @@ void stack_probe(void);
  * collector's stack table, 0 when off or when it did not fit. */
 uint32_t stack_capture(void);
 
-/* HOT. Captures the stack and pushes the COLL_STACK record that gives it
- * to the span of this thread that begins at tick t0. */
+/* HOT. Pushes the COLL_STACK record that gives stack id (0: none, nothing
+ * is pushed) to the span of this thread that begins at tick t0. */
+void stack_push(uint32_t id, uint64_t t0);
+
+/* HOT. Captures the stack and pushes it for the span of this thread that
+ * begins at tick t0 (stack_push). */
 void stack_record(uint64_t t0);
+
+/* Non-zero when ip lies in mxprof's own code or in the object that holds
+ * CPython's interpreter (once found): code that is never the user's. */
+int stack_in_runtime(uintptr_t ip);
 
 /* Names Python frame word w (stack_namer_fn's contract, without the
  * category). */

@@ -133,7 +133,7 @@ static void read_symtab(struct obj_syms *o, const char *path)
 	munmap(map, size);
 }
 
-static int path_is_user(const char *path, uintptr_t base)
+static int path_is_user(const char *path, uintptr_t ip)
 {
 	static const char *const sys[] = {"/lib/",
 					  "/lib64/",
@@ -142,18 +142,8 @@ static int path_is_user(const char *path, uintptr_t base)
 					  "/usr/bin/",
 					  "/bin/",
 					  "/usr/local/lib/python"};
-	Dl_info self;
-
-	if (dladdr((void *)stack_name, &self) &&
-	    (uintptr_t)self.dli_fbase == base) {
+	if (stack_in_runtime(ip)) {
 		return 0;
-	}
-	if (dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault")) {
-		Dl_info py;
-		void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-		if (dladdr(eval, &py) && (uintptr_t)py.dli_fbase == base) {
-			return 0;
-		}
 	}
 	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
 		if (!strncmp(path, sys[i], strlen(sys[i]))) {
@@ -171,7 +161,8 @@ static int path_is_user(const char *path, uintptr_t base)
 	       !strstr(path, "/dist-packages/") && !strstr(path, "/.pyenv/");
 }
 
-static struct obj_syms *obj_of(const Dl_info *info)
+/* The object of info, which holds address ip. */
+static struct obj_syms *obj_of(const Dl_info *info, uintptr_t ip)
 {
 	uintptr_t base = (uintptr_t)info->dli_fbase;
 	char path[512];
@@ -208,7 +199,7 @@ static struct obj_syms *obj_of(const Dl_info *info)
 	}
 	snprintf(o->path, sizeof(o->path), "%s", path);
 	read_symtab(o, path);
-	o->user = path_is_user(path, base);
+	o->user = path_is_user(path, ip);
 	objs[nobjs++] = o;
 	return o;
 }
@@ -257,7 +248,7 @@ int stack_name(uint64_t w, char *name, size_t nlen, char *cat, size_t clen,
 	if (!dladdr((void *)ip, &info)) {
 		return -1;
 	}
-	struct obj_syms *o = obj_of(&info);
+	struct obj_syms *o = obj_of(&info, ip);
 	const char *base = o ? strrchr(o->path, '/') : NULL;
 	snprintf(cat, clen, "%s",
 		 base ? base + 1 : (info.dli_fname ? info.dli_fname : "?"));
