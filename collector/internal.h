@@ -84,6 +84,10 @@ struct stack_tree *stack_frames_write(struct out *o);
 uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id);
 void stack_tree_free(struct stack_tree *t);
 
+/* threads.c: the OS name thread tid had when its ring attached, kept for
+ * a thread that ends before its name is read (owner held). */
+void threads_note_comm(int tid, const char *comm);
+
 /* strtab.c: held across fork() (coll_fork_prepare). */
 void strtab_lock(void);
 void strtab_unlock(void);

@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,7 +74,8 @@ struct ring {
 	uint64_t head; /* published: slots below are complete */
 	uint64_t dropped;
 	struct tally *tally; /* after the records, in the same mapping */
-	char pad0[40];
+	char comm[16];	     /* the thread's OS name when it attached    */
+	char pad0[24];
 	/* Consumer's line. */
 	uint64_t tail;
 	uint64_t snap; /* head seen by the current drain pass */
@@ -253,6 +255,11 @@ static struct ring *attach(void)
 	}
 	if (r) {
 		r->tid = (int)syscall(SYS_gettid);
+		/* Its name now, for a thread that ends before the drain
+		 * reads /proc (threads_note_comm). */
+		if (prctl(PR_GET_NAME, r->comm) != 0) {
+			r->comm[0] = 0;
+		}
 		__atomic_store_n(&r->state, RING_LIVE, __ATOMIC_RELEASE);
 		if (attach_notify) {
 			attach_notify(); /* a new thread in a forked child */
@@ -518,6 +525,9 @@ uint64_t ring_collect(ring_emit_fn emit, void *ctx)
 	clock_anchor();
 	for (struct ring *r = list; r; r = r->next) {
 		uint64_t t = r->tail;
+		if (t < r->snap) {
+			threads_note_comm(r->tid, r->comm);
+		}
 		while (t < r->snap) {
 			uint64_t i = t & r->mask;
 			uint64_t n = r->snap - t;

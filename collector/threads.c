@@ -79,10 +79,47 @@ void coll_thread_name(int tid, const char *name)
 	ring_set_quiet(quiet);
 }
 
-/* The name thread tid goes by now, into name. */
+/* The OS names threads had when their rings attached (the owner's). */
+struct tid_comm {
+	int tid;
+	char comm[16];
+};
+static struct tid_comm *comms;
+static size_t ncomms, cap_comms;
+
+void threads_note_comm(int tid, const char *comm)
+{
+	size_t i = 0;
+
+	while (i < ncomms && comms[i].tid != tid) {
+		i++;
+	}
+	if (i == ncomms) {
+		if (ncomms == cap_comms) {
+			size_t n = cap_comms ? cap_comms * 2 : 64;
+			struct tid_comm *v = realloc(comms, n * sizeof(*v));
+			if (!v) {
+				return;
+			}
+			comms = v;
+			cap_comms = n;
+		}
+		ncomms++;
+	}
+	comms[i].tid = tid;
+	snprintf(comms[i].comm, sizeof(comms[i].comm), "%.15s", comm);
+}
+
+/* The name thread tid goes by now, into name: its OS name, or the one it
+ * had when it began recording when it has ended since. */
 static void current_name(int tid, char *name, size_t len)
 {
 	threads_read_comm(tid, name, len);
+	for (size_t i = 0; !name[0] && i < ncomms; i++) {
+		if (comms[i].tid == tid) {
+			snprintf(name, len, "%s", comms[i].comm);
+		}
+	}
 	coll_lock(&given.lock);
 	for (int i = 0; i < given.n; i++) {
 		if (given.v[i].tid == tid) {
@@ -133,6 +170,7 @@ void threads_name(struct journal *j, int tid, int refresh)
 void threads_forget(void)
 {
 	ntids = 0;
+	ncomms = 0;
 }
 
 /* fork(): the given names are held across it (coll_fork_prepare). */
