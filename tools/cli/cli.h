@@ -9,9 +9,11 @@
  *   util.c        messages, number parsing (file names: collector's
  *                 paths_*)
  *   trace_in.c    the bytes of a trace file or pipe, plain or gzip
+ *   jscan.c       a streaming JSON tokenizer (jscan.h), yajl's callbacks
+ *                 without its cost
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
- *                 top of yajl's callback parser: memory stays flat however
- *                 large the file is
+ *                 top of jscan.c: memory stays flat however large the
+ *                 file is
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
  *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned,

@@ -2,10 +2,11 @@
  * trace_read.c - a streaming reader of the traces mxprof writes.
  *
  * The file (trace_in.c: plain or gzip, a file or a pipe) is fed in 256 KiB
- * chunks to yajl's callback parser (never
- * yajl_tree), so a multi-gigabyte trace costs the same memory as a small
- * one. Only the keys the commands need are kept; everything else is skipped
- * by counting nesting levels.
+ * chunks to jscan.c's tokenizer, which calls one handler per token; a
+ * token that a chunk cuts in two is kept and fed again with the next
+ * chunk, so a multi-gigabyte trace costs the same memory as a small one. Only
+ * the keys the commands need are kept; everything else is skipped by counting
+ * nesting levels.
  *
  * The reader knows these places in the document:
  *
@@ -24,24 +25,24 @@
  * traceEvents list of an object without other keys.
  *
  * A file that stops early (the writer crashed) is told apart from a
- * corrupt one: the parser runs out of input without having met an error,
- * or meets one where the rest of the file is NUL bytes (a file that was
- * extended before it was written). Both are "truncated"; the events before
- * the end have been delivered.
+ * corrupt one: the tokenizer runs out of input without having met an
+ * error, or meets one at a byte from which the rest of the file is NUL bytes (a
+ * file that was extended before it was written). Both are "truncated"; the
+ * events before the end have been delivered.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
-
 #include "cli.h"
+#include "jscan.h"
 
 #define RD_CHUNK TRACE_IN_CHUNK
 #define RD_DEPTH 8
-/* The longest run of input without a complete token. yajl keeps a token
- * that spans chunks in one buffer and lexes it again from its start with
- * every chunk, so a long token costs time quadratic in its length; no
- * trace has a string or number near this long. */
+/* The longest run of input without a complete token. A token that spans
+ * chunks is kept in the buffer and scanned again from its start with
+ * every chunk, so a long token costs time quadratic in its length (and
+ * the buffer grows with it); no trace has a string or number near this
+ * long. */
 #define RD_TOKEN_MAX (1024 * 1024)
 
 enum rd_role {
@@ -638,36 +639,17 @@ static int rd_end(void *ctx)
 	return 1;
 }
 
-static const yajl_callbacks rd_callbacks = {
-	.yajl_null = rd_null,
-	.yajl_boolean = rd_boolean,
-	.yajl_number = rd_number,
-	.yajl_string = rd_string,
-	.yajl_start_map = rd_start_map,
-	.yajl_map_key = rd_map_key,
-	.yajl_end_map = rd_end,
-	.yajl_start_array = rd_start_array,
-	.yajl_end_array = rd_end,
+static const struct jscan_cb rd_callbacks = {
+	.null = rd_null,
+	.boolean = rd_boolean,
+	.number = rd_number,
+	.string = rd_string,
+	.start_map = rd_start_map,
+	.map_key = rd_map_key,
+	.end_map = rd_end,
+	.start_array = rd_start_array,
+	.end_array = rd_end,
 };
-
-static void rd_parse_error(yajl_handle h, const char *path, uint64_t at,
-			   const unsigned char *chunk, size_t len)
-{
-	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
-
-	if (msg) {
-		char *nl = strchr((char *)msg, '\n');
-
-		if (nl) {
-			*nl = 0;
-		}
-	}
-	util_err("%s: not valid JSON at byte %llu (%s)", path,
-		 (unsigned long long)at, msg ? (char *)msg : "parse error");
-	if (msg) {
-		yajl_free_error(h, msg);
-	}
-}
 
 /* Prints the one warning for a trace that ends early. This function can't
  * fail. */
@@ -688,6 +670,64 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 	return trace_read_stacks(path, fn, NULL, opaque, meta, trunc_at);
 }
 
+/* Makes room for a chunk after the first have bytes of *buf (a token cut
+ * short by the last chunk). Returns 0, or -1 (out of memory). */
+static int rd_room(unsigned char **buf, size_t *cap, size_t have)
+{
+	unsigned char *p;
+
+	if (have + RD_CHUNK <= *cap) {
+		return 0;
+	}
+	p = realloc(*buf, have + RD_CHUNK);
+	if (!p) {
+		return -1;
+	}
+	*buf = p;
+	*cap = have + RD_CHUNK;
+	return 0;
+}
+
+/*
+ * Scans buf[0..len) (the input from js->base on) and sorts out how it
+ * went. Returns 1 when the document ended, 0 when more is wanted (or
+ * *truncated was set: the rest of the input is NUL bytes from an error
+ * on), or -1 after one line on stderr.
+ */
+static int rd_feed(struct rd *r, struct jscan *js, struct trace_in *in,
+		   unsigned char *buf, size_t len, size_t cap, int last,
+		   size_t *used, int *truncated, uint64_t *trunc_at)
+{
+	uint64_t at0 = js->base;
+	enum jscan_status st = jscan_feed(js, buf, len, last, used);
+
+	if (st == JSCAN_DONE || r->root_closed) {
+		return 1;
+	}
+	if (st == JSCAN_MORE) {
+		return 0;
+	}
+	if (r->cb_failed) {
+		return -1;
+	}
+	if (r->not_trace) {
+		util_err("%s: not an mxprof trace (the top level is neither "
+			 "an object nor a list of events)",
+			 in->path);
+		return -1;
+	}
+	if (st == JSCAN_ERROR && r->seen_events &&
+	    trace_in_rest_is_nul(in, buf, (size_t)(js->err_at - at0), len,
+				 cap)) {
+		*truncated = 1;
+		*trunc_at = js->err_at;
+		return 0;
+	}
+	util_err("%s: not valid JSON at byte %llu (%s)", in->path,
+		 (unsigned long long)js->err_at, js->err);
+	return -1;
+}
+
 /* trace_read_file(), and the frames of stackFrames to frame_fn (cli.h). */
 enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 				    trace_frame_fn frame_fn, void *opaque,
@@ -695,24 +735,24 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 {
 	struct rd *r = NULL;
 	struct trace_in in = {.fd = -1};
+	struct jscan js;
 	unsigned char *buf = NULL;
-	yajl_handle h = NULL;
+	size_t cap = 0, have = 0, used;
 	enum trace_status ret = TRACE_BAD;
 	uint64_t total = 0, quiet = 0;
 	unsigned long calls = 0;
-	yajl_status st = yajl_status_ok;
 	ssize_t n;
-	int truncated = 0;
+	int truncated = 0, done = 0;
 
 	memset(meta, 0, sizeof(*meta));
 	meta->mx_pid = -1;
 	*trunc_at = 0;
+	jscan_init(&js, &rd_callbacks, NULL);
 	if (trace_in_open(&in, path) < 0) {
 		goto out;
 	}
 	r = calloc(1, sizeof(*r));
-	buf = malloc(RD_CHUNK);
-	if (!r || !buf) {
+	if (!r) {
 		util_err("%s: out of memory", path);
 		goto out;
 	}
@@ -720,54 +760,34 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	r->frame_fn = frame_fn;
 	r->opaque = opaque;
 	r->meta = meta;
-	h = yajl_alloc(&rd_callbacks, NULL, r);
-	if (!h) {
-		util_err("%s: out of memory", path);
-		goto out;
-	}
-	yajl_config(h, yajl_dont_validate_strings, 1);
-	yajl_config(h, yajl_allow_trailing_garbage, 1);
+	js.ctx = r;
 
-	while ((n = trace_in_read(&in, buf, RD_CHUNK)) > 0) {
-		st = yajl_parse(h, buf, (size_t)n);
-		if (st != yajl_status_ok) {
-			size_t used = yajl_get_bytes_consumed(h);
-			uint64_t at = total + used;
-
-			if (r->cb_failed) {
-				goto out;
-			}
-			if (r->not_trace) {
-				util_err(
-					"%s: not an mxprof trace (the top "
-					"level is neither an object nor a list "
-					"of events)",
-					path);
-				goto out;
-			}
-			/* The offending byte itself is part of "the rest". */
-			if (used > 0 && buf[used - 1] == 0) {
-				used--;
-				at--;
-			}
-			if (r->seen_events &&
-			    trace_in_rest_is_nul(&in, buf, used, (size_t)n,
-						 RD_CHUNK)) {
-				truncated = 1;
-				*trunc_at = at;
-				break;
-			}
-			rd_parse_error(h, path, at, buf, (size_t)n);
+	for (;;) {
+		if (rd_room(&buf, &cap, have) < 0) {
+			util_err("%s: out of memory", path);
 			goto out;
 		}
-		total += (uint64_t)n;
-		if (r->root_closed) {
+		n = trace_in_read(&in, buf + have, RD_CHUNK);
+		if (n <= 0) {
 			break;
 		}
+		total += (uint64_t)n;
+		have += (size_t)n;
+		done = rd_feed(r, &js, &in, buf, have, cap, 0, &used,
+			       &truncated, trunc_at);
+		if (done < 0) {
+			goto out;
+		}
+		if (done || truncated) {
+			break;
+		}
+		/* Keep the token the chunk cut short for the next one. */
+		have -= used;
+		memmove(buf, buf + used, have);
 		/* Whole chunks without a complete token: the token (or
 		 * blank run) is longer than quiet. */
-		quiet = r->calls == calls ? quiet + (uint64_t)n : 0;
-		calls = r->calls;
+		quiet = js.tokens == calls ? quiet + (uint64_t)n : 0;
+		calls = js.tokens;
 		if (quiet > RD_TOKEN_MAX) {
 			util_err("%s: a string or number longer than %d MiB "
 				 "before byte %llu; not an mxprof trace",
@@ -779,15 +799,11 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	if (in.failed) {
 		goto out;
 	}
-	if (!truncated && !r->root_closed) {
-		st = yajl_complete_parse(h);
-		if (r->cb_failed) {
-			goto out;
-		}
-		if (r->not_trace) {
-			util_err("%s: not an mxprof trace (the top level is "
-				 "neither an object nor a list of events)",
-				 path);
+	if (!truncated && !done) {
+		/* The end of the input: a number there is whole. */
+		done = rd_feed(r, &js, &in, buf, have, cap, 1, &used,
+			       &truncated, trunc_at);
+		if (done < 0) {
 			goto out;
 		}
 		if (total == 0 && in.gz_truncated) {
@@ -800,7 +816,7 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 			util_err("%s: empty file, not a trace", path);
 			goto out;
 		}
-		if (st != yajl_status_ok || !r->root_closed) {
+		if (!done && !truncated) {
 			truncated = 1;
 			*trunc_at = total;
 		}
@@ -819,9 +835,7 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	}
 	ret = truncated ? TRACE_TRUNCATED : TRACE_COMPLETE;
 out:
-	if (h) {
-		yajl_free(h);
-	}
+	jscan_free(&js);
 	trace_in_close(&in);
 	free(buf);
 	free(r);

@@ -150,7 +150,20 @@ int util_parse_i64(const char *s, size_t len, int64_t *out)
 	char *e;
 	long long v;
 	double d;
+	size_t i = len && s[0] == '-';
 
+	/* The common form, up to 18 digits, cannot overflow: no strtoll. */
+	if (len > i && len - i <= 18) {
+		int64_t u = 0;
+
+		while (i < len && s[i] >= '0' && s[i] <= '9') {
+			u = u * 10 + (s[i++] - '0');
+		}
+		if (i == len) {
+			*out = s[0] == '-' ? -u : u;
+			return 0;
+		}
+	}
 	if (len == 0 || len >= sizeof(buf)) {
 		return -EINVAL;
 	}
