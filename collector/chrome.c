@@ -28,6 +28,14 @@
  *
  * Category names come from the journal (J_CAT); a journal of version 1
  * has none, and chrome_meta.legacy_cats names its categories 2 and up.
+ *
+ * A big run's dump writes a gigabyte of events, so what an event shares
+ * with others is made once: each name is escaped and quoted once, with its
+ * length, when the journal defines it; its event head
+ * ({"ph":"X","cat":"c","name":"n") once for each kind and category it
+ * comes with; the pid and tid once for each batch of a thread's records.
+ * An event is then a few copies of known lengths and its numbers, written
+ * straight into the output's buffer (out_room()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,14 +49,39 @@ struct thread_name {
 	char *name;
 };
 
+/* A name of this journal, and the head of the last events written with
+ * it: {"ph":"<head_ph>","cat":"<head_cat>","name":<q> */
+struct name_ent {
+	char *q; /* quoted, escaped JSON string; NULL: not defined */
+	size_t qn;
+	char *head; /* NULL: none made yet */
+	size_t headn;
+	unsigned head_cat;
+	unsigned head_gen; /* the writer's cat_gen it was made under */
+	char head_ph;
+};
+
+/* The most an event adds to its head, its thread's part, and its group's
+ * name: the separator, the fixed keys, and six numbers. */
+#define EVENT_FIXED_BYTES 256
+
 struct writer {
 	struct coll_trace t;
 	struct out *o;
 	const struct chrome_meta *meta;
 	struct journal_header hdr;
 	char cats[COLL_CAT_MAX][32]; /* from J_CAT */
-	char **names;		     /* id -> quoted, escaped JSON string */
+	unsigned cat_gen;	     /* changes when a category is renamed */
+	struct name_ent *names;	     /* by id */
 	uint32_t nnames;
+	struct name_ent noname; /* for an id the journal did not define */
+	char empty[4];		/* its quoted form, "" */
+	/* The sources that add to host spans in this dump. */
+	const struct coll_source *span_src[16];
+	size_t nspan_src;
+	char *scratch; /* an event too big for the buffer */
+	size_t scratch_cap;
+	int in_scratch;
 	struct thread_name *threads;
 	size_t nthreads, cap_threads;
 	int err;
@@ -81,6 +114,7 @@ static void on_cat(void *ctx, uint32_t id, const char *s, size_t len)
 
 	if (id < COLL_CAT_MAX) {
 		snprintf(w->cats[id], sizeof(w->cats[id]), "%.*s", (int)len, s);
+		w->cat_gen++;
 	}
 }
 
@@ -101,9 +135,11 @@ static const char *cat_of(struct writer *w, unsigned id)
 	return id < COLL_CAT_MAX && w->cats[id][0] ? w->cats[id] : "other";
 }
 
-static const char *quoted(struct writer *w, uint32_t id)
+/* The entry of name id: the journal's, or "" for an id it did not
+ * define. */
+static struct name_ent *ent(struct writer *w, uint32_t id)
 {
-	return id < w->nnames && w->names[id] ? w->names[id] : "\"\"";
+	return id < w->nnames && w->names[id].q ? &w->names[id] : &w->noname;
 }
 
 static void on_str(void *ctx, uint32_t id, const char *s, size_t len)
@@ -115,7 +151,7 @@ static void on_str(void *ctx, uint32_t id, const char *s, size_t len)
 		while (n <= id) {
 			n *= 2;
 		}
-		char **nn = realloc(w->names, n * sizeof(*nn));
+		struct name_ent *nn = realloc(w->names, n * sizeof(*nn));
 		if (!nn) {
 			w->err = -ENOMEM;
 			return;
@@ -124,15 +160,57 @@ static void on_str(void *ctx, uint32_t id, const char *s, size_t len)
 		w->names = nn;
 		w->nnames = n;
 	}
-	char *q = malloc(len * 6 + 3);
+	struct name_ent *e = &w->names[id];
+	char *q = malloc(len * 6 + 2);
+	free(e->q);
+	free(e->head);
+	memset(e, 0, sizeof(*e));
 	if (q) {
 		q[0] = '"';
 		size_t k = out_json_escape(q + 1, len * 6, s, len, NULL);
 		q[k + 1] = '"';
-		q[k + 2] = 0;
+		e->q = q;
+		e->qn = k + 2;
 	}
-	free(w->names[id]);
-	w->names[id] = q;
+}
+
+/*
+ * The entry of r's name with its head for events of type ph and r's
+ * category, made when the last one was for another. Returns NULL, with
+ * w->err set, when it cannot be allocated.
+ */
+static const struct name_ent *head_of(struct writer *w,
+				      const struct coll_rec *r, char ph)
+{
+	struct name_ent *e = ent(w, r->name);
+
+	if (e->head && e->head_ph == ph && e->head_cat == r->cat &&
+	    e->head_gen == w->cat_gen) {
+		return e;
+	}
+	const char *cat = cat_of(w, r->cat);
+	size_t catn = strlen(cat);
+	char *h = realloc(e->head, catn + e->qn + 32);
+	if (!h) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	char *p = h;
+	memcpy(p, "{\"ph\":\"", 7);
+	p[7] = ph;
+	memcpy(p + 8, "\",\"cat\":\"", 9);
+	p += 17;
+	memcpy(p, cat, catn);
+	p += catn;
+	memcpy(p, "\",\"name\":", 9);
+	p += 9;
+	memcpy(p, e->q, e->qn);
+	e->head = h;
+	e->headn = (size_t)(p - h) + e->qn;
+	e->head_ph = ph;
+	e->head_cat = r->cat;
+	e->head_gen = w->cat_gen;
+	return e;
 }
 
 static struct thread_name *find_thread(struct writer *w, int tid)
@@ -169,49 +247,186 @@ static void on_thread(void *ctx, int tid, const char *name, size_t len)
 	}
 }
 
-static void common(struct writer *w, const char *ph, const struct coll_rec *r,
-		   int tid)
+static char *copy(char *p, const void *s, size_t n)
 {
-	struct out *o = w->o;
+	memcpy(p, s, n);
+	return p + n;
+}
 
-	next_event(w);
-	out_str(o, "{\"ph\":\"");
-	out_str(o, ph);
-	out_str(o, "\",\"cat\":\"");
-	out_str(o, cat_of(w, r->cat));
-	out_str(o, "\",\"name\":");
-	out_str(o, quoted(w, r->name));
-	out_str(o, ",\"pid\":");
-	out_str(o, w->pid);
-	out_str(o, ",\"tid\":");
-	out_i64(o, tid);
-	out_str(o, ",\"ts\":");
-	out_us(o, r->t0);
+/* Copies a string literal: its length is known at compile time. */
+#define LIT(p, s) copy(p, s, sizeof(s) - 1)
+
+/*
+ * Room for an event of at most need bytes: in the output's buffer, or in
+ * a scratch buffer for one too big for it (a name of megabytes). Returns
+ * NULL, with w->err set, when that cannot be allocated. event_done()
+ * takes what was written.
+ */
+static char *event_room(struct writer *w, size_t need)
+{
+	if (need <= OUT_BUF_BYTES) {
+		w->in_scratch = 0;
+		return out_room(w->o, need);
+	}
+	if (need > w->scratch_cap) {
+		char *b = realloc(w->scratch, need);
+		if (!b) {
+			w->err = -ENOMEM;
+			return NULL;
+		}
+		w->scratch = b;
+		w->scratch_cap = need;
+	}
+	w->in_scratch = 1;
+	return w->scratch;
+}
+
+static void event_done(struct writer *w, const char *end)
+{
+	if (w->in_scratch) {
+		out_write(w->o, w->scratch, (size_t)(end - w->scratch));
+		w->in_scratch = 0;
+	} else {
+		out_wrote(w->o, end);
+	}
+}
+
+/* Writes the separator before an event, as coll_trace_event() does. */
+static char *event_sep(struct writer *w, char *p)
+{
+	if (w->t.first) {
+		w->t.first = 0;
+		*p++ = '\n';
+		return p;
+	}
+	return LIT(p, ",\n");
+}
+
+/* The head of r's event of type ph, then its thread's part (tp: ,"pid":
+ * P,"tid":T,"ts":) and ts. Returns the end, or NULL with w->err set. */
+static char *event_start(struct writer *w, const struct coll_rec *r, char ph,
+			 const char *tp, size_t tpn, size_t more)
+{
+	const struct name_ent *h = head_of(w, r, ph);
+	char *p;
+
+	if (!h ||
+	    !(p = event_room(w, h->headn + tpn + more + EVENT_FIXED_BYTES))) {
+		return NULL;
+	}
+	p = event_sep(w, p);
+	p = copy(p, h->head, h->headn);
+	p = copy(p, tp, tpn);
+	return out_fmt_us(p, r->t0);
 }
 
 /* Lets the sources add to host span r: args, then events. */
 static void sources_span(struct writer *w, int tid, const struct coll_rec *r,
 			 int after)
 {
-	const struct coll_source *const *src = w->meta->sources;
-
-	for (size_t i = 0; src && src[i]; i++) {
-		if (src[i]->span) {
-			src[i]->span(&w->t, tid, r, after);
-		}
+	for (size_t i = 0; i < w->nspan_src; i++) {
+		w->span_src[i]->span(&w->t, tid, r, after);
 	}
+}
+
+/* A span or frame: ph "X". */
+static void write_span(struct writer *w, int tid, const struct coll_rec *r,
+		       uint32_t sf, const char *tp, size_t tpn)
+{
+	const struct name_ent *g = ent(w, r->group);
+	char *p = event_start(w, r, 'X', tp, tpn, g->qn);
+
+	if (!p) {
+		return;
+	}
+	p = LIT(p, ",\"dur\":");
+	p = out_fmt_us(p, r->t1);
+	if (sf) {
+		p = LIT(p, ",\"sf\":");
+		p = out_fmt_u64(p, sf);
+	}
+	p = LIT(p, ",\"args\":{\"group\":");
+	p = copy(p, g->q, g->qn);
+	if (r->kind == COLL_FRAME) {
+		p = LIT(p, ",\"frame\":");
+		p = out_fmt_u64(p, r->arg);
+	}
+	if (r->flags & COLL_FLAG_ERROR) {
+		p = LIT(p, ",\"error\":1");
+	}
+	if (w->nspan_src) {
+		event_done(w, p);
+		sources_span(w, tid, r, 0);
+		p = out_room(w->o, 2);
+		p = LIT(p, "}}");
+		out_wrote(w->o, p);
+		sources_span(w, tid, r, 1);
+		return;
+	}
+	p = LIT(p, "}}");
+	event_done(w, p);
+}
+
+/* A marker: ph "i", its scope in "s". */
+static void write_instant(struct writer *w, const struct coll_rec *r,
+			  const char *tp, size_t tpn)
+{
+	static const char scope[] = {'g', 'p', 't'};
+	const struct name_ent *g = ent(w, r->group);
+	char *p = event_start(w, r, 'i', tp, tpn, g->qn);
+
+	if (!p) {
+		return;
+	}
+	p = LIT(p, ",\"s\":\"");
+	*p++ = scope[r->flags < 3 ? r->flags : 1];
+	p = LIT(p, "\",\"args\":{\"group\":");
+	p = copy(p, g->q, g->qn);
+	p = LIT(p, "}}");
+	event_done(w, p);
+}
+
+/* A counter: ph "C", its group at the top level (args are plotted). */
+static void write_counter(struct writer *w, const struct coll_rec *r,
+			  const char *tp, size_t tpn)
+{
+	const struct name_ent *g = ent(w, r->group);
+	char *p = event_start(w, r, 'C', tp, tpn, g->qn);
+	int64_t v = (int64_t)r->t1;
+
+	if (!p) {
+		return;
+	}
+	p = LIT(p, ",\"group\":");
+	p = copy(p, g->q, g->qn);
+	p = LIT(p, ",\"args\":{\"value\":");
+	if (v < 0) {
+		*p++ = '-';
+	}
+	p = out_fmt_u64(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+	p = LIT(p, "}}");
+	event_done(w, p);
 }
 
 static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 {
-	static const char scope[] = {'g', 'p', 't'};
 	struct writer *w = ctx;
-	struct out *o = w->o;
+	char tp[80], *p = tp;
 
 	if (!find_thread(w, tid)) {
 		return;
 	}
-	for (size_t i = 0; i < n; i++, r++) {
+	/* What every event of the batch has after its head. */
+	p = LIT(p, ",\"pid\":");
+	p = copy(p, w->pid, strlen(w->pid));
+	p = LIT(p, ",\"tid\":");
+	if (tid < 0) {
+		*p++ = '-';
+	}
+	p = out_fmt_u64(p, tid < 0 ? (uint64_t)0 - (uint64_t)(int64_t)tid
+				   : (uint64_t)tid);
+	p = LIT(p, ",\"ts\":");
+	for (size_t i = 0; i < n && w->err == 0; i++, r++) {
 		uint32_t sf = 0;
 		if (w->pends) {
 			sf = stack_tree_leaf(w->stacks,
@@ -220,41 +435,13 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 		switch (r->kind) {
 		case COLL_SPAN:
 		case COLL_FRAME:
-			common(w, "X", r, tid);
-			out_str(o, ",\"dur\":");
-			out_us(o, r->t1);
-			if (sf) {
-				out_str(o, ",\"sf\":");
-				out_u64(o, sf);
-			}
-			out_str(o, ",\"args\":{\"group\":");
-			out_str(o, quoted(w, r->group));
-			if (r->kind == COLL_FRAME) {
-				out_str(o, ",\"frame\":");
-				out_u64(o, r->arg);
-			}
-			if (r->flags & COLL_FLAG_ERROR) {
-				out_str(o, ",\"error\":1");
-			}
-			sources_span(w, tid, r, 0);
-			out_str(o, "}}");
-			sources_span(w, tid, r, 1);
+			write_span(w, tid, r, sf, tp, (size_t)(p - tp));
 			break;
 		case COLL_INSTANT:
-			common(w, "i", r, tid);
-			out_str(o, ",\"s\":\"");
-			out_write(o, &scope[r->flags < 3 ? r->flags : 1], 1);
-			out_str(o, "\",\"args\":{\"group\":");
-			out_str(o, quoted(w, r->group));
-			out_str(o, "}}");
+			write_instant(w, r, tp, (size_t)(p - tp));
 			break;
 		case COLL_COUNTER:
-			common(w, "C", r, tid);
-			out_str(o, ",\"group\":");
-			out_str(o, quoted(w, r->group));
-			out_str(o, ",\"args\":{\"value\":");
-			out_i64(o, (int64_t)r->t1);
-			out_str(o, "}}");
+			write_counter(w, r, tp, (size_t)(p - tp));
 			break;
 		default:
 			break;
@@ -363,6 +550,9 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	}
 	w.o = o;
 	w.t.o = o;
+	memcpy(w.empty, "\"\"", 3);
+	w.noname.q = w.empty;
+	w.noname.qn = 2;
 	w.t.pid = m->pid;
 	w.t.base = clock_base_mono_ns();
 	snprintf(w.pid, sizeof(w.pid), "%d", m->pid);
@@ -420,7 +610,12 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "\n\"traceEvents\":[");
 	w.t.first = 1;
 	for (size_t i = 0; src && src[i]; i++) {
-		if (src[i]->begin && src[i]->begin() > 0 && src[i]->claim) {
+		int linking = src[i]->begin ? src[i]->begin() > 0 : 1;
+		if (linking && src[i]->span &&
+		    w.nspan_src < sizeof(w.span_src) / sizeof(w.span_src[0])) {
+			w.span_src[w.nspan_src++] = src[i];
+		}
+		if (linking && src[i]->begin && src[i]->claim) {
 			/* Records to link: a first pass over the journal
 			 * shows the source every host span. */
 			static const struct journal_ops claim_ops = {
@@ -453,6 +648,10 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		out_str(o, ",\"clock\":\"");
 		out_str(o, m->clock);
 		out_str(o, "\"}}\n");
+		if (m->written) {
+			m->written->json_bytes = out_bytes(o);
+			m->written->stacks = w.stacks != NULL;
+		}
 		rc = out_commit(o);
 	} else {
 		out_abort(o);
@@ -466,9 +665,12 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		}
 	}
 	for (uint32_t i = 0; i < w.nnames; i++) {
-		free(w.names[i]);
+		free(w.names[i].q);
+		free(w.names[i].head);
 	}
 	free(w.names);
+	free(w.noname.head);
+	free(w.scratch);
 	for (size_t i = 0; i < w.nthreads; i++) {
 		free(w.threads[i].name);
 	}

@@ -545,7 +545,10 @@ struct coll_source {
 	 * that has a stack (MXPROF_STACKS), else 0; span adds to a host span
 	 * being written: its args (after == 0, inside "args", each as
 	 * ,"key":value) and then events of its own (after == 1, through
-	 * coll_trace_event()); events writes the source's own events after the
+	 * coll_trace_event()); span is called only in a dump whose begin
+	 * returned more than 0, or for a source without begin, so that a
+	 * source with nothing to link costs a big trace nothing per span;
+	 * events writes the source's own events after the
 	 * host events; end frees what begin made. The tables of a dump are
 	 * written after its trace. */
 	void (*devices)(struct out *o, int *first);
@@ -726,19 +729,23 @@ void recover_close(struct recovery *r);
  * atomically. It is written to "<path>.tmp.<pid>" (paths_temp()) beside path
  * and renamed over path by out_commit() only when whole, so a reader never sees
  * half a file and a failed write leaves the previous file in place. Write
- * errors are kept, not returned, and come back from out_commit(). About 130
- * KiB: allocate it, do not put it on a small stack. Not for the hot path.
+ * errors are kept, not returned, and come back from out_commit(). The
+ * buffer is written (or compressed) whole, with one write(), when the next
+ * bytes do not fit. About 1.3 MiB: allocate it, do not put it on a stack.
+ * Not for the hot path.
  */
+#define OUT_BUF_BYTES (1u << 20)
 struct out {
 	int fd;
 	int gz;
 	int err; /* first error, negative errno */
 	z_stream zs;
 	size_t n;
+	uint64_t flushed; /* bytes taken from buf before compression */
 	char path[4096];
 	char tmp[4200];
-	unsigned char buf[1 << 16];
-	unsigned char zbuf[1 << 16];
+	unsigned char buf[OUT_BUF_BYTES];
+	unsigned char zbuf[1 << 18];
 };
 
 /*
@@ -751,7 +758,7 @@ int out_create(const char *path, int mode);
 
 /*
  * Starts writing path: creates its temporary file (mode 0644, out_create). With
- * allow_gz non-zero, a path ending in ".gz" is gzip-compressed (level 6).
+ * allow_gz non-zero, a path ending in ".gz" is gzip-compressed (level 1).
  * Returns 0, -ENAMETOOLONG (path or its temporary name too long), -ENOMEM
  * (zlib), or the errno of open() negated, with o->tmp naming the file that
  * could not be created. On error o needs no out_abort().
@@ -774,6 +781,31 @@ void out_i64(struct out *o, int64_t v);
 /* Appends ns as microseconds with three decimals: 1234567 -> "1234.567".
  * This function can't fail. */
 void out_us(struct out *o, uint64_t ns);
+
+/*
+ * The writers' fast path: room for n bytes (n <= OUT_BUF_BYTES) at the
+ * buffer's end, written out first when fewer are left. Returns where the
+ * caller writes them, directly; out_wrote() then takes them, end being
+ * just past the last byte written. Nothing else may write to o between
+ * the two. This function can't fail (see out_commit).
+ */
+char *out_room(struct out *o, size_t n);
+
+/* Takes the bytes written at out_room()'s pointer, up to end. This
+ * function can't fail. */
+void out_wrote(struct out *o, const char *end);
+
+/* Writes v in decimal at p (at most 20 bytes), without printf; returns
+ * the end. This function can't fail. */
+char *out_fmt_u64(char *p, uint64_t v);
+
+/* Writes ns as microseconds with three decimals at p (at most 24 bytes):
+ * 1234567 -> "1234.567"; returns the end. This function can't fail. */
+char *out_fmt_us(char *p, uint64_t ns);
+
+/* Returns how many bytes were appended since out_open(), before any
+ * compression. This function can't fail. */
+uint64_t out_bytes(const struct out *o);
 
 /* Appends the C string s as a quoted JSON string (out_json_escape()).
  * This function can't fail. */

@@ -25,6 +25,37 @@
 struct coll_state coll_state;
 #define S coll_state
 
+/* What the last dump's trace held, for the line at exit. */
+static struct chrome_written last_written;
+
+/*
+ * The size in MB past which the exit says that the timeline is big: 1024,
+ * the most that trace viewers load well. MXPROF_TEST_BIG_TRACE_MB, a test
+ * knob (README), lowers it so that a test run can pass it cheaply. Read
+ * at load, while the process has one thread.
+ */
+static uint64_t big_trace_mb = 1024;
+
+__attribute__((constructor)) static void dump_load(void)
+{
+	const char *v = getenv("MXPROF_TEST_BIG_TRACE_MB");
+	char *end;
+
+	if (!v) {
+		return;
+	}
+	errno = 0;
+	unsigned long long mb = strtoull(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || mb == 0) {
+		fprintf(stderr,
+			"mxprof: MXPROF_TEST_BIG_TRACE_MB=%s is not a whole "
+			"number of MB above 0; 1024 is used\n",
+			v);
+		return;
+	}
+	big_trace_mb = mb;
+}
+
 /*
  * Can the trace go to path? Committing a file renames it over path, so a
  * path that ends in '/' or names a folder, a device (MXPROF_OUTPUT=
@@ -378,7 +409,8 @@ int dump_write(uint64_t dropped)
 					.truncated = S.j->truncated || cut,
 					.clock = clock_source(),
 					.sources = coll_sources,
-					.meta = 1};
+					.meta = 1,
+					.written = &last_written};
 		rc_trace = chrome_write_from_journal(
 			dump_journal_source(jsrc, sizeof(jsrc)), S.cfg.output,
 			&m);
@@ -403,8 +435,33 @@ int dump_write(uint64_t dropped)
 	return rc_trace < 0 ? rc_trace : rc_stats;
 }
 
+/*
+ * One line at exit when the last trace passed big_trace_mb of JSON (more
+ * than viewers load well), naming the settings that make it smaller: the
+ * cap, and what is recorded. A timeline cut at the cap has its own line
+ * (dump_say_cut), which already names the cap. Owner held.
+ */
+static void say_big(int cut)
+{
+	uint64_t mb = last_written.json_bytes >> 20;
+
+	if (cut || S.last_trace_err || mb < big_trace_mb) {
+		return;
+	}
+	fprintf(stderr,
+		"mxprof: the timeline is %llu MB of JSON, past the %llu MB "
+		"that trace viewers load well: cap it with "
+		"MXPROF_MAX_TRACE_MB (the tables still count everything), or "
+		"record less with MXPROF_HOOK (fewer functions), MXPROF_TRACE "
+		"(fewer sources)%s or a capture window (MXPROF_DELAY, "
+		"MXPROF_DURATION, MXPROF_CAPTURE_NVTX)\n",
+		(unsigned long long)mb, (unsigned long long)big_trace_mb,
+		last_written.stacks ? ", MXPROF_STACKS=0" : ",");
+}
+
 /* One line at exit when the timeline lost slices to full buffers or was
- * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
+ * cut at MXPROF_MAX_TRACE_MB, naming the setting to change, and one when
+ * it is big (say_big). Owner held. */
 void dump_say_cut(uint64_t dropped)
 {
 	uint64_t lost = ring_tally_lost();
@@ -414,6 +471,7 @@ void dump_say_cut(uint64_t dropped)
 		  !S.j->disk_said;
 	char also[96] = "";
 
+	say_big(cut);
 	if (!dropped && !cut) {
 		return;
 	}

@@ -184,6 +184,13 @@ struct chrome_meta {
 	/* Write the metadata (meta.c) at the top level: a dump, not a
 	 * recovery. */
 	int meta;
+	/* Where to say what was written, or NULL: the JSON's size before
+	 * gzip, and whether the trace has stacks. */
+	struct chrome_written *written;
+};
+struct chrome_written {
+	uint64_t json_bytes;
+	int stacks;
 };
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			      const struct chrome_meta *meta);

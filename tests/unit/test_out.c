@@ -413,6 +413,103 @@ static int teardown(void **st)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Formats v with out_fmt_u64 and returns it as a C string (static
+ * buffer). */
+static const char *fmt_u64(uint64_t v)
+{
+	static char buf[32];
+
+	memset(buf, 'x', sizeof(buf));
+	*out_fmt_u64(buf, v) = 0;
+	return buf;
+}
+
+static const char *fmt_us(uint64_t ns)
+{
+	static char buf[32];
+
+	memset(buf, 'x', sizeof(buf));
+	*out_fmt_us(buf, ns) = 0;
+	return buf;
+}
+
+static void test_out_fmt_writes_every_digit_count_as_printf(void **st)
+{
+	char want[32];
+	uint64_t p = 1;
+
+	(void)st;
+	assert_string_equal(fmt_u64(0), "0");
+	assert_string_equal(fmt_u64(9), "9");
+	assert_string_equal(fmt_u64(10), "10");
+	assert_string_equal(fmt_u64(UINT64_MAX), "18446744073709551615");
+	/* Each power of ten and its neighbours: where the digit count
+	 * changes. */
+	for (int k = 0; k < 20; k++, p *= 10) {
+		for (uint64_t v = p - 1; v <= p + 1; v++) {
+			snprintf(want, sizeof(want), "%llu",
+				 (unsigned long long)v);
+			assert_string_equal(fmt_u64(v), want);
+		}
+	}
+	/* Each power of two and its neighbours: where the bit length
+	 * changes. */
+	for (int k = 1; k < 64; k++) {
+		for (uint64_t v = (1ull << k) - 1; v <= (1ull << k) + 1; v++) {
+			snprintf(want, sizeof(want), "%llu",
+				 (unsigned long long)v);
+			assert_string_equal(fmt_u64(v), want);
+		}
+	}
+}
+
+static void test_out_fmt_us_gives_microseconds_with_three_decimals(void **st)
+{
+	(void)st;
+	assert_string_equal(fmt_us(0), "0.000");
+	assert_string_equal(fmt_us(7), "0.007");
+	assert_string_equal(fmt_us(10), "0.010");
+	assert_string_equal(fmt_us(999), "0.999");
+	assert_string_equal(fmt_us(1000), "1.000");
+	assert_string_equal(fmt_us(1234567), "1234.567");
+	assert_string_equal(fmt_us(UINT64_MAX), "18446744073709551.615");
+}
+
+static void test_out_room_writes_in_order_across_buffer_fills(void **st)
+{
+	struct out *o = malloc(sizeof(*o));
+	char path[128], *want = malloc(3 * OUT_BUF_BYTES), *got, *p;
+	size_t n = 0, len, chunk = OUT_BUF_BYTES / 3 + 7;
+
+	(void)st;
+	assert_non_null(o);
+	assert_non_null(want);
+	snprintf(path, sizeof(path), "%s/room.json", dir);
+	assert_int_equal(out_open(o, path, 0), 0);
+	/* Direct writes that do not fit what is left, between short
+	 * appends: each lands whole, after what came before. */
+	for (int i = 0; i < 6; i++) {
+		out_write(o, "<", 1);
+		want[n++] = '<';
+		p = out_room(o, chunk);
+		memset(p, 'a' + i, chunk);
+		out_wrote(o, p + chunk);
+		memset(want + n, 'a' + i, chunk);
+		n += chunk;
+		out_u64(o, 1234567890123ull);
+		memcpy(want + n, "1234567890123", 13);
+		n += 13;
+	}
+	assert_int_equal(out_bytes(o), n);
+	assert_int_equal(out_commit(o), 0);
+	got = slurp(path, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(got, want, n);
+	free(got);
+	free(want);
+	free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +531,12 @@ int main(void)
 		cmocka_unit_test(
 			test_out_json_str_streams_strings_longer_than_its_buffer),
 		cmocka_unit_test(test_out_gzip_by_ending_and_atomic_replace),
+		cmocka_unit_test(
+			test_out_fmt_writes_every_digit_count_as_printf),
+		cmocka_unit_test(
+			test_out_fmt_us_gives_microseconds_with_three_decimals),
+		cmocka_unit_test(
+			test_out_room_writes_in_order_across_buffer_fills),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
