@@ -108,6 +108,16 @@ int trace_in_open(struct trace_in *in, const char *path);
  * on stderr (a read error, corrupt gzip data; failed is set). */
 ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len);
 
+/*
+ * Reads the next chunk (TRACE_IN_CHUNK bytes at most) into *buf after its
+ * first have bytes, which a tokenizer left unconsumed (a token the last
+ * chunk cut short); *buf (*cap bytes, NULL and 0 at first) grows to fit
+ * them and a chunk. Returns the count read, 0 at the end, or -1 after one
+ * line on stderr (a read error, out of memory; failed is set).
+ */
+ssize_t trace_in_more(struct trace_in *in, unsigned char **buf, size_t *cap,
+		      size_t have);
+
 /* Returns 1 when buf[off..len) and everything after it in the input are
  * NUL bytes (a file extended before it was written), 0 otherwise. Reads
  * the rest of the input into buf, cap bytes at a time. */

@@ -47,15 +47,15 @@ enum jscan_status {
 struct jscan {
 	const struct jscan_cb *cb;
 	void *ctx;
-	int state;		/* what may come next (jscan.c) */
-	unsigned char *stack;	/* 1: an object, 0: an array */
+	int state;	      /* what may come next (jscan.c) */
+	unsigned char *stack; /* 1: an object, 0: an array */
 	size_t depth, stack_cap;
-	unsigned char *str;	/* decoded strings */
+	unsigned char *str; /* decoded strings */
 	size_t str_cap;
-	unsigned long tokens;	/* handlers called so far */
-	const char *err;	/* why the text is not JSON, one phrase */
-	uint64_t err_at;	/* where: the offset of the offending byte */
-	uint64_t base;		/* the offset of the next feed's first byte */
+	unsigned long tokens; /* handlers called so far */
+	const char *err;      /* why the text is not JSON, one phrase */
+	uint64_t err_at;      /* where: the offset of the offending byte */
+	uint64_t base;	      /* the offset of the next feed's first byte */
 };
 
 /* Prepares js to scan one JSON text, calling cb's handlers with ctx. This

@@ -2,7 +2,7 @@
  * merge_copy.c - the second pass of mxprof merge: the events of one input,
  * copied into the merged trace and rewritten on the way.
  *
- * yajl's callbacks rebuild each event of traceEvents as JSON text:
+ * jscan.c's handlers rebuild each event of traceEvents as JSON text:
  *   - "pid" through the file's pid map (merge_index_pid());
  *   - "ts" shifted by the file's shift_ns, so that every file shares the
  *     clock of the earliest one;
@@ -19,9 +19,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
-
 #include "cli.h"
+#include "jscan.h"
 
 #define MC_DEPTH 256
 
@@ -382,16 +381,16 @@ static int mc_close(void *ctx)
 	return 1;
 }
 
-static const yajl_callbacks mc_callbacks = {
-	.yajl_null = mc_null,
-	.yajl_boolean = mc_boolean,
-	.yajl_number = mc_number,
-	.yajl_string = mc_string,
-	.yajl_start_map = mc_start_map,
-	.yajl_map_key = mc_map_key,
-	.yajl_end_map = mc_close,
-	.yajl_start_array = mc_start_array,
-	.yajl_end_array = mc_close,
+static const struct jscan_cb mc_callbacks = {
+	.null = mc_null,
+	.boolean = mc_boolean,
+	.number = mc_number,
+	.string = mc_string,
+	.start_map = mc_start_map,
+	.map_key = mc_map_key,
+	.end_map = mc_close,
+	.start_array = mc_start_array,
+	.end_array = mc_close,
 };
 
 /* Copies the whole events of f into o, rewritten for the merged trace,
@@ -405,13 +404,15 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 		    uint64_t *events)
 {
 	struct mc_copy *c = calloc(1, sizeof(*c));
-	unsigned char *buf = malloc(TRACE_IN_CHUNK);
+	unsigned char *buf = NULL;
+	size_t cap = 0, have = 0;
 	struct trace_in in = {.fd = -1};
-	yajl_handle h = NULL;
+	struct jscan js;
 	ssize_t n;
 	int ret = -1;
 
-	if (!c || !buf) {
+	jscan_init(&js, &mc_callbacks, c);
+	if (!c) {
 		util_err("out of memory");
 		goto out;
 	}
@@ -422,16 +423,12 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 	if (trace_in_open(&in, f->path) < 0) {
 		goto out;
 	}
-	h = yajl_alloc(&mc_callbacks, NULL, c);
-	if (!h) {
-		util_err("%s: out of memory", f->path);
-		goto out;
-	}
-	yajl_config(h, yajl_dont_validate_strings, 1);
-	yajl_config(h, yajl_allow_trailing_garbage, 1);
-	while ((n = trace_in_read(&in, buf, TRACE_IN_CHUNK)) > 0) {
-		yajl_status st = yajl_parse(h, buf, (size_t)n);
+	while ((n = trace_in_more(&in, &buf, &cap, have)) > 0) {
+		enum jscan_status st;
+		size_t used;
 
+		have += (size_t)n;
+		st = jscan_feed(&js, buf, have, 0, &used);
 		if (c->ev.oom) {
 			util_err("out of memory");
 			goto out;
@@ -440,18 +437,22 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 			util_err("%s: nested too deeply", f->path);
 			goto out;
 		}
-		if (st != yajl_status_ok) {
-			/* Pass 1 accepted this file: the error is where it
-			 * was cut short. Whole events before it are kept. */
+		if (st != JSCAN_MORE) {
+			/* The end, or an error: pass 1 accepted this file,
+			 * so that is where it was cut short. Whole events
+			 * before it are kept. */
 			break;
 		}
+		have -= used;
+		memmove(buf, buf + used, have);
+	}
+	if (in.failed) {
+		goto out;
 	}
 	ret = 0;
 	*events = c->events;
 out:
-	if (h) {
-		yajl_free(h);
-	}
+	jscan_free(&js);
 	trace_in_close(&in);
 	if (c) {
 		free(c->ev.p);

@@ -16,9 +16,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
-
 #include "cli.h"
+#include "jscan.h"
 
 #define MF_DEPTH 64
 
@@ -270,16 +269,16 @@ static int mf_close(void *ctx)
 	return 1;
 }
 
-static const yajl_callbacks mf_callbacks = {
-	.yajl_null = mf_null,
-	.yajl_boolean = mf_boolean,
-	.yajl_number = mf_number,
-	.yajl_string = mf_string,
-	.yajl_start_map = mf_start_map,
-	.yajl_map_key = mf_map_key,
-	.yajl_end_map = mf_close,
-	.yajl_start_array = mf_start_array,
-	.yajl_end_array = mf_close,
+static const struct jscan_cb mf_callbacks = {
+	.null = mf_null,
+	.boolean = mf_boolean,
+	.number = mf_number,
+	.string = mf_string,
+	.start_map = mf_start_map,
+	.map_key = mf_map_key,
+	.end_map = mf_close,
+	.start_array = mf_start_array,
+	.end_array = mf_close,
 };
 
 /*
@@ -292,13 +291,15 @@ static const yajl_callbacks mf_callbacks = {
 int merge_frames_copy(struct merge_file *f, struct out *o, int *first)
 {
 	struct mf_copy *c = calloc(1, sizeof(*c));
-	unsigned char *buf = malloc(TRACE_IN_CHUNK);
+	unsigned char *buf = NULL;
+	size_t cap = 0, have = 0;
 	struct trace_in in = {.fd = -1};
-	yajl_handle h = NULL;
+	struct jscan js;
 	ssize_t n;
 	int ret = -1;
 
-	if (!c || !buf) {
+	jscan_init(&js, &mf_callbacks, c);
+	if (!c) {
 		util_err("out of memory");
 		goto out;
 	}
@@ -308,29 +309,28 @@ int merge_frames_copy(struct merge_file *f, struct out *o, int *first)
 	if (trace_in_open(&in, f->path) < 0) {
 		goto out;
 	}
-	h = yajl_alloc(&mf_callbacks, NULL, c);
-	if (!h) {
-		util_err("%s: out of memory", f->path);
-		goto out;
-	}
-	yajl_config(h, yajl_dont_validate_strings, 1);
-	yajl_config(h, yajl_allow_trailing_garbage, 1);
-	while (!c->done && (n = trace_in_read(&in, buf, TRACE_IN_CHUNK)) > 0) {
-		yajl_status st = yajl_parse(h, buf, (size_t)n);
+	while (!c->done && (n = trace_in_more(&in, &buf, &cap, have)) > 0) {
+		enum jscan_status st;
+		size_t used;
 
+		have += (size_t)n;
+		st = jscan_feed(&js, buf, have, 0, &used);
 		if (c->oom) {
 			util_err("out of memory");
 			goto out;
 		}
-		if (st != yajl_status_ok) {
+		if (st != JSCAN_MORE) {
 			break; /* the end of stackFrames, or of the file */
 		}
+		have -= used;
+		memmove(buf, buf + used, have);
+	}
+	if (in.failed) {
+		goto out;
 	}
 	ret = 0;
 out:
-	if (h) {
-		yajl_free(h);
-	}
+	jscan_free(&js);
 	trace_in_close(&in);
 	if (c) {
 		free(c->p);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,6 +106,26 @@ ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len)
 		}
 	}
 	return n;
+}
+
+/* Reads the next chunk after the first have bytes of *buf, growing it
+ * (see cli.h). Returns the count, 0 at the end, or -1 after one line on
+ * stderr. */
+ssize_t trace_in_more(struct trace_in *in, unsigned char **buf, size_t *cap,
+		      size_t have)
+{
+	if (have + TRACE_IN_CHUNK > *cap) {
+		unsigned char *p = realloc(*buf, have + TRACE_IN_CHUNK);
+
+		if (!p) {
+			util_err("%s: out of memory", in->path);
+			in->failed = 1;
+			return -1;
+		}
+		*buf = p;
+		*cap = have + TRACE_IN_CHUNK;
+	}
+	return trace_in_read(in, *buf + have, TRACE_IN_CHUNK);
 }
 
 /* Tells whether buf[off..len) and the rest of the input are all NUL bytes

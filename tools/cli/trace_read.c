@@ -670,24 +670,6 @@ enum trace_status trace_read_file(const char *path, trace_event_fn fn,
 	return trace_read_stacks(path, fn, NULL, opaque, meta, trunc_at);
 }
 
-/* Makes room for a chunk after the first have bytes of *buf (a token cut
- * short by the last chunk). Returns 0, or -1 (out of memory). */
-static int rd_room(unsigned char **buf, size_t *cap, size_t have)
-{
-	unsigned char *p;
-
-	if (have + RD_CHUNK <= *cap) {
-		return 0;
-	}
-	p = realloc(*buf, have + RD_CHUNK);
-	if (!p) {
-		return -1;
-	}
-	*buf = p;
-	*cap = have + RD_CHUNK;
-	return 0;
-}
-
 /*
  * Scans buf[0..len) (the input from js->base on) and sorts out how it
  * went. Returns 1 when the document ended, 0 when more is wanted (or
@@ -763,11 +745,7 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	js.ctx = r;
 
 	for (;;) {
-		if (rd_room(&buf, &cap, have) < 0) {
-			util_err("%s: out of memory", path);
-			goto out;
-		}
-		n = trace_in_read(&in, buf + have, RD_CHUNK);
+		n = trace_in_more(&in, &buf, &cap, have);
 		if (n <= 0) {
 			break;
 		}

@@ -1,0 +1,185 @@
+# The trace reader's tokenizer (tools/cli/jscan.c) on the forms JSON allows
+# and the library never writes: escapes (\uXXXX, surrogate pairs, lone
+# surrogates), numbers in every form, unknown keys of every type skipped,
+# stackFrames, the "mxprof" and "distributedInfo" objects; the same event
+# cut by the 256 KiB chunk boundary at each of its bytes; a file torn at
+# each byte of its last event; and the exact line for each kind of error.
+. "$ROOT/tests/integration/lib.sh"
+mxprof_command
+
+# names FILE: the names of section g of report --format json, as ascii().
+names() {
+	"$MX" report --format json "$1" | python3 -c '
+import json, sys
+print(ascii(sorted(json.load(sys.stdin)["Time"]["g"])))'
+}
+
+# Escapes: each name decoded exactly; a lone surrogate is U+FFFD, and a
+# high surrogate before an escape that is not a low one is U+FFFD followed
+# by that escape's character.
+printf '%s' '{"traceEvents":[
+{"ph":"X","name":"e\u00e9\u20AC","dur":1,"args":{"group":"g"}},
+{"ph":"X","name":"pair\ud83d\ude00","dur":1,"args":{"group":"g"}},
+{"ph":"X","name":"hi\ud800x","dur":1,"args":{"group":"g"}},
+{"ph":"X","name":"lo\udc00x","dur":1,"args":{"group":"g"}},
+{"ph":"X","name":"hiA\ud83d\u0041","dur":1,"args":{"group":"g"}},
+{"ph":"X","name":"c\"\\\/\b\f\n\r\tz","dur":1,"args":{"group":"g"}},
+{"ph":"X","name":"\u0061\u0062c","dur":1,"args":{"group":"g"}}]}' > esc.json
+expect_eq "escaped names" \
+	"['abc', 'c\"\\\\/\\x08\\x0c\\n\\r\\tz', 'e\\xe9\\u20ac', 'hiA\\ufffdA', 'hi\\ufffdx', 'lo\\ufffdx', 'pair\\U0001f600']" \
+	"$(names esc.json)"
+
+# Numbers: every JSON form of a dur, a quoted ts, integers as fractions.
+printf '%s' '{"traceEvents":[
+{"ph":"X","name":"exp","ts":"12.5","dur":1.5e3,"args":{"group":"g"}},
+{"ph":"X","name":"negexp","ts":1E1,"dur":15E-1,"args":{"group":"g"}},
+{"ph":"X","name":"plusexp","ts":-0,"dur":2.5e+0,"args":{"group":"g"}},
+{"ph":"X","name":"zero","ts":0.0,"dur":0,"args":{"group":"g"}},
+{"ph":"X","name":"frac","pid":7.9,"tid":-3,"dur":0.0015e6,"args":{"group":"g"}},
+{"ph":"C","name":"ctr","group":"k","args":{"value":-12}},
+{"ph":"C","name":"ctr","group":"k","args":{"value":4e1}}]}' > num.json
+"$MX" report --format csv num.json > num.csv
+expect_eq "numbers in every form" \
+	'"g",time_ms,"exp",1,1.500000,1.500000,1.500000,1.500000,1.500000
+"g",time_ms,"frac",1,1.500000,1.500000,1.500000,1.500000,1.500000
+"g",time_ms,"negexp",1,0.001500,0.001500,0.001500,0.001500,0.001500
+"g",time_ms,"plusexp",1,0.002500,0.002500,0.002500,0.002500,0.002500
+"g",time_ms,"zero",1,0.000000,0.000000,0.000000,0.000000,0.000000
+"k",counter,"ctr",2,28.000000,-12.000000,40.000000,14.000000,' \
+	"$(grep -v '^section' num.csv | cut -d, -f1-9 | LC_ALL=C sort)"
+
+# Unknown keys of every type, at the top level, in events and in args,
+# are skipped; "mxprof" and "distributedInfo" are read wherever they are.
+printf '%s' '{"x":{"traceEvents":1,"a":[{"ph":"X"}]},"mxprof":{"unknown":[true,false,null],"droppedRecords":3},
+"traceEvents":[{"ph":"X","name":"a","u":{"v":[1,-2.5e-3,"s\"]}",{},[]],"w":null},"dur":2,"t":true,"f":false,
+"args":{"deep":[[[{"group":"no"}]]],"group":"g","n":null}}],"tail":{"k":[1,2]},"distributedInfo":{"backend":"x","rank":5}}' > unk.json
+"$MX" report unk.json > unk.txt
+expect_eq "unknown keys: the row" 1 "$(row_count unk.txt g a)"
+expect_eq "mxprof.droppedRecords" "Dropped records: 3" "$(tail -1 unk.txt)"
+"$MX" merge -o unk_m.json unk.json > /dev/null 2>&1
+expect_eq "distributedInfo.rank, through merge" 5 "$(jget unk_m.json 'd["mxprof"]["merged"][0]["rank"]')"
+expect_eq "mxprof.droppedRecords, through merge" 3 "$(jget unk_m.json 'd["mxprof"]["droppedRecords"]')"
+expect_eq "the event, copied by merge" \
+	'{"ph":"X","name":"a","u":{"v":[1,-2.5e-3,"s\"]}",{},[]],"w":null},"dur":2,"t":true,"f":false,"args":{"deep":[[[{"group":"no"}]]],"group":"g","n":null}}],' \
+	"$(sed -n 3p unk_m.json)"
+
+# stackFrames, string and number ids, before and after the events.
+printf '%s' '{"stackFrames":{"1":{"name":"main","category":"m","x":[1]},"2":{"name":"f\u00e9","parent":"1"},"z":{"name":"skip"}},
+"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"sf":2,"args":{"group":"g"}},
+{"ph":"X","name":"b","pid":1,"tid":1,"ts":5,"dur":3,"sf":"3","args":{"group":"g"}}],
+"stackFrames2":{},"mxprof":{}}' > sf.json
+sed 's/"3","args"/3,"args"/' sf.json > sf2.json
+printf '%s' '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"sf":"2","args":{"group":"g"}}],
+"stackFrames":{"2":{"name":"f","parent":1},"1":{"name":"main"}}}' > sf_late.json
+expect_eq "flame of stackFrames" "main;f\\xe9;a 2000" \
+	"$("$MX" report --flame sf.json 2>/dev/null | python3 -c 'import sys; print(ascii(sys.stdin.buffer.read().decode().strip()))' | tr -d "'")"
+expect_eq "flame of stackFrames after the events" "main;f;a 2000" \
+	"$("$MX" report --flame sf_late.json 2>/dev/null)"
+
+# The chunk boundary (256 KiB) at every byte of one event full of escapes,
+# exponents and literals: its row is that of the event read whole, and
+# every filler event before it counts.
+python3 - "$MX" <<'PY'
+import subprocess, sys
+mx = sys.argv[1]
+ref = ('{"ph":"X","cat":"c\\u00e9\\ud83d\\ude00","name":"r\\"\\\\e\\u00e9f\\/","pid":12,'
+       '"tid":-4,"ts":1.25e2,"dur":7.5E-1,"u":[true,false,null,{"k":-0.5}],'
+       '"args":{"group":"g","frame":null,"error":false}}')
+filler = '{"ph":"X","name":"f","dur":1,"args":{"group":"h"}},\n'
+head = '{"traceEvents":[\n'
+CHUNK = 256 * 1024
+
+def rows(path):
+    r = subprocess.run([mx, "report", "--format", "csv", path],
+                       capture_output=True)
+    if r.returncode != 0 or r.stderr:
+        sys.exit("FAIL: %s: status %d, %r" % (path, r.returncode, r.stderr))
+    return {l.split(b",")[2]: l for l in r.stdout.splitlines()[1:]}
+
+open("whole.json", "w").write(head + ref + "]}")
+want = rows("whole.json")
+exp_row = '"g",time_ms,"r""\\e\u00e9f/",1,0.000750,0.000750,0.000750,0.000750,0.000750,100.00,0'
+got_row = want['"r""\\e\u00e9f/"'.encode()].decode()
+if got_row != exp_row:
+    sys.exit("FAIL: the reference row: %r" % got_row)
+nfill = (CHUNK - len(head)) // len(filler) - 2
+for k in range(len(ref) + 1):
+    pre = head + filler * nfill
+    pad = CHUNK - k - len(pre)  # the boundary falls before ref[k]
+    open("split.json", "w").write(pre + " " * pad + ref + "]}")
+    got = rows("split.json")
+    for key, line in want.items():
+        if got.get(key) != line:
+            sys.exit("FAIL: boundary before byte %d of the event: %r, not %r"
+                     % (k, got.get(key), line))
+    if got[b'"f"'].split(b",")[3] != str(nfill).encode():
+        sys.exit("FAIL: boundary before byte %d: fillers %r" % (k, got[b'"f"']))
+print("ok: the chunk boundary at each of %d bytes of an event" % (len(ref) + 1))
+
+# A torn file: cut at each byte of its last event (and once with NUL
+# bytes after the cut), it is truncated exactly there, and the events
+# before it count.
+base = head + filler * 3
+whole = base + ref + "]}"
+for cut in range(len(base), len(whole)):
+    for nul in ((0, 4096) if cut % 17 == 0 else (0,)):
+        open("torn.json", "wb").write(whole[:cut].encode() + b"\0" * nul)
+        r = subprocess.run([mx, "report", "--format", "csv", "torn.json"],
+                           capture_output=True)
+        done = cut >= len(base) + len(ref)
+        msg = ("mxprof report: torn.json: truncated at byte %d; tables cover "
+               "the events before it\n" % len(whole[:cut].encode()))
+        if r.returncode != 0 or r.stderr.decode() != msg:
+            sys.exit("FAIL: torn at %d (+%d NUL): %d %r"
+                     % (cut, nul, r.returncode, r.stderr))
+        f = [l for l in r.stdout.splitlines() if l.split(b",")[2] == b'"f"']
+        if not f or f[0].split(b",")[3] != b"3":
+            sys.exit("FAIL: torn at %d: %r" % (cut, r.stdout))
+        has_r = any(b'"r' in l for l in r.stdout.splitlines()[1:])
+        if has_r != done:
+            sys.exit("FAIL: torn at %d: reference row %s" % (cut, has_r))
+print("ok: a file torn at each byte of its last event")
+PY
+
+# One line for each kind of error, at the offending byte.
+# bad TEXT BYTE REASON
+bad() {
+	printf '%s' "$1" > bad.json
+	set +e
+	"$MX" report bad.json > /dev/null 2> err.txt
+	rc=$?
+	set -e
+	expect_eq "exit for $1" 1 "$rc"
+	expect_eq "error for $1" "mxprof report: bad.json: not valid JSON at byte $2 ($3)" "$(cat err.txt)"
+}
+bad '{"traceEvents":[{"ph":"X","name":"a",,}]}' 37 "an object key (a string) was expected"
+bad '{"traceEvents":[{"ph":"X","name":"a"}],}' 39 "an object key (a string) was expected"
+bad '{"traceEvents":[{"ph":"X","name":"a"},]}' 38 "a value was expected"
+bad '{"traceEvents":[{"ph":"X" "name":"a"}]}' 26 "',' or '}' was expected after an object member"
+bad '{"traceEvents":[{"ph":"X","name":"a"}}' 37 "',' or ']' was expected after an array element"
+bad '{"traceEvents":[{"ph":"X","name" "a"}]}' 33 "':' was expected after an object key"
+bad '{"traceEvents":[{"ph":"X","dur":01}]}' 33 "',' or '}' was expected after an object member"
+bad '{"traceEvents":[{"ph":"X","dur":-x}]}' 33 "a digit must follow the minus sign"
+bad '{"traceEvents":[{"ph":"X","dur":1.}]}' 34 "a digit must follow the decimal point"
+bad '{"traceEvents":[{"ph":"X","dur":1e+}]}' 35 "a digit must follow the exponent"
+bad '{"traceEvents":[{"ph":"X","dur":1x}]}' 33 "',' or '}' was expected after an object member"
+bad '{"traceEvents":[{"ph":"X","dur":tru}]}' 35 "an invalid literal (true, false or null)"
+bad '{"traceEvents":[{"ph":"X","name":"a\qb"}]}' 36 "an invalid escape inside a string"
+bad '{"traceEvents":[{"ph":"X","name":"a\u12x4"}]}' 39 "\\u without four hex digits"
+bad "$(printf '{"traceEvents":[{"ph":"X","name":"a\tb"}]}')" 35 "a control character inside a string"
+bad '{"traceEvents":[{"ph":"X","name":@}]}' 33 "a value was expected"
+# Past the top-level value, nothing is read.
+printf '%s' '{"traceEvents":[{"ph":"X","name":"a","dur":1,"args":{"group":"g"}}]} junk {' > trail.json
+"$MX" report trail.json > trail.txt
+expect_eq "trailing bytes ignored" 1 "$(row_count trail.txt g a)"
+# Nesting past 2^20 levels is refused, not a stack overflow: the bracket
+# that would open level 2^20 + 1 is byte 30 + 2^20 - 3.
+python3 -c '
+n = (1 << 20) + 1
+open("deep.json", "w").write("{\"traceEvents\":[{\"ph\":\"X\",\"u\":" + "[" * n + "]" * n + "}]}")'
+set +e
+"$MX" report deep.json > /dev/null 2> err.txt
+rc=$?
+set -e
+expect_eq "deep nesting: exit" 1 "$rc"
+expect_eq "deep nesting" "mxprof report: deep.json: not valid JSON at byte 1048603 (nested too deeply)" "$(cat err.txt)"
