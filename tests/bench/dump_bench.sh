@@ -49,7 +49,7 @@ done
 
 # bench NAME: best of RUNS runs writing $W/NAME; prints one row.
 bench() {
-	local name=$1 best=- loop=- r l t
+	local name=$1 best=- loop=- r l t size json
 	for _ in $(seq "$RUNS"); do
 		rm -f "$W/$name" "$W"/*.stats.txt
 		# shellcheck disable=SC2086
@@ -59,14 +59,15 @@ bench() {
 		if [ "$best" = - ] || [ "$t" -lt "$best" ]; then
 			best=$t loop=$l
 			cp "$W/err.txt" "$W/best_err.txt"
+			cp "$W/${name%%.*}.stats.txt" "$W/best_stats.txt"
+			size=$(stat -c %s "$W/$name")
+			case $name in
+			*.gz) json=$(gzip -dc "$W/$name" | wc -c) ;;
+			*) json=$size ;;
+			esac
 		fi
 	done
-	local stats=$W/${name%%.*}.stats.txt size json kept dropped
-	size=$(stat -c %s "$W/$name")
-	case $name in
-	*.gz) json=$(gzip -dc "$W/$name" | wc -c) ;;
-	*) json=$size ;;
-	esac
+	local stats=$W/best_stats.txt kept dropped
 	dropped=$(sed -n 's/^Dropped records: //p' "$stats")
 	kept=$(awk -v d="$dropped" '$1 == "hb_inc" { print $2 - d }' "$stats")
 	awk -v n="$name" -v l="$loop" -v t="$best" -v s="$size" -v j="$json" \
