@@ -20,7 +20,8 @@ struct agg {
 	struct agg_row *rows; /* count == 0 marks an empty slot */
 	size_t cap;
 	size_t used;
-	struct nest *nest; /* self time: made on first use */
+	struct nest *nest;   /* self time: made on first use */
+	struct agg_row *hot; /* the row of the last sample: loops repeat it */
 };
 
 static int class_of(uint16_t kind)
@@ -73,6 +74,7 @@ static int grow(struct agg *a)
 	free(a->rows);
 	a->rows = rows;
 	a->cap = cap;
+	a->hot = NULL;
 	return 0;
 }
 
@@ -100,6 +102,7 @@ void agg_reset(struct agg *a)
 {
 	memset(a->rows, 0, a->cap * sizeof(*a->rows));
 	a->used = 0;
+	a->hot = NULL;
 	nest_reset(a->nest);
 }
 
@@ -113,40 +116,94 @@ int64_t agg_sat_add(int64_t x, int64_t y)
 	return r;
 }
 
-int agg_add(struct agg *a, const struct agg_sample *s)
+/* The row of (group, name, cls), made when new; NULL without memory. */
+static inline struct agg_row *row_of(struct agg *a, uint32_t group,
+				     uint32_t name, int cls, int64_t v)
 {
-	int cls = class_of(s->kind);
+	struct agg_row *r = a->hot;
 
-	if ((a->used + 1) * 4 > a->cap * 3 && grow(a) < 0) {
-		return -ENOMEM;
+	if (r && r->name == name && r->group == group && r->cls == cls) {
+		return r;
 	}
-	struct agg_row *r = lookup(a->rows, a->cap, s->group, s->name, cls);
-	int64_t v = cls == AGG_MARKER ? 0 : s->value;
+	if ((a->used + 1) * 4 > a->cap * 3 && grow(a) < 0) {
+		return NULL;
+	}
+	r = lookup(a->rows, a->cap, group, name, cls);
 	if (r->count == 0) {
-		r->group = s->group;
-		r->name = s->name;
+		r->group = group;
+		r->name = name;
 		r->cls = (uint8_t)cls;
 		r->min = r->max = v;
 		a->used++;
 	}
+	a->hot = r;
+	return r;
+}
+
+/* One sample of value v (self time self, for time rows) into row r. */
+static inline void row_add(struct agg_row *r, int64_t v, int64_t self,
+			   uint8_t flags)
+{
 	r->count++;
 	r->total = agg_sat_add(r->total, v);
-	if (cls == AGG_TIME) {
-		r->self = agg_sat_add(r->self, s->has_self ? s->self : v);
-	}
 	if (v < r->min) {
 		r->min = v;
 	}
 	if (v > r->max) {
 		r->max = v;
 	}
-	if (cls == AGG_TIME && (s->flags & COLL_FLAG_STATUS)) {
-		r->status = 1;
+	if (r->cls == AGG_TIME) {
+		r->self = agg_sat_add(r->self, self);
+		r->status |= (flags & COLL_FLAG_STATUS) != 0;
+		r->errors += (flags & COLL_FLAG_ERROR) != 0;
 	}
-	if (cls == AGG_TIME && (s->flags & COLL_FLAG_ERROR)) {
-		r->errors++;
+}
+
+int agg_add(struct agg *a, const struct agg_sample *s)
+{
+	int cls = class_of(s->kind);
+	int64_t v = cls == AGG_MARKER ? 0 : s->value;
+	struct agg_row *r = row_of(a, s->group, s->name, cls, v);
+
+	if (!r) {
+		return -ENOMEM;
 	}
+	row_add(r, v, s->has_self ? s->self : v, s->flags);
 	return 0;
+}
+
+/*
+ * agg_add_rec_on() for n records of one thread, in the order they ended:
+ * the drain's path for records without stacks. Returns 0 or -ENOMEM (the
+ * records after the one that failed are still added).
+ */
+int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
+		    size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++, rec++) {
+		int cls = class_of(rec->kind);
+		int64_t v = 0, self;
+		if (rec->kind == COLL_SPAN || rec->kind == COLL_FRAME) {
+			if (!a->nest) {
+				a->nest = nest_create();
+			}
+			v = (int64_t)rec->t1;
+			self = nest_self(a->nest, thread, rec->t0,
+					 v > 0 ? (uint64_t)v : 0);
+		} else {
+			v = rec->kind == COLL_COUNTER ? (int64_t)rec->t1 : 0;
+			self = v;
+		}
+		struct agg_row *r = row_of(a, rec->group, rec->name, cls, v);
+		if (!r) {
+			rc = -ENOMEM;
+			continue;
+		}
+		row_add(r, v, self, rec->flags);
+	}
+	return rc;
 }
 
 /*

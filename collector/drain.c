@@ -75,8 +75,11 @@ static void futex_wake(int *addr)
  */
 void drain_wake(void)
 {
-	__atomic_store_n(&drain_t.wake, 1, __ATOMIC_RELEASE);
-	futex_wake(&drain_t.wake);
+	/* Already 1: the thread has not taken the last wake yet, and does
+	 * not sleep before it does. */
+	if (!__atomic_exchange_n(&drain_t.wake, 1, __ATOMIC_ACQ_REL)) {
+		futex_wake(&drain_t.wake);
+	}
 }
 
 /* Waits up to ms milliseconds, or not at all when woken since the last
@@ -118,27 +121,42 @@ static void agg_add_stacked(int tid, const struct coll_rec *c)
 	agg_add_site(S.agg, (uint32_t)tid, c->t0, &s, sg, sn);
 }
 
+/*
+ * A ring's records, converted in bulk (the clock's newest line, inline),
+ * to the tables (with their call sites once stacks come) and, 256 at a
+ * time, to the journal.
+ */
 static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
 	struct coll_rec buf[256];
+	struct clock_line line;
 	int journal_ok = dump_ensure_journal() == 0;
 
 	(void)ctx;
+	clock_line(&line);
 	if (journal_ok) {
 		threads_name(S.j, tid, 0);
 	}
 	while (n > 0) {
 		size_t k = n < 256 ? n : 256;
+		int stacked = S.pends != NULL;
 		for (size_t i = 0; i < k; i++) {
 			const struct coll_rec *r = &recs[i];
 			struct coll_rec *c = &buf[i];
 			*c = *r;
-			c->t0 = clock_to_ns(r->t0);
+			c->t0 = clock_line_to_ns(&line, r->t0);
 			if (r->kind == COLL_SPAN || r->kind == COLL_FRAME) {
-				uint64_t end = clock_to_ns(r->t1);
+				uint64_t end = clock_line_to_ns(&line, r->t1);
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
 			}
-			agg_add_stacked(tid, c);
+			stacked |= r->kind == COLL_STACK;
+		}
+		if (stacked) {
+			for (size_t i = 0; i < k; i++) {
+				agg_add_stacked(tid, &buf[i]);
+			}
+		} else {
+			agg_add_recs_on(S.agg, (uint64_t)tid, buf, k);
 		}
 		if (journal_ok) {
 			journal_recs(S.j, tid, buf, k);
@@ -641,6 +659,7 @@ int coll_init(void)
 	journal_reserve_fds();
 	drain_defer_child = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 	ring_set_attach_notify(start_pending);
+	ring_set_wake(drain_wake);
 	return ring_init();
 }
 

@@ -14,6 +14,31 @@
 void clock_init(void);
 void clock_anchor(void);
 uint64_t clock_to_ns(uint64_t ticks);
+
+/*
+ * The newest segment of the mapping, for converting a pass's ticks in
+ * bulk: clock_line_to_ns() gives what clock_to_ns() gives, inline, for
+ * ticks on the line and hands the others to it. Take the line after
+ * clock_anchor() and use it until the next one.
+ */
+struct clock_line {
+	uint64_t tick; /* the line starts here; UINT64_MAX: no line */
+	uint64_t ns;
+	double rate;
+	uint64_t base; /* CLOCK_MONOTONIC ns of the origin */
+};
+void clock_line(struct clock_line *l);
+
+static inline uint64_t clock_line_to_ns(const struct clock_line *l, uint64_t t)
+{
+	if (__builtin_expect(t < l->tick, 0)) {
+		return clock_to_ns(t);
+	}
+	uint64_t ns =
+		l->ns +
+		(uint64_t)(int64_t)((double)(int64_t)(t - l->tick) * l->rate);
+	return ns > l->base ? ns - l->base : 0;
+}
 int64_t clock_base_utc_ns(void);
 void clock_set_origin(uint64_t mono, int64_t utc);
 const char *clock_source(void);
@@ -31,6 +56,9 @@ void ring_after_fork_child(void);
 /* fn runs when a thread maps or claims its ring (drain.c starts a forked
  * child's deferred drain thread there). */
 void ring_set_attach_notify(void (*fn)(void));
+/* fn wakes the drain thread: a thread whose ring passes half full calls
+ * it (async-signal-safe). */
+void ring_set_wake(void (*fn)(void));
 
 /* tally.c: a ring's records that the timeline dropped, for the tables. */
 #define TALLY_ROWS 128
@@ -101,6 +129,15 @@ void window_fork_child(void);
 void cat_fork_prepare(void);
 void cat_fork_parent(void);
 
+/* jpack.c: the journal's compact form of a batch of one thread's
+ * records. jpack_encode writes at most JPACK_REC_MAX bytes a record and
+ * returns the count; jpack_decode reads exactly n records filling len
+ * bytes, or returns -EBADMSG. */
+#define JPACK_REC_MAX 48
+size_t jpack_encode(const struct coll_rec *r, size_t n, unsigned char *out);
+int jpack_decode(const unsigned char *in, size_t len, struct coll_rec *out,
+		 size_t n);
+
 /* journal.c: the binary, append-only record of a run. */
 enum journal_type {
 	J_STR = 1,    /* u32 id, bytes                 */
@@ -108,17 +145,20 @@ enum journal_type {
 	J_THREAD = 3, /* u32 tid, bytes                */
 	J_STATS = 4,  /* u64 dropped, u64 truncated    */
 	J_CAT = 5,    /* u32 id, bytes (version 2 on)  */
+	J_PACK = 6,   /* u32 tid, u32 n, n records in jpack.c's form
+		       * (version 3 on; J_RECS before)  */
 };
 struct journal_header {
 	char magic[8];	  /* "MXPJRNL1" */
-	uint32_t version; /* 2; 1 wrote no J_CAT entries */
+	uint32_t version; /* 3; 2 wrote J_RECS, 1 no J_CAT either */
 	uint32_t pid;
 	int64_t base_utc_ns;
 	/* [0]: CLOCK_MONOTONIC ns of ts 0 (0 in older journals), so that an
 	 * image exec'ed in the same process continues the timeline. */
 	uint64_t reserved[4];
 };
-#define JOURNAL_EVENT_BYTES 150 /* estimated trace bytes per record */
+#define JOURNAL_EVENT_BYTES 150	 /* estimated trace bytes per record */
+#define JOURNAL_BATCH	    4096 /* most records in one entry */
 struct journal {
 	int fd;
 	dev_t dev; /* the file fd was opened on: a program may close fd */
@@ -133,7 +173,7 @@ struct journal {
 	int disk_said;	    /* the disk cap was reached and said */
 	size_t n;
 	char path[4096];
-	unsigned char buf[1 << 18];
+	unsigned char buf[1 << 20];
 };
 /* journal_open_owned: see journal.c; -EBUSY with *owner the pid of the
  * running process whose journal path is. journal_open: the same, without
@@ -158,6 +198,9 @@ struct journal_ops {
 	void (*cat)(void *ctx, uint32_t id, const char *name, size_t len);
 	/* The file ends inside the entry at offset (a writer that died). */
 	void (*torn)(void *ctx, uint64_t offset);
+	/* The records entry at offset cannot be decoded (damaged); its
+	 * records are skipped. */
+	void (*bad)(void *ctx, uint64_t offset);
 };
 int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 		 struct journal_header *hdr);
@@ -214,6 +257,8 @@ struct agg_row *agg_rows(const struct agg *a, size_t *n);
 int agg_add_rec(struct agg *a, const struct coll_rec *r);
 struct agg_sample agg_rec_sample(const struct coll_rec *r);
 int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r);
+int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
+		    size_t n);
 
 int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 		 int64_t total, int64_t min, int64_t max, uint64_t errors);

@@ -239,7 +239,7 @@ int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
 	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, "MXPJRNL1", 8);
-	h.version = 2;
+	h.version = 3;
 	h.pid = (uint32_t)pid;
 	h.base_utc_ns = clock_base_utc_ns();
 	h.reserved[0] = clock_base_mono_ns();
@@ -373,12 +373,12 @@ static void sync_strings(struct journal *j)
 	}
 }
 
-/* Appends n converted records of thread tid. Past the cap, counts them as
- * truncated instead. */
+/* Appends n converted records of thread tid, in batches of jpack.c's
+ * form. Past the cap, counts them as truncated instead. */
 void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 		  size_t n)
 {
-	const size_t batch = 4096;
+	const size_t batch = JOURNAL_BATCH;
 
 	if (j->max_bytes && j->bytes + n * EVENT_JSON_BYTES > j->max_bytes) {
 		j->truncated = 1;
@@ -399,10 +399,21 @@ void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 	}
 	j->bytes += n * EVENT_JSON_BYTES;
 	sync_strings(j);
-	while (n > 0) {
+	while (n > 0 && j->fd >= 0 && j->err == 0) {
 		size_t k = n < batch ? n : batch;
-		uint32_t head[2] = {(uint32_t)tid, (uint32_t)k};
-		put(j, J_RECS, head, 8, r, k * sizeof(*r));
+		if (j->n + 16 + k * JPACK_REC_MAX > sizeof(j->buf)) {
+			journal_flush(j);
+		}
+		/* The entry is built in place: its header, then the records,
+		 * then the length once it is known. */
+		unsigned char *p = j->buf + j->n;
+		uint32_t head[4] = {J_PACK, 0, (uint32_t)tid, (uint32_t)k};
+		size_t len = 8 + jpack_encode(r, k, p + 16);
+		size_t padded = (len + 7u) & ~(size_t)7u;
+		head[1] = (uint32_t)len;
+		memcpy(p, head, 16);
+		memset(p + 8 + len, 0, padded - len);
+		j->n += 8 + padded;
 		r += k;
 		n -= k;
 	}
@@ -452,6 +463,7 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 	size_t cap = 1 << 20, have = 0, off = 0;
 	uint64_t pos = sizeof(*hdr); /* file offset of buf + off */
 	unsigned char *buf = malloc(cap);
+	struct coll_rec *recs = NULL; /* a J_PACK entry's, decoded */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (!buf || fd < 0) {
@@ -540,6 +552,26 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 				}
 				break;
 			}
+			case J_PACK: {
+				uint32_t h[2] = {0, 0};
+				memcpy(h, p, len < 8 ? len : 8);
+				if (!ops->recs) {
+					break;
+				}
+				if (!recs && !(recs = malloc(JOURNAL_BATCH *
+							     sizeof(*recs)))) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				if (len >= 8 && h[1] <= JOURNAL_BATCH &&
+				    jpack_decode(p + 8, len - 8, recs, h[1]) ==
+					    0) {
+					ops->recs(ctx, (int)h[0], recs, h[1]);
+				} else if (ops->bad) {
+					ops->bad(ctx, pos);
+				}
+				break;
+			}
 			case J_STATS: {
 				uint64_t v[2];
 				memcpy(v, p, sizeof(v));
@@ -566,6 +598,7 @@ out:
 	if (fd >= 0) {
 		close(fd);
 	}
+	free(recs);
 	free(buf);
 	return rc;
 }

@@ -176,6 +176,19 @@ static void on_stats(void *ctx, uint64_t dropped, uint64_t truncated)
 	c->r->capped = truncated != 0;
 }
 
+static void on_bad(void *ctx, uint64_t offset)
+{
+	struct check *c = ctx;
+
+	if (c->err == 0) {
+		c->err = -EBADMSG;
+		snprintf(c->r->why, sizeof(c->r->why),
+			 "corrupt: the records entry at byte %llu cannot be "
+			 "decoded",
+			 (unsigned long long)offset);
+	}
+}
+
 static void on_torn(void *ctx, uint64_t offset)
 {
 	struct check *c = ctx;
@@ -227,7 +240,8 @@ int recover_open(struct recovery *r, const char *path)
 					       .thread = on_thread,
 					       .recs = on_recs,
 					       .stats = on_stats,
-					       .torn = on_torn};
+					       .torn = on_torn,
+					       .bad = on_bad};
 	struct journal_header hdr;
 	struct check c = {.r = r, .hdr = &hdr, .cap_ids = 256};
 	struct stat st;
@@ -270,10 +284,10 @@ int recover_open(struct recovery *r, const char *path)
 		rc = c.err;
 		goto out;
 	}
-	if (hdr.version != 1 && hdr.version != 2) {
+	if (hdr.version < 1 || hdr.version > 3) {
 		snprintf(r->why, sizeof(r->why),
 			 "journal version %u; this mxprof reads versions 1 "
-			 "and 2",
+			 "to 3",
 			 hdr.version);
 		rc = -EBADMSG;
 		goto out;

@@ -101,6 +101,7 @@ struct tls_state {
 	uint64_t reserve;     /* claimed: slots below are being written      */
 	uint64_t cached_tail; /* the producer's copy of the ring's tail       */
 	uint64_t mask;	      /* the ring's mask                              */
+	uint64_t limit;	      /* a push further past cached_tail: room_for()  */
 	uint32_t depth;	      /* pushes in progress on this thread (signals) */
 	int quiet;
 	struct ring *ring;
@@ -117,6 +118,7 @@ _Static_assert(offsetof(struct tls_state, reserve) == RING_TLS_RESERVE, "abi");
 _Static_assert(offsetof(struct tls_state, cached_tail) == RING_TLS_CACHED_TAIL,
 	       "abi");
 _Static_assert(offsetof(struct tls_state, mask) == RING_TLS_MASK, "abi");
+_Static_assert(offsetof(struct tls_state, limit) == RING_TLS_LIMIT, "abi");
 _Static_assert(offsetof(struct tls_state, depth) == RING_TLS_DEPTH, "abi");
 _Static_assert(offsetof(struct ring, head) == RING_HEAD, "abi");
 _Static_assert(offsetof(struct ring, recs) == RING_RECS, "abi");
@@ -141,6 +143,7 @@ static uint64_t tally_lost_gone; /* tally_lost of rings recycled      */
 static tally_fn tally_sink;
 static void *tally_ctx;
 static void (*attach_notify)(void);
+static void (*ring_wake)(void); /* wakes the drain thread */
 static pthread_key_t exit_key;
 static int exit_key_ok;
 
@@ -239,6 +242,11 @@ void ring_set_attach_notify(void (*fn)(void))
 	attach_notify = fn;
 }
 
+void ring_set_wake(void (*fn)(void))
+{
+	ring_wake = fn;
+}
+
 /* Gives the calling thread a ring. Not the hot path: once per thread. */
 static struct ring *attach(void)
 {
@@ -268,6 +276,7 @@ static struct ring *attach(void)
 		ring_tls.reserve = 0;
 		ring_tls.cached_tail = 0;
 		ring_tls.mask = r->mask;
+		ring_tls.limit = r->mask >> 1;
 		ring_tls.depth = 0;
 		ring_tls.ring = r;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -349,12 +358,32 @@ static inline void push_end(struct ring *r)
 	}
 }
 
-/* Slot h was claimed, and the cached tail says there is no room. Returns
- * 1 when h may be written after all, or 0 when it was given back. */
+/*
+ * Slot h was claimed, and the cached tail says the ring is past its limit:
+ * half full, or full. Returns 1 when h may be written after all, or 0 when
+ * it was given back.
+ *
+ * A ring more than half full means the drain thread sleeps while this
+ * thread floods (it waits up to its period when it last found little to
+ * do): it is woken, and the limit moves a quarter of the ring further, so
+ * that a thread that outruns the drain comes here once a quarter ring,
+ * not at every push.
+ */
 static int room_for(struct ring *r, uint64_t h)
 {
 	ring_tls.cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (h - ring_tls.cached_tail <= r->mask) {
+	uint64_t fill = h - ring_tls.cached_tail;
+	uint64_t half = r->mask >> 1;
+
+	ring_tls.limit = half;
+	if (fill > half) {
+		uint64_t next = fill + (r->mask >> 2);
+		ring_tls.limit = next < r->mask ? next : r->mask;
+		if (ring_wake && ring_drain_alive) {
+			ring_wake();
+		}
+	}
+	if (fill <= r->mask) {
 		return 1;
 	}
 	/* Only the outermost push may wait: a handler must not stall the
@@ -388,7 +417,7 @@ int ring_push(const struct coll_rec *rec)
 	ring_tls.depth++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t h = claim();
-	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.mask, 0) &&
+	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.limit, 0) &&
 	    !room_for(r, h)) {
 		count_drop(r);
 		if (rec->kind != COLL_STACK) {

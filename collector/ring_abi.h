@@ -18,7 +18,8 @@
 #define RING_TLS_RESERVE     8
 #define RING_TLS_CACHED_TAIL 16
 #define RING_TLS_MASK	     24
-#define RING_TLS_DEPTH	     32
+#define RING_TLS_LIMIT	     32 /* pushes past cached tail + limit: C path */
+#define RING_TLS_DEPTH	     40
 
 /* struct ring (ring.c): the published head and the records. */
 #define RING_HEAD 0

@@ -346,7 +346,7 @@ hook_tramp_leave:
 	xaddq	%rax, %fs:RING_TLS_RESERVE(%r10)	/* h: claimed */
 	movq	%rax, %rsi
 	subq	%fs:RING_TLS_CACHED_TAIL(%r10), %rsi
-	cmpq	%fs:RING_TLS_MASK(%r10), %rsi
+	cmpq	%fs:RING_TLS_LIMIT(%r10), %rsi
 	ja	.Lleave_full
 .Lleave_write:
 	andq	%fs:RING_TLS_MASK(%r10), %rax
@@ -384,7 +384,7 @@ hook_tramp_leave:
 	.cfi_restore_state
 
 .Lleave_full:
-	/* No room by the cached tail: give slot h back, unless a signal
+	/* Past the limit by the cached tail: give slot h back, unless a signal
 	 * handler has claimed a later slot since, which it could only have
 	 * written with room, so h has room too. */
 	movq	%rax, %rsi

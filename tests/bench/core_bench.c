@@ -9,7 +9,12 @@
  *   drain      records per second moved from the rings into the journal
  *              and the aggregates, measured two ways: one pass over a
  *              full ring, and a producer flooding while the drain runs
+ *              (beside the producer's own rate, what it dropped, and the
+ *              drain thread's rate per second of its own CPU time, read
+ *              from /proc: what it could take with a core to itself)
  */
+#include <dirent.h>
+#include <string.h>
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +91,83 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* CPU seconds the drain thread ("mxprof-drain") has run, from
+ * /proc/self/task/TID/schedstat; -1 when it cannot be found. */
+static double drain_cpu_s(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	double v = -1;
+
+	while (d && (e = readdir(d))) {
+		char p[300], comm[32] = "";
+		unsigned long long ns;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f) {
+			continue;
+		}
+		if (!fgets(comm, sizeof(comm), f)) {
+			comm[0] = 0;
+		}
+		fclose(f);
+		if (strncmp(comm, "mxprof-drain", 12) != 0) {
+			continue;
+		}
+		snprintf(p, sizeof(p), "/proc/self/task/%s/schedstat",
+			 e->d_name);
+		if ((f = fopen(p, "r"))) {
+			if (fscanf(f, "%llu", &ns) == 1) {
+				v = (double)ns * 1e-9;
+			}
+			fclose(f);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return v;
+}
+
+/* One flood: a second of pairs as fast as this thread goes, while the
+ * drain thread runs. */
+struct flood {
+	double produced; /* records per second made        */
+	double kept;	 /* records per second not dropped */
+	double dropped;	 /* records dropped                */
+	double per_cpu;	 /* records per drain CPU second   */
+};
+
+static struct flood flood_once(mxprof_task *t)
+{
+	struct flood f;
+	char *s = MXPROF(dumps)(1, "table", "total", 0);
+	MXPROF(free)(s);
+	uint64_t drop0 = MXPROF(dropped)();
+	double c0 = drain_cpu_s();
+	long pushed = 0;
+	double t0 = now(), t1;
+	do {
+		for (int i = 0; i < 10000; i++) {
+			MXPROF(task_start)(t);
+			MXPROF(task_stop)(t);
+		}
+		pushed += 10000;
+		t1 = now();
+	} while (t1 - t0 < 1.0);
+	/* Everything made is drained before the clocks stop. */
+	s = MXPROF(dumps)(1, "table", "total", 0);
+	MXPROF(free)(s);
+	double c1 = drain_cpu_s(), t2 = now();
+	f.dropped = (double)(MXPROF(dropped)() - drop0);
+	f.produced = (double)pushed / (t1 - t0);
+	f.kept = ((double)pushed - f.dropped) / (t2 - t0);
+	f.per_cpu = c0 >= 0 && c1 > c0
+			    ? ((double)pushed - f.dropped) / (c1 - c0)
+			    : 0;
+	return f;
+}
+
 static double base_fn(mxprof_task *t, long n)
 {
 	(void)t;
@@ -145,22 +227,14 @@ int main(int argc, char **argv)
 	double pass_rate = rates[3];
 
 	/* Drain, sustained: flood for a second while the drain thread runs;
-	 * what was not dropped was drained. */
-	uint64_t drop0 = MXPROF(dropped)();
-	long pushed = 0;
-	double t0 = now(), t1;
-	do {
-		for (int i = 0; i < 10000; i++) {
-			MXPROF(task_start)(t);
-			MXPROF(task_stop)(t);
+	 * what was not dropped was drained. The best of three. */
+	struct flood fl = {0};
+	for (int r = 0; r < 3; r++) {
+		struct flood x = flood_once(t);
+		if (r == 0 || x.kept > fl.kept) {
+			fl = x;
 		}
-		pushed += 10000;
-		t1 = now();
-	} while (t1 - t0 < 1.0);
-	char *s = MXPROF(dumps)(1, "table", "total", 0);
-	MXPROF(free)(s);
-	double flood = (double)(pushed - (long)(MXPROF(dropped)() - drop0)) /
-		       (now() - t0);
+	}
 	MXPROF(set_state)("stop");
 
 	printf("core hot path (ns per task start/stop pair, best of runs)\n");
@@ -180,7 +254,11 @@ int main(int argc, char **argv)
 	printf("drain throughput (records per second)\n");
 	printf("  %-34s %8.2f M/s  (target >= 10)\n",
 	       "one pass over a full ring (median)", pass_rate / 1e6);
-	printf("  %-34s %8.2f M/s  (producer flooding 1 s)\n",
-	       "sustained while recording", flood / 1e6);
+	printf("  %-34s %8.2f M/s  (target >= 40; best of 3 floods of 1 s)\n",
+	       "sustained while recording", fl.kept / 1e6);
+	printf("  %-34s %8.2f M/s  dropped %.0f\n", "  the producer's own rate",
+	       fl.produced / 1e6, fl.dropped);
+	printf("  %-34s %8.2f M/s\n", "  per second of drain CPU time",
+	       fl.per_cpu / 1e6);
 	return 0;
 }

@@ -205,7 +205,7 @@ while off + 8 <= len(d):
     need = 8 + ((n + 7) & ~7)
     if off + need > len(d):
         break
-    recs = struct.unpack_from("<I", d, off + 12)[0] if t == 2 else 0
+    recs = struct.unpack_from("<I", d, off + 12)[0] if t in (2, 6) else 0
     print(off, t, n, recs)
     off += need
 EOF
@@ -228,10 +228,10 @@ expect_eq "torn by a byte: stderr" "" "$(cat err.txt)"
 check t1 t1.json t1.stats.txt "$pid"
 
 # Torn inside the last records entry: exactly the records before it.
-read -r off _ _ n < <(awk '$2 == 2' entries.txt | tail -1)
+read -r off _ len n < <(awk '$2 == 6' entries.txt | tail -1)
 before=$(awk -v o="$off" '$1 < o { s += $4 } END { print s }' entries.txt)
 [ "$before" -gt 0 ] && [ "$n" -gt 0 ] || fail "no records entry to tear"
-cut=$((off + 8 + 8 + 32 * (n / 2) + 5))
+cut=$((off + 8 + len / 2))
 head -c "$cut" d.json.journal > t2.json.journal
 recover t2.json.journal
 expect_eq "torn records: exit" 0 "$rc"
@@ -245,7 +245,7 @@ expect_eq "torn records: events in the trace" "$before" \
 # A damaged length in the middle claims more than the file holds: what
 # comes before it is recovered, the rest is skipped, nothing is allocated
 # for it.
-read -r off _ _ _ < <(awk '$2 == 2' entries.txt | tail -1)
+read -r off _ _ _ < <(awk '$2 == 6' entries.txt | tail -1)
 python3 - d.json.journal t3.json.journal "$off" <<'EOF'
 import struct, sys
 d = bytearray(open(sys.argv[1], "rb").read())
@@ -259,6 +259,10 @@ grep -q "^t3.json: $before records .*; skipped a torn last entry ($((size - off)
 
 # patch NAME EXPR: a copy of d.json.journal, one field changed (EXPR is
 # Python on d, the bytes, and e, the entries as (offset, type, len, n)).
+# first_rec(field, value) sets a field of the first record of the first
+# records entry: the entry is decoded and encoded again in the compact
+# form of collector/jpack.c (LEB128 varints; a byte of what differs from
+# the record before; t0 as a zigzag difference).
 patch() {
 	python3 - d.json.journal "$1" "$2" <<'EOF'
 import struct, sys
@@ -266,10 +270,74 @@ d = bytearray(open(sys.argv[1], "rb").read())
 e, off = [], 56
 while off + 8 <= len(d):
     t, n = struct.unpack_from("<II", d, off)
-    e.append((off, t, n, struct.unpack_from("<I", d, off + 12)[0] if t == 2 else 0))
+    e.append((off, t, n, struct.unpack_from("<I", d, off + 12)[0] if t in (2, 6) else 0))
     off += 8 + ((n + 7) & ~7)
 first_str = [x for x in e if x[1] == 1][0][0]
-first_recs = [x for x in e if x[1] == 2][0][0]
+first_recs = [x for x in e if x[1] == 6][0]
+F = ("name", "group", "kind", "cat", "flags", "arg")
+def varint(b, i):
+    v = s = 0
+    while True:
+        v |= (b[i] & 0x7f) << s
+        s += 7
+        i += 1
+        if b[i - 1] < 0x80:
+            return v, i
+def put(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7f | 0x80)
+        v >>= 7
+    out.append(v)
+    return out
+def unpack(b, n):
+    recs, prev, i = [], dict(t0=0, t1=0, **{f: 0 for f in F}), 0
+    for _ in range(n):
+        w, r = b[i], dict(prev)
+        z, i = varint(b, i + 1)
+        r["t0"] = (prev["t0"] + ((z >> 1) ^ -(z & 1))) % 2**64
+        r["t1"], i = varint(b, i)
+        if w & 1:
+            r["name"], i = varint(b, i)
+            r["group"], i = varint(b, i)
+        if w & 2:
+            r["kind"], i = varint(b, i)
+            r["cat"], r["flags"] = b[i], b[i + 1]
+            i += 2
+        if w & 4:
+            r["arg"], i = varint(b, i)
+        recs.append(r)
+        prev = r
+    assert i == len(b)
+    return recs
+def pack(recs):
+    out, prev = bytearray(), dict(t0=0, t1=0, **{f: 0 for f in F})
+    for r in recs:
+        w = (r["name"] != prev["name"] or r["group"] != prev["group"]) | \
+            (r["kind"] != prev["kind"] or r["cat"] != prev["cat"] or r["flags"] != prev["flags"]) << 1 | \
+            (r["arg"] != prev["arg"]) << 2
+        dt = (r["t0"] - prev["t0"]) % 2**64
+        out.append(w)
+        out += put(((dt << 1) ^ (-(dt >> 63) % 2**64)) % 2**64)
+        out += put(r["t1"])
+        if w & 1:
+            out += put(r["name"]) + put(r["group"])
+        if w & 2:
+            out += put(r["kind"]) + bytes([r["cat"], r["flags"]])
+        if w & 4:
+            out += put(r["arg"])
+        prev = r
+    return out
+def first_rec(field, value):
+    global d
+    off, _, ln, n = first_recs
+    tid = struct.unpack_from("<I", d, off + 8)[0]
+    recs = unpack(d[off + 16:off + 8 + ln], n)
+    recs[0][field] = value
+    body = struct.pack("<II", tid, n) + pack(recs)
+    assert unpack(body[8:], n) == recs
+    entry = struct.pack("<II", 6, len(body)) + body + bytes(-len(body) % 8)
+    d = d[:off] + entry + d[off + 8 + ((ln + 7) & ~7):]
 exec(sys.argv[3])
 open(sys.argv[2], "wb").write(d)
 EOF
@@ -279,14 +347,14 @@ EOF
 patch bad-id.json.journal 'struct.pack_into("<I", d, first_str + 8, 0x7fffffff)'
 recover_fails 1 "mxprof recover: bad-id.json.journal: corrupt: string id 2147483647 out of order" \
 	bad-id.json.journal
-patch bad-kind.json.journal 'struct.pack_into("<H", d, first_recs + 16 + 24, 99)'
+patch bad-kind.json.journal 'first_rec("kind", 99)'
 recover_fails 1 "mxprof recover: bad-kind.json.journal: corrupt: a record of unknown kind 99" \
 	bad-kind.json.journal
-patch bad-name.json.journal 'struct.pack_into("<I", d, first_recs + 16 + 16, 60000)'
+patch bad-name.json.journal 'first_rec("name", 60000)'
 recover_fails 1 "mxprof recover: bad-name.json.journal: corrupt: a record names string id 60000 before it is defined" \
 	bad-name.json.journal
 patch bad-version.json.journal 'struct.pack_into("<I", d, 8, 7)'
-recover_fails 1 "mxprof recover: bad-version.json.journal: journal version 7; this mxprof reads versions 1 and 2" \
+recover_fails 1 "mxprof recover: bad-version.json.journal: journal version 7; this mxprof reads versions 1 to 3" \
 	bad-version.json.journal
 
 # Cut inside the header, or nothing after it.

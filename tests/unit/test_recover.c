@@ -86,6 +86,20 @@ static long write_ref(const char *path)
 	return (long)st.st_size;
 }
 
+/* Writes a journal whose only record is rec, on the main thread. */
+static void write_one(const char *path, const struct coll_rec *rec)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+
+	assert_non_null(j);
+	unlink(path);
+	assert_int_equal(journal_open(j, path, PID), 0);
+	journal_thread(j, PID, "main");
+	journal_recs(j, PID, rec, 1);
+	journal_close(j, 0);
+	free(j);
+}
+
 /* Copies the first len bytes of src to dst. */
 static void cut(const char *src, const char *dst, long len)
 {
@@ -340,7 +354,7 @@ static void test_recover_skips_a_torn_tail_and_counts_its_bytes(void **st)
 	size = write_ref(src);
 	/* Into the second records entry: its records and the stats after
 	 * them are lost; the first stats entry (2 dropped) is the last. */
-	long torn_at = entry_at(src, J_RECS, 1);
+	long torn_at = entry_at(src, J_PACK, 1);
 	assert_true(torn_at < size);
 	cut(src, dst, torn_at + 20);
 	assert_int_equal(recover_open(r, dst), 0);
@@ -372,28 +386,141 @@ static void test_recover_refuses_damaged_entries(void **st)
 	recover_close(r);
 
 	/* A record naming a string never defined. */
-	cut(src, dst, size);
-	patch_u32(dst, entry_at(dst, J_RECS, 0) + 16 + 16, 900000);
+	struct coll_rec bad = span(id_step, 10, 5);
+	bad.name = 900000;
+	write_one(dst, &bad);
 	assert_int_equal(recover_open(r, dst), -EBADMSG);
 	assert_string_equal(r->why, "corrupt: a record names string id "
 				    "900000 before it is defined");
 	recover_close(r);
 
-	/* A record of a kind no writer makes (kind, cat and flags). */
-	cut(src, dst, size);
-	patch_u32(dst, entry_at(dst, J_RECS, 1) + 16 + 24, 99);
+	/* A record of a kind no writer makes. */
+	bad = span(id_step, 10, 5);
+	bad.kind = 99;
+	write_one(dst, &bad);
 	assert_int_equal(recover_open(r, dst), -EBADMSG);
 	assert_string_equal(r->why, "corrupt: a record of unknown kind 99");
 	recover_close(r);
 
+	/* A records entry that does not decode: unknown bits in its first
+	 * record's first byte. */
+	cut(src, dst, size);
+	long at = entry_at(dst, J_PACK, 0);
+	patch_u32(dst, at + 16, 0xffffffffu);
+	assert_int_equal(recover_open(r, dst), -EBADMSG);
+	char want[128];
+	snprintf(want, sizeof(want),
+		 "corrupt: the records entry at byte %ld cannot be decoded",
+		 at);
+	assert_string_equal(r->why, want);
+	recover_close(r);
+
+	/* A records entry that says it holds more records than it does. */
+	cut(src, dst, size);
+	patch_u32(dst, entry_at(dst, J_PACK, 1) + 12, NB + 1);
+	assert_int_equal(recover_open(r, dst), -EBADMSG);
+	recover_close(r);
+
 	/* A journal version this reader does not know. */
 	cut(src, dst, size);
-	patch_u32(dst, 8, 3);
+	patch_u32(dst, 8, 4);
 	assert_int_equal(recover_open(r, dst), -EBADMSG);
-	assert_string_equal(r->why, "journal version 3; this mxprof reads "
-				    "versions 1 and 2");
+	assert_string_equal(r->why, "journal version 4; this mxprof reads "
+				    "versions 1 to 3");
 	recover_close(r);
 	free(r);
+}
+
+/*
+ * Rewrites the journal at src as the previous version (2) wrote it: the
+ * same entries, but each records entry as J_RECS, its records as they are
+ * in memory (u32 tid, u32 n, n 32-byte records).
+ */
+static void write_v2(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	struct journal_header h;
+	uint32_t e[2];
+	static unsigned char payload[1 << 20];
+	static struct coll_rec recs[JOURNAL_BATCH];
+	static const unsigned char zeros[8];
+
+	assert_non_null(in);
+	assert_non_null(out);
+	assert_int_equal(fread(&h, sizeof(h), 1, in), 1);
+	assert_int_equal(h.version, 3);
+	h.version = 2;
+	assert_int_equal(fwrite(&h, sizeof(h), 1, out), 1);
+	while (fread(e, 4, 2, in) == 2) {
+		size_t padded = (e[1] + 7u) & ~7u;
+		assert_true(padded <= sizeof(payload));
+		assert_int_equal(fread(payload, 1, padded, in), padded);
+		if (e[0] == J_PACK) {
+			uint32_t th[2];
+			memcpy(th, payload, 8);
+			assert_int_equal(jpack_decode(payload + 8, e[1] - 8,
+						      recs, th[1]),
+					 0);
+			uint32_t ne[2] = {
+				J_RECS, (uint32_t)(8 + th[1] * sizeof(*recs))};
+			assert_int_equal(fwrite(ne, 4, 2, out), 2);
+			assert_int_equal(fwrite(th, 4, 2, out), 2);
+			assert_int_equal(
+				fwrite(recs, sizeof(*recs), th[1], out), th[1]);
+			continue; /* 32-byte records: no padding */
+		}
+		assert_int_equal(fwrite(e, 4, 2, out), 2);
+		assert_int_equal(fwrite(payload, 1, e[1], out), e[1]);
+		fwrite(zeros, 1, padded - e[1], out);
+	}
+	fclose(in);
+	fclose(out);
+}
+
+/* A journal of the previous version is recovered as it was: the same
+ * records, threads, drops and tables as the same journal in today's. */
+static void test_recover_reads_the_previous_version(void **st)
+{
+	char src[300], old[300], stats_new[300], stats_old[300];
+	struct recovery *r = malloc(sizeof(*r));
+	struct stat a, b;
+
+	(void)st;
+	assert_non_null(r);
+	path_of(src, sizeof(src), "v3.journal");
+	path_of(old, sizeof(old), "v2.journal");
+	path_of(stats_new, sizeof(stats_new), "v3.stats.txt");
+	path_of(stats_old, sizeof(stats_old), "v2.stats.txt");
+	write_ref(src);
+	write_v2(src, old);
+	assert_int_equal(stat(src, &a), 0);
+	assert_int_equal(stat(old, &b), 0);
+	/* 8 records: the old form is larger by more than 20 bytes each. */
+	assert_true(b.st_size - a.st_size > 20 * (NA + NB));
+
+	assert_int_equal(recover_open(r, src), 0);
+	assert_int_equal(recover_write_tables(r, stats_new), 0);
+	recover_close(r);
+	assert_int_equal(recover_open(r, old), 0);
+	assert_int_equal(r->records, NA + NB);
+	assert_int_equal(r->threads, 2);
+	assert_int_equal(r->dropped, 5);
+	assert_string_equal(r->process_name, "main");
+	assert_int_equal(recover_write_tables(r, stats_old), 0);
+	recover_close(r);
+	free(r);
+
+	FILE *f = fopen(stats_new, "r"), *g = fopen(stats_old, "r");
+	static char x[8192], y[8192];
+	assert_non_null(f);
+	assert_non_null(g);
+	size_t nx = fread(x, 1, sizeof(x) - 1, f);
+	size_t ny = fread(y, 1, sizeof(y) - 1, g);
+	fclose(f);
+	fclose(g);
+	x[nx] = y[ny] = 0;
+	assert_non_null(strstr(x, "step"));
+	assert_string_equal(x, y);
 }
 
 static void test_recover_says_what_is_wrong_with_the_file(void **st)
@@ -492,6 +619,7 @@ int main(void)
 		cmocka_unit_test(
 			test_recover_skips_a_torn_tail_and_counts_its_bytes),
 		cmocka_unit_test(test_recover_refuses_damaged_entries),
+		cmocka_unit_test(test_recover_reads_the_previous_version),
 		cmocka_unit_test(test_recover_says_what_is_wrong_with_the_file),
 	};
 
