@@ -44,7 +44,7 @@
 #include <cpuid.h>
 #endif
 
-int ticks_use_tsc;
+struct hot_flag ticks_use_tsc;
 
 /* A segment: from tick on (until the next one), ns = ns0 + (t - tick) *
  * rate. */
@@ -146,12 +146,12 @@ void clock_init(void)
 {
 	struct timespec rt;
 
-	ticks_use_tsc = tsc_is_invariant();
+	ticks_use_tsc.on = tsc_is_invariant();
 	nsegs = 0;
 	__atomic_store_n(&pub.seq, 0, __ATOMIC_RELEASE);
-	first = ticks_use_tsc ? read_pair()
-			      : (struct segment){ticks_mono_ns(), 0, 1.0};
-	if (!ticks_use_tsc) {
+	first = ticks_use_tsc.on ? read_pair()
+				 : (struct segment){ticks_mono_ns(), 0, 1.0};
+	if (!ticks_use_tsc.on) {
 		first.ns = first.tick;
 	}
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -223,7 +223,7 @@ static uint64_t on_segment(const struct segment *s, uint64_t t)
  */
 void clock_anchor(void)
 {
-	if (!ticks_use_tsc) {
+	if (!ticks_use_tsc.on) {
 		return;
 	}
 	if (nsegs == 0) {
@@ -267,7 +267,7 @@ uint64_t clock_to_ns(uint64_t t)
 {
 	uint64_t ns;
 
-	if (!ticks_use_tsc) {
+	if (!ticks_use_tsc.on) {
 		ns = t;
 	} else {
 		if (nsegs == 0) {
@@ -282,7 +282,7 @@ void clock_line(struct clock_line *l)
 {
 	l->tick = UINT64_MAX;
 	l->base = base_mono_ns;
-	if (ticks_use_tsc && nsegs > 0) {
+	if (ticks_use_tsc.on && nsegs > 0) {
 		const struct segment *s = &segs[nsegs - 1];
 		l->tick = s->tick;
 		l->ns = s->ns;
@@ -299,7 +299,7 @@ void clock_line(struct clock_line *l)
  */
 uint64_t clock_now_ns(void)
 {
-	if (!ticks_use_tsc) {
+	if (!ticks_use_tsc.on) {
 		return ticks_mono_ns();
 	}
 	for (int tries = 0; tries < 4; tries++) {
@@ -357,5 +357,5 @@ uint64_t clock_base_mono_ns(void)
 /* Returns "tsc" or "monotonic": the clock records are stamped with. */
 const char *clock_source(void)
 {
-	return ticks_use_tsc ? "tsc" : "monotonic";
+	return ticks_use_tsc.on ? "tsc" : "monotonic";
 }

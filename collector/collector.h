@@ -160,16 +160,16 @@ _Static_assert(sizeof(struct coll_rec) == 32, "records are 32 bytes");
 /* ---- state -------------------------------------------------------------- */
 
 /*
- * coll_recording is non-zero while records should be taken (state "run" and
- * not paused, inside the capture window). Sources test it first, with
+ * coll_recording.on is non-zero while records should be taken (state "run"
+ * and not paused, inside the capture window). Sources test it first, with
  * coll_active(), so that a stopped profiler costs one load and a branch.
  */
-extern volatile int coll_recording;
+extern volatile struct hot_flag coll_recording;
 
 /* HOT. Returns non-zero when a source should record now. */
 static inline int coll_active(void)
 {
-	return __builtin_expect(coll_recording, 0);
+	return __builtin_expect(coll_recording.on, 0);
 }
 
 /* ---- the string table ------------------------------------------------- */

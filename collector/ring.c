@@ -147,7 +147,7 @@ static void (*ring_wake)(void); /* wakes the drain thread */
 static pthread_key_t exit_key;
 static int exit_key_ok;
 
-volatile int coll_recording;
+volatile struct hot_flag coll_recording;
 unsigned ring_capacity = 65536;
 int ring_overflow = COLL_OVERFLOW_DROP;
 volatile int ring_drain_alive;

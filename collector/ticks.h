@@ -23,8 +23,19 @@
 #define TICKS_HAVE_TSC 0
 #endif
 
-/* Non-zero when ticks are TSC cycles; set once by clock_init(). */
-extern int ticks_use_tsc;
+/*
+ * A flag that every recorded call reads and that only set-up and state
+ * changes write. It has 128 bytes to itself: a cache line, and the one the
+ * prefetcher fetches with it. Beside data the drain thread writes at each
+ * pass, the line would move to the drain's core and back under every call
+ * (a thread flooding task start/stop pairs ran at 26 M/s instead of 43).
+ */
+struct hot_flag {
+	int on;
+} __attribute__((aligned(128)));
+
+/* .on is non-zero when ticks are TSC cycles; set once by clock_init(). */
+extern struct hot_flag ticks_use_tsc;
 
 /* HOT, async-signal-safe. Returns CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t ticks_mono_ns(void)
@@ -39,7 +50,7 @@ static inline uint64_t ticks_mono_ns(void)
 static inline uint64_t ticks_now(void)
 {
 #if TICKS_HAVE_TSC
-	if (__builtin_expect(ticks_use_tsc, 1)) {
+	if (__builtin_expect(ticks_use_tsc.on, 1)) {
 		return __rdtsc();
 	}
 #endif

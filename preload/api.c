@@ -243,7 +243,12 @@ static inline void span_start(struct span_obj *s)
 	if (!coll_active() || !s) {
 		return;
 	}
-	uint32_t frame = __atomic_add_fetch(&s->frames, 1, __ATOMIC_RELAXED);
+	/* Only frames show their pass number: a locked add on every task
+	 * start would wait for the thread's pending ring stores. */
+	uint32_t frame =
+		s->kind == COLL_FRAME
+			? __atomic_add_fetch(&s->frames, 1, __ATOMIC_RELAXED)
+			: 0;
 	struct span_thread *me = span_self();
 	uint64_t t0 = ticks_now();
 

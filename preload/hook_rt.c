@@ -181,7 +181,7 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 	hook_rt_tls.top = s->f;
 	/* With stacks every call takes the general paths, which capture
 	 * them. */
-	if (ticks_use_tsc && stack_depth == 0) {
+	if (ticks_use_tsc.on && stack_depth == 0) {
 		hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
 	}
 	return s;

@@ -134,12 +134,12 @@ void preload_init_once(void);
  */
 /*
  * The hooked C API calls (the api source) are timed while
- * state_api_recording is non-zero: while coll_recording is, and the api
+ * state_api_recording.on is non-zero: while coll_recording.on is, and the api
  * source is on. state_set_api() turns the source on or off (MXPROF_TRACE
  * at load, set_config(profile_api=...) later); the hook trampolines read
  * the flag without a lock. Not for a signal handler (takes LOCK_STATE).
  */
-extern volatile int state_api_recording;
+extern volatile struct hot_flag state_api_recording;
 void state_set_api(int on);
 
 int state_run(void);

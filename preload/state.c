@@ -32,7 +32,7 @@ static int started;	   /* atomic writes: _exit reads it unlocked */
 static int finished_dump;  /* dump(finished=1) happened; atomic writes */
 static uint64_t run_since_ns;
 static int api_on = 1; /* the api source (MXPROF_TRACE, profile_api) */
-volatile int state_api_recording;
+volatile struct hot_flag state_api_recording;
 
 /* Caller holds state_lock. */
 static void update_recording(void)
@@ -40,11 +40,11 @@ static void update_recording(void)
 	int on = running && !paused && window_open && nvtx_gate &&
 		 !finished_dump;
 
-	if (on != coll_recording) {
+	if (on != coll_recording.on) {
 		coll_note_recording(on);
 	}
-	coll_recording = on;
-	state_api_recording = on && api_on;
+	coll_recording.on = on;
+	state_api_recording.on = on && api_on;
 }
 
 void state_set_api(int on)
@@ -168,8 +168,8 @@ void state_at_exit(void)
  */
 void state_at_quick_exit(void)
 {
-	__atomic_store_n(&coll_recording, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&state_api_recording, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&coll_recording.on, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&state_api_recording.on, 0, __ATOMIC_RELAXED);
 	int dump = __atomic_load_n(&started, __ATOMIC_ACQUIRE) &&
 		   !__atomic_load_n(&finished_dump, __ATOMIC_ACQUIRE);
 

@@ -6,7 +6,7 @@
  * The collector can be started once per process, so the first test that
  * needs it runs the whole scenario (record, flood one ring, dump) and
  * every test checks the files it left. Ticks are CLOCK_MONOTONIC ns here
- * (ticks_use_tsc = 0), so times are exact.
+ * (ticks_use_tsc.on = 0), so times are exact.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1244,7 +1244,7 @@ static int group_setup(void **st)
 	}
 	/* Ticks become CLOCK_MONOTONIC ns: exact times. Before the drain
 	 * thread exists. */
-	ticks_use_tsc = 0;
+	ticks_use_tsc.on = 0;
 	base = clock_base_mono_ns();
 	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
 	snprintf(stats_path, sizeof(stats_path), "%s/trace.stats.txt", dir);
@@ -1258,7 +1258,7 @@ static int group_setup(void **st)
 	if (coll_start(&cfg) != 0) {
 		return -1;
 	}
-	coll_recording = 1;
+	coll_recording.on = 1;
 	return 0;
 }
 
@@ -1269,7 +1269,7 @@ static int group_teardown(void **st)
 	char path[600];
 
 	(void)st;
-	coll_recording = 0;
+	coll_recording.on = 0;
 	coll_finish(0);
 	if ((d = opendir(dir))) {
 		while ((e = readdir(d))) {

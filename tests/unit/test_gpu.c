@@ -2,7 +2,7 @@
  * test_gpu.c - the GPU source (cupti/): its records linked to
  * host spans at dump time, the GPU part of the trace and the GPU tables.
  *
- * One scenario, with exact times (ticks_use_tsc = 0, so ticks are
+ * One scenario, with exact times (ticks_use_tsc.on = 0, so ticks are
  * CLOCK_MONOTONIC ns, the clock GPU records carry):
  *
  *   host thread   [step (user)                                 ]  1000..9000
@@ -298,7 +298,7 @@ static int group_setup(void **st)
 	    coll_source_add(&cupti_source) != 0) {
 		return -1;
 	}
-	ticks_use_tsc = 0;
+	ticks_use_tsc.on = 0;
 	base = clock_base_mono_ns();
 	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
 	snprintf(stats_path, sizeof(stats_path), "%s/trace.stats.txt", dir);
@@ -310,7 +310,7 @@ static int group_setup(void **st)
 	if (coll_start(&cfg) != 0) {
 		return -1;
 	}
-	coll_recording = 1;
+	coll_recording.on = 1;
 	scenario();
 	return 0;
 }
@@ -322,7 +322,7 @@ static int group_teardown(void **st)
 	char path[600];
 
 	(void)st;
-	coll_recording = 0;
+	coll_recording.on = 0;
 	coll_finish(0);
 	free(trace);
 	free(stats);

@@ -412,7 +412,7 @@ static void *tsc_thread(void *p)
 	struct tsc_case *c = p;
 	uintptr_t slot = 0x7777;
 
-	ticks_use_tsc = c->tsc;
+	ticks_use_tsc.on = c->tsc;
 	enter(1, &slot);
 	c->visible = hook_rt_tls.end != NULL;
 	c->armed = slot;
@@ -425,7 +425,7 @@ static void *tsc_thread(void *p)
  * call takes the general path, which works the same. */
 static void test_hook_rt_trampolines_see_the_stack_only_with_tsc(void **state)
 {
-	int saved = ticks_use_tsc;
+	int saved = ticks_use_tsc.on;
 
 	(void)state;
 	setup_fn();
@@ -435,7 +435,7 @@ static void test_hook_rt_trampolines_see_the_stack_only_with_tsc(void **state)
 
 		assert_int_equal(pthread_create(&t, NULL, tsc_thread, &c), 0);
 		assert_int_equal(pthread_join(t, NULL), 0);
-		ticks_use_tsc = saved;
+		ticks_use_tsc.on = saved;
 		assert_int_equal(c.visible, tsc);
 		assert_true(c.armed == hook_exit_addr(1));
 		assert_true(c.back == 0x7777);
@@ -454,7 +454,7 @@ static void *errno_thread(void *p)
 	struct errno_case *c = p;
 	uintptr_t slot = 0x8888, slot2 = 0x9999;
 
-	ticks_use_tsc = 0; /* every call takes the C paths */
+	ticks_use_tsc.on = 0; /* every call takes the C paths */
 	__atomic_store_n(&noisy, 1, __ATOMIC_RELAXED);
 	errno = 1234;
 	enter(0, &slot); /* the thread's first: maps its stack too */
@@ -476,7 +476,7 @@ static void *errno_thread(void *p)
  * the hooked function left it on exit. */
 static void test_hook_rt_general_paths_keep_errno(void **state)
 {
-	int saved = ticks_use_tsc;
+	int saved = ticks_use_tsc.on;
 	struct errno_case c = {0, 0, 0, 0};
 	pthread_t t;
 
@@ -484,7 +484,7 @@ static void test_hook_rt_general_paths_keep_errno(void **state)
 	setup_fn();
 	assert_int_equal(pthread_create(&t, NULL, errno_thread, &c), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	ticks_use_tsc = saved;
+	ticks_use_tsc.on = saved;
 	assert_int_equal(c.entry, 1234);
 	assert_int_equal(c.exit, 4321);
 	assert_true(c.back == 0x8888);

@@ -494,7 +494,7 @@ static int group_setup(void **st)
 	if (coll_init() != 0) {
 		return -1;
 	}
-	coll_recording = 1;
+	coll_recording.on = 1;
 	return 0;
 }
 
