@@ -271,15 +271,16 @@ int coll_recording_at(uint64_t t);
 
 /* The collector's settings, filled from MXPROF_* and set_config. */
 struct coll_config {
-	char output[4096];	  /* resolved trace path             */
-	unsigned ring_records;	  /* records per thread ring         */
-	int overflow;		  /* enum coll_overflow              */
-	unsigned drain_period_ms; /* journal flush period            */
-	double dump_period_s;	  /* continuous dump period, 0 = off */
-	uint64_t max_trace_bytes; /* timeline cap, 0 = none          */
-	int rank;		  /* -1 when unknown                 */
-	int world_size;		  /* 0 when unknown                  */
-	int has_local_rank;	  /* local_rank is known             */
+	char output[4096];	   /* resolved trace path             */
+	unsigned ring_records;	   /* records per thread ring         */
+	unsigned ring_records_max; /* a full ring grows up to this   */
+	int overflow;		   /* enum coll_overflow              */
+	unsigned drain_period_ms;  /* journal flush period            */
+	double dump_period_s;	   /* continuous dump period, 0 = off */
+	uint64_t max_trace_bytes;  /* timeline cap, 0 = none          */
+	int rank;		   /* -1 when unknown                 */
+	int world_size;		   /* 0 when unknown                  */
+	int has_local_rank;	   /* local_rank is known             */
 	int local_rank;
 	int dump_signal;       /* for the status file, 0 = none */
 	int dump_signal_taken; /* the program's own handler has it */

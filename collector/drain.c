@@ -631,6 +631,9 @@ int drain_setup(const struct coll_config *cfg)
 	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
 	S.continued_records = 0;
 	ring_capacity = cfg->ring_records;
+	ring_capacity_max = cfg->ring_records_max > cfg->ring_records
+				    ? cfg->ring_records_max
+				    : cfg->ring_records;
 	ring_overflow = cfg->overflow;
 	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
 	S.journal_open = 0;

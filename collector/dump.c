@@ -485,12 +485,12 @@ void dump_say_cut(uint64_t dropped)
 		fprintf(stderr,
 			"mxprof: the timeline dropped %llu records from full "
 			"per-thread buffers%s%s; the tables count %s: raise "
-			"MXPROF_BUFFER_KB (now %u) or set "
+			"MXPROF_BUFFER_MAX_KB (now %u) or set "
 			"MXPROF_OVERFLOW=block\n",
 			(unsigned long long)dropped, also,
 			cut ? " and was cut at MXPROF_MAX_TRACE_MB" : "",
 			lost ? "the rest" : "them all",
-			(unsigned)(ring_capacity * sizeof(struct coll_rec) /
+			(unsigned)(ring_capacity_max * sizeof(struct coll_rec) /
 				   1024));
 	} else {
 		fprintf(stderr,

@@ -45,6 +45,7 @@ const char *clock_source(void);
 
 /* ring.c */
 extern unsigned ring_capacity;
+extern unsigned ring_capacity_max; /* a full ring grows up to this */
 extern int ring_overflow;
 extern volatile int ring_drain_alive;
 typedef void (*ring_emit_fn)(void *ctx, int tid, const struct coll_rec *recs,

@@ -20,6 +20,15 @@
  * hang the program. A dropped record still reaches the tables: it is added
  * to the ring's tally (tally.c), which the drain thread folds in.
  *
+ * A full ring first grows: the thread moves to a ring twice as big, up to
+ * ring_capacity_max records (8 times the first size by default), so that a
+ * thread that outruns the drain for a while (the drain thread waits for a core,
+ * or its first pass allocates) loses nothing. The move takes a few microseconds
+ * (a mapping) at most a few times in a thread's life. The old ring is retired
+ * as if its thread had exited, and the new one names it as its predecessor: the
+ * drain thread empties the old ring before it reads the new one, so that a
+ * thread's records still reach it in the order they ended.
+ *
  * When a thread exits, a pthread key destructor marks its ring dead; the
  * drain thread empties it and marks it free for the next thread.
  *
@@ -56,6 +65,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,6 +97,12 @@ struct ring {
 	int tid;
 	int state; /* enum ring_state, atomic */
 	struct ring *next;
+	/* The thread's ring before this one grew into it: the drain thread
+	 * reads this one only once that one is empty and free (NULL). Set
+	 * before the ring is live; then only the drain thread writes them. */
+	struct ring *pred;
+	struct ring *succ;
+	char pad2[16]; /* records start on a line: none straddles two */
 	struct coll_rec recs[];
 };
 
@@ -149,6 +165,7 @@ static int exit_key_ok;
 
 volatile struct hot_flag coll_recording;
 unsigned ring_capacity = 65536;
+unsigned ring_capacity_max = 65536 * 8;
 int ring_overflow = COLL_OVERFLOW_DROP;
 volatile int ring_drain_alive;
 
@@ -167,6 +184,11 @@ static void on_thread_exit(void *p)
 	if (r && ++ring_tls.exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 &&
 	    pthread_setspecific(exit_key, r) == 0) {
 		return;
+	}
+	/* The key keeps the ring the thread attached with; it may have grown
+	 * into another since. */
+	if (ring_tls.ring) {
+		r = ring_tls.ring;
 	}
 	ring_tls.exited = 1;
 	ring_tls.rec = NULL;
@@ -189,13 +211,17 @@ int ring_init(void)
 	return exit_key_ok ? 0 : -EAGAIN;
 }
 
-static struct ring *ring_map(unsigned cap)
+/* Maps a ring of cap records; populate: with its pages, for a thread that
+ * grows into it and fills it at once. */
+static struct ring *ring_map(uint64_t cap, int populate)
 {
 	size_t len = sizeof(struct ring) +
 		     (size_t)cap * sizeof(struct coll_rec) +
 		     sizeof(struct tally);
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS |
+			       (populate ? MAP_POPULATE : 0),
+		       -1, 0);
 
 	if (p == MAP_FAILED) {
 		return NULL;
@@ -208,18 +234,20 @@ static struct ring *ring_map(unsigned cap)
 	return r;
 }
 
-/* Claims a free ring of the current capacity, or returns NULL. */
-static struct ring *claim_free(void)
+/* Claims a free ring of cap records, or returns NULL. */
+static struct ring *claim_free(uint64_t cap)
 {
 	for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE); r;
 	     r = r->next) {
 		int expect = RING_FREE;
-		if (r->mask + 1 == ring_capacity &&
+		if (r->mask + 1 == cap &&
 		    __atomic_compare_exchange_n(
 			    &r->state, &expect, RING_CLAIMED, 0,
 			    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			r->head = r->tail = r->snap = 0;
-			r->dropped = 0;
+			/* Empty (head == tail) and its counts moved: its
+			 * slots go on from there. Only the drain thread
+			 * writes tail and snap, which it may be reading
+			 * now. */
 			return r;
 		}
 	}
@@ -257,8 +285,8 @@ static struct ring *attach(void)
 		return NULL;
 	}
 	ring_tls.attaching = 1;
-	r = claim_free();
-	if (!r && (r = ring_map(ring_capacity)) != NULL) {
+	r = claim_free(ring_capacity);
+	if (!r && (r = ring_map(ring_capacity, 0)) != NULL) {
 		list_add(r);
 	}
 	if (r) {
@@ -273,8 +301,8 @@ static struct ring *attach(void)
 			attach_notify(); /* a new thread in a forked child */
 		}
 		pthread_setspecific(exit_key, r);
-		ring_tls.reserve = 0;
-		ring_tls.cached_tail = 0;
+		ring_tls.reserve = r->head;
+		ring_tls.cached_tail = r->head;
 		ring_tls.mask = r->mask;
 		ring_tls.limit = r->mask >> 1;
 		ring_tls.depth = 0;
@@ -359,9 +387,60 @@ static inline void push_end(struct ring *r)
 }
 
 /*
+ * Slot h of the full ring r was claimed by the outermost push: moves the
+ * thread to a ring twice as big, when r is not already the biggest one and
+ * one can be had, and gives h back. Returns 1 when it did. Signals are
+ * blocked meanwhile: a handler's push never sees the thread's ring state
+ * half switched.
+ */
+static int grow(struct ring *r, uint64_t h)
+{
+	uint64_t cap = (r->mask + 1) * 2;
+	sigset_t all_sigs, old;
+
+	if (cap > ring_capacity_max) {
+		return 0;
+	}
+	struct ring *n = claim_free(cap);
+	int fresh = !n;
+	if (fresh && !(n = ring_map(cap, 1))) {
+		return 0;
+	}
+	sigfillset(&all_sigs);
+	pthread_sigmask(SIG_BLOCK, &all_sigs, &old);
+	/* A handler that claimed a later slot wrote it with room: then h
+	 * has room too, and the thread stays. */
+	int moved = unclaim(h);
+	if (moved) {
+		n->tid = r->tid;
+		memcpy(n->comm, r->comm, sizeof(n->comm));
+		__atomic_store_n(&n->pred, r, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->succ, n, __ATOMIC_RELAXED);
+		__atomic_store_n(&n->state, RING_LIVE, __ATOMIC_RELEASE);
+		/* Every slot below h is written: this is the only push. */
+		__atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->state, RING_DEAD, __ATOMIC_RELEASE);
+		ring_tls.reserve = n->head;
+		ring_tls.cached_tail = n->head;
+		ring_tls.mask = n->mask;
+		ring_tls.limit = n->mask >> 1;
+		ring_tls.ring = n;
+		ring_tls.rec = n;
+	} else {
+		__atomic_store_n(&n->state, RING_FREE, __ATOMIC_RELEASE);
+	}
+	if (fresh) {
+		list_add(n);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return moved;
+}
+
+/*
  * Slot h was claimed, and the cached tail says the ring is past its limit:
- * half full, or full. Returns 1 when h may be written after all, or 0 when
- * it was given back.
+ * half full, or full. Returns 1 when h may be written after all, 2 when
+ * the thread moved to a bigger ring (h was given back: claim again), or 0
+ * when h was given back.
  *
  * A ring more than half full means the drain thread sleeps while this
  * thread floods (it waits up to its period when it last found little to
@@ -369,7 +448,7 @@ static inline void push_end(struct ring *r)
  * that a thread that outruns the drain comes here once a quarter ring,
  * not at every push.
  */
-static int room_for(struct ring *r, uint64_t h)
+__attribute__((noinline, cold)) static int room_for(struct ring *r, uint64_t h)
 {
 	ring_tls.cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	uint64_t fill = h - ring_tls.cached_tail;
@@ -386,8 +465,11 @@ static int room_for(struct ring *r, uint64_t h)
 	if (fill <= r->mask) {
 		return 1;
 	}
-	/* Only the outermost push may wait: a handler must not stall the
-	 * code it interrupted. */
+	/* Only the outermost push may grow or wait: a handler must not stall
+	 * the code it interrupted. */
+	if (ring_tls.depth == 1 && grow(r, h)) {
+		return 2;
+	}
 	if (ring_overflow == COLL_OVERFLOW_BLOCK && ring_tls.depth == 1 &&
 	    wait_for_room(r, h) == 0) {
 		return 1;
@@ -416,15 +498,31 @@ int ring_push(const struct coll_rec *rec)
 	}
 	ring_tls.depth++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t h = claim();
-	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.limit, 0) &&
-	    !room_for(r, h)) {
-		count_drop(r);
-		if (rec->kind != COLL_STACK) {
-			tally_add(r->tally, rec);
+	/* Read again now that the depth is up: a signal handler's push may
+	 * have moved the thread to a bigger ring, or made it quiet. */
+	r = ring_tls.rec;
+	if (__builtin_expect(!r, 0)) {
+		if (ring_tls.ring) {
+			push_end(ring_tls.ring);
+		} else {
+			ring_tls.depth--;
 		}
-		push_end(r);
-		return -ENOSPC;
+		return 0;
+	}
+	uint64_t h = claim();
+	if (__builtin_expect(h - ring_tls.cached_tail > ring_tls.limit, 0)) {
+		int room = room_for(r, h);
+		if (room == 2) {
+			r = ring_tls.rec;
+			h = claim();
+		} else if (!room) {
+			count_drop(r);
+			if (rec->kind != COLL_STACK) {
+				tally_add(r->tally, rec);
+			}
+			push_end(r);
+			return -ENOSPC;
+		}
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->recs[h & ring_tls.mask] = *rec;
@@ -529,19 +627,24 @@ static void recycle(struct ring *r)
 			 __ATOMIC_RELAXED);
 	tally_clear(r->tally);
 	__atomic_fetch_add(&dropped_seq, 1, __ATOMIC_RELEASE);
+	if (r->succ) {
+		__atomic_store_n(&r->succ->pred, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->succ, NULL, __ATOMIC_RELAXED);
+	}
+	/* A grown ring waits for the next thread that grows: without the
+	 * pages its records used. */
+	if (r->mask + 1 != ring_capacity) {
+		madvise(r->recs,
+			(size_t)(r->mask + 1) * sizeof(struct coll_rec),
+			MADV_DONTNEED);
+	}
 	__atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
 }
 
-/*
- * One drain pass: snapshots every ring's head, takes a clock anchor, then
- * hands each ring's new records to emit (in at most two contiguous runs per
- * ring, oldest first) and releases them. Dead rings that are empty are
- * freed for new threads. Call only from the thread that drains (the
- * collector's owner); takes no lock, so a thread's first record never
- * waits for it. Returns the number of records handed over. This function
- * can't fail.
- */
-uint64_t ring_collect(ring_emit_fn emit, void *ctx)
+/* One round of ring_collect(); sets *again when it freed a ring that
+ * another grew from, whose records may now be read. */
+static uint64_t collect_round(ring_emit_fn emit, void *ctx, int anchor,
+			      int *again)
 {
 	struct ring *list = __atomic_load_n(&all, __ATOMIC_ACQUIRE);
 	uint64_t total = 0;
@@ -551,13 +654,17 @@ uint64_t ring_collect(ring_emit_fn emit, void *ctx)
 				  ? __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)
 				  : r->tail;
 	}
-	clock_anchor();
+	if (anchor) {
+		clock_anchor();
+	}
 	for (struct ring *r = list; r; r = r->next) {
 		uint64_t t = r->tail;
-		if (t < r->snap) {
+		/* A ring grown from one not yet empty waits for it. */
+		int wait = __atomic_load_n(&r->pred, __ATOMIC_RELAXED) != NULL;
+		if (!wait && t < r->snap) {
 			threads_note_comm(r->tid, r->comm);
 		}
-		while (t < r->snap) {
+		while (!wait && t < r->snap) {
 			uint64_t i = t & r->mask;
 			uint64_t n = r->snap - t;
 			if (n > r->mask + 1 - i) {
@@ -576,8 +683,31 @@ uint64_t ring_collect(ring_emit_fn emit, void *ctx)
 	for (struct ring *r = list; r; r = r->next) {
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == RING_DEAD &&
 		    r->tail == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
+			*again |= r->succ != NULL;
 			recycle(r);
 		}
+	}
+	return total;
+}
+
+/*
+ * One drain pass: snapshots every ring's head, takes a clock anchor, then
+ * hands each ring's new records to emit (in at most two contiguous runs per
+ * ring, oldest first) and releases them. Dead rings that are empty are
+ * freed for new threads. A ring a thread grew into is read once the one it
+ * grew from is empty and freed, in a further round of the same pass. Call only
+ * from the thread that drains (the collector's owner); takes no lock, so a
+ * thread's first record never waits for it. Returns the number of records
+ * handed over. This function can't fail.
+ */
+uint64_t ring_collect(ring_emit_fn emit, void *ctx)
+{
+	uint64_t total = 0;
+	int again = 1;
+
+	for (int round = 0; again; round++) {
+		again = 0;
+		total += collect_round(emit, ctx, round == 0, &again);
 	}
 	return total;
 }
@@ -591,7 +721,9 @@ void ring_foreach_tid(void (*fn)(void *ctx, int tid, int dead), void *ctx)
 	for (struct ring *r = __atomic_load_n(&all, __ATOMIC_ACQUIRE); r;
 	     r = r->next) {
 		int st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
-		if (st == RING_LIVE || st == RING_DEAD) {
+		/* A ring its thread grew out of: the thread has another. */
+		if ((st == RING_LIVE || st == RING_DEAD) &&
+		    !__atomic_load_n(&r->succ, __ATOMIC_RELAXED)) {
 			fn(ctx, r->tid, st == RING_DEAD);
 		}
 	}
@@ -618,6 +750,8 @@ void ring_after_fork_child(void)
 		r->dropped = 0;
 		tally_clear(r->tally);
 		r->state = r == mine ? RING_LIVE : RING_FREE;
+		r->pred = NULL;
+		r->succ = NULL;
 	}
 	if (mine) {
 		mine->tid = (int)syscall(SYS_gettid);

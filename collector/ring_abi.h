@@ -23,7 +23,7 @@
 
 /* struct ring (ring.c): the published head and the records. */
 #define RING_HEAD 0
-#define RING_RECS 160
+#define RING_RECS 192
 
 /* struct coll_rec (collector.h): 32 bytes. */
 #define REC_SIZE_LOG2 5

@@ -88,6 +88,7 @@ void config_collector(struct coll_config *c)
 	 * its trace is this one's. */
 	c->continue_journal = exits_continued(c->output, sizeof(c->output));
 	c->ring_records = s->ring_records;
+	c->ring_records_max = s->ring_records_max;
 	c->overflow = s->overflow;
 	c->drain_period_ms = s->drain_period_ms;
 	c->dump_period_s = s->continuous_dump ? s->dump_period_s : 0;

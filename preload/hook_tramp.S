@@ -338,10 +338,12 @@ hook_tramp_leave:
 	cmpq	%rax, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rdi)
 	jne	.Lleave_other
 	movq	ring_tls@gottpoff(%rip), %r10
-	movq	%fs:RING_TLS_REC(%r10), %rcx	/* r */
-	testq	%rcx, %rcx
-	jz	.Lleave_other
 	incl	%fs:RING_TLS_DEPTH(%r10)
+	/* r, read once the depth is up: before, a signal handler's push could
+	 * move the thread to a bigger ring (ring.c). */
+	movq	%fs:RING_TLS_REC(%r10), %rcx
+	testq	%rcx, %rcx
+	jz	.Lleave_quiet
 	movl	$1, %eax
 	xaddq	%rax, %fs:RING_TLS_RESERVE(%r10)	/* h: claimed */
 	movq	%rax, %rsi
@@ -398,6 +400,9 @@ hook_tramp_leave:
 	movq	%fs:RING_TLS_RESERVE(%r10), %rsi
 	movq	%rsi, RING_HEAD(%rcx)
 	/* The C path reloads the tail, and drops or blocks. */
+	jmp	.Lleave_other
+.Lleave_quiet:
+	decl	%fs:RING_TLS_DEPTH(%r10)
 .Lleave_other:
 	movq	%r8, %rax
 	movq	%r9, %rdx

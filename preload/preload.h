@@ -40,8 +40,9 @@ struct settings {
 	double dump_period_s;
 	uint64_t max_trace_mb;
 	int stacks;
-	int overflow;	       /* enum coll_overflow */
-	unsigned ring_records; /* from MXPROF_BUFFER_KB */
+	int overflow;		   /* enum coll_overflow */
+	unsigned ring_records;	   /* from MXPROF_BUFFER_KB */
+	unsigned ring_records_max; /* MXPROF_BUFFER_MAX_KB: a full ring grows */
 	unsigned drain_period_ms;
 };
 

@@ -19,6 +19,18 @@
 #include "collector.h"
 #include "preload.h"
 
+/* KiB as records, rounded down to a power of two. */
+static unsigned kb_records(uint64_t kb)
+{
+	uint64_t recs = kb * 1024 / sizeof(struct coll_rec);
+	unsigned pow = 1;
+
+	while ((uint64_t)pow * 2 <= recs) {
+		pow *= 2;
+	}
+	return pow;
+}
+
 static int bad(const char *var, const char *value, const char *accepted,
 	       const char *fallback)
 {
@@ -380,17 +392,27 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 	}
 	if ((v = get("MXPROF_BUFFER_KB"))) {
 		if (parse_uint(v, 1u << 20, &n) == 0 && n >= 64) {
-			/* Round down to a power of two of records. */
-			uint64_t recs = n * 1024 / sizeof(struct coll_rec);
-			unsigned pow = 1;
-			while ((uint64_t)pow * 2 <= recs) {
-				pow *= 2;
-			}
-			s->ring_records = pow;
+			s->ring_records = kb_records(n);
 		} else {
 			errors += bad("MXPROF_BUFFER_KB", v,
 				      "64 to 1048576 (KiB per thread)",
 				      "using 2048");
+		}
+	}
+	s->ring_records_max = s->ring_records * 8;
+	if ((v = get("MXPROF_BUFFER_MAX_KB"))) {
+		uint64_t least =
+			s->ring_records * sizeof(struct coll_rec) / 1024;
+		if (parse_uint(v, 1u << 23, &n) == 0 && n >= least) {
+			s->ring_records_max = kb_records(n);
+		} else {
+			char what[96];
+			snprintf(what, sizeof(what),
+				 "%llu to 8388608 (KiB per thread, at least "
+				 "MXPROF_BUFFER_KB)",
+				 (unsigned long long)least);
+			errors += bad("MXPROF_BUFFER_MAX_KB", v, what,
+				      "using 8 times MXPROF_BUFFER_KB");
 		}
 	}
 	if ((v = get("MXPROF_DRAIN_PERIOD_MS"))) {

@@ -31,7 +31,7 @@ if [ "$mb" -ge 1024 ]; then
 fi
 if [ "$dropped" != 0 ]; then
 	want="${want:+$want
-}mxprof: the timeline dropped $dropped records from full per-thread buffers; the tables count them all: raise MXPROF_BUFFER_KB (now 2048) or set MXPROF_OVERFLOW=block"
+}mxprof: the timeline dropped $dropped records from full per-thread buffers; the tables count them all: raise MXPROF_BUFFER_MAX_KB (now 16384) or set MXPROF_OVERFLOW=block"
 fi
 expect_eq "stderr" "$want" "$(cat err.txt)"
 

@@ -1,5 +1,6 @@
 # A full ring on the hook path. One thread makes 300000 hooked calls into a
-# 64 KiB ring (2048 records). Recording a call takes about 20 ns and the
+# 64 KiB ring (2048 records) that may not grow (MXPROF_BUFFER_MAX_KB=64).
+# Recording a call takes about 20 ns and the
 # drain moves at most a few tens of millions of records a second, so the
 # ring fills: the trampoline's exit path must then hand the record to the
 # C path, which drops and counts it. Every call is accounted for, either as
@@ -12,7 +13,7 @@ N=300000
 "$WORK/hook_main_plain" threads 1 $N >"$WORK/plain.txt"
 for mode in drop block; do
 	MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$mode.json" MXPROF_BUFFER_KB=64 \
-		MXPROF_OVERFLOW=$mode MXPROF_HOOK="$HOOK_SPEC" \
+		MXPROF_BUFFER_MAX_KB=64 MXPROF_OVERFLOW=$mode MXPROF_HOOK="$HOOK_SPEC" \
 		LD_PRELOAD="$PRELOAD" "$WORK/hook_main_plain" threads 1 $N \
 		>"$WORK/$mode.txt"
 	diff "$WORK/plain.txt" "$WORK/$mode.txt" ||

@@ -196,8 +196,10 @@ static void test_ring_wraps_around_its_end_in_two_runs(void **st)
 	(void)st;
 	drain_leftovers();
 	ring_capacity = 8;
+	ring_capacity_max = ring_capacity;
 	uint64_t d0 = ring_dropped();
 	run_on_thread(wrap_around, &o);
+	ring_capacity_max = 65536 * 8;
 	assert_int_equal(o.rc[0], 0);
 	assert_int_equal(o.rc[1], 0);
 	assert_int_equal(o.rc[2], -ENOSPC);
@@ -249,9 +251,11 @@ static void test_ring_drops_when_full_and_counts(void **st)
 	(void)st;
 	drain_leftovers();
 	ring_capacity = 16;
+	ring_capacity_max = ring_capacity;
 	ring_overflow = COLL_OVERFLOW_DROP;
 	uint64_t d0 = ring_dropped();
 	run_on_thread(overfill, &o);
+	ring_capacity_max = 65536 * 8;
 	for (int i = 0; i < 16; i++) {
 		assert_int_equal(o.rc[i], 0);
 	}
@@ -276,6 +280,94 @@ static void test_ring_drops_when_full_and_counts(void **st)
 	assert_int_equal(ring_dropped() - d0, 4);
 	seen_free(&o.a);
 	seen_free(&o.b);
+}
+
+/* ---- rings that grow --------------------------------------------------- */
+
+static void note_tid(void *ctx, int tid, int dead)
+{
+	struct one *o = ctx;
+
+	if (tid == o->tid) {
+		o->rc[dead ? 41 : 40]++;
+	}
+}
+
+static void *grow_then_fill(void *arg)
+{
+	struct one *o = arg;
+	uint32_t seq = 0;
+
+	o->tid = gettid_int();
+	/* 5 records, drained: the 8-record ring has room again. */
+	for (; seq < 5; seq++) {
+		struct coll_rec r = make_rec(4, seq);
+		o->rc[0] |= ring_push(&r);
+	}
+	ring_collect(seen_emit, &o->a);
+	/* 30 more: 8 in that ring, 16 in one it grows into, 6 in one of
+	 * 32, the biggest (ring_capacity_max), which the thread keeps. */
+	for (; seq < 35; seq++) {
+		struct coll_rec r = make_rec(4, seq);
+		o->rc[1] |= ring_push(&r);
+	}
+	ring_foreach_tid(note_tid, o);
+	ring_collect(seen_emit, &o->b);
+	/* Emptied: 32 fit, the 33rd is dropped. */
+	o->dropped_before = ring_dropped();
+	for (; seq < 67; seq++) {
+		struct coll_rec r = make_rec(4, seq);
+		o->rc[2] |= ring_push(&r);
+	}
+	struct coll_rec extra = make_rec(4, 999);
+	o->rc[3] = ring_push(&extra);
+	o->dropped_after = ring_dropped();
+	return NULL;
+}
+
+static void test_ring_full_ring_grows_and_keeps_order(void **st)
+{
+	struct one o = {0};
+	struct seen c = {0};
+
+	(void)st;
+	drain_leftovers();
+	ring_capacity = 8;
+	ring_capacity_max = 32;
+	run_on_thread(grow_then_fill, &o);
+	drain_leftovers();
+	ring_collect(seen_emit, &c);
+	ring_capacity_max = 65536 * 8;
+	assert_int_equal(o.rc[0], 0);
+	assert_int_equal(o.rc[1], 0);
+	assert_int_equal(o.rc[2], 0);
+	assert_int_equal(o.rc[3], -ENOSPC);
+	assert_int_equal(o.dropped_after - o.dropped_before, 1);
+	/* The thread is listed once, alive, though three rings held its
+	 * records. */
+	assert_int_equal(o.rc[40], 1);
+	assert_int_equal(o.rc[41], 0);
+	/* One pass takes a thread's records from every ring it grew
+	 * through, oldest ring first: 8, then 16, then 6, each in one run
+	 * or two (a ring claimed again goes on from its last slot). */
+	assert_int_equal(o.a.n, 5);
+	assert_int_equal(o.b.n, 30);
+	assert_in_range(o.b.nruns, 3, 6);
+	size_t run = 0, part[3] = {0}, want[3] = {8, 16, 6};
+	for (int k = 0; k < 3; k++) {
+		while (run < o.b.nruns && part[k] < want[k]) {
+			part[k] += o.b.runs[run++];
+		}
+		assert_int_equal(part[k], want[k]);
+	}
+	assert_int_equal(run, o.b.nruns);
+	for (uint32_t i = 0; i < 30; i++) {
+		assert_int_equal(o.b.tids[i], o.tid);
+		assert_rec(&o.b.recs[i], 4, 5 + i);
+	}
+	seen_free(&o.a);
+	seen_free(&o.b);
+	seen_free(&c);
 }
 
 /* ---- threads that exit ----------------------------------------------- */
@@ -469,6 +561,7 @@ static void test_ring_block_mode_loses_nothing_while_draining(void **st)
 	/* Small rings that fill up: writers wait for this thread, which
 	 * drains concurrently. */
 	ring_capacity = 256;
+	ring_capacity_max = ring_capacity; /* no growing: they wait */
 	ring_overflow = COLL_OVERFLOW_BLOCK;
 	ring_drain_alive = 1;
 	uint64_t d0 = ring_dropped();
@@ -483,6 +576,38 @@ static void test_ring_block_mode_loses_nothing_while_draining(void **st)
 	ring_collect(seen_emit, &s);
 	ring_drain_alive = 0;
 	ring_overflow = COLL_OVERFLOW_DROP;
+	ring_capacity_max = 65536 * 8;
+	assert_int_equal(ring_dropped() - d0, 0);
+	check_writers(&s, wr);
+	seen_free(&s);
+}
+
+/* Writers whose small rings grow while this thread drains them
+ * concurrently: every record arrives, in order, once. The biggest ring
+ * holds a writer's every record, so nothing can be dropped, however the
+ * threads are scheduled. */
+static void test_ring_growing_while_draining_loses_nothing(void **st)
+{
+	struct writer wr[NTHREADS];
+	pthread_t th[NTHREADS];
+	pthread_barrier_t go;
+	struct seen s = {0};
+
+	(void)st;
+	drain_leftovers();
+	ring_capacity = 64;
+	ring_capacity_max = 16384; /* >= PER_THREAD */
+	uint64_t d0 = ring_dropped();
+	run_writers(wr, th, &go);
+	while (s.n < (size_t)NTHREADS * PER_THREAD) {
+		ring_collect(seen_emit, &s);
+	}
+	for (int k = 0; k < NTHREADS; k++) {
+		pthread_join(th[k], NULL);
+	}
+	pthread_barrier_destroy(&go);
+	ring_collect(seen_emit, &s);
+	ring_capacity_max = 65536 * 8;
 	assert_int_equal(ring_dropped() - d0, 0);
 	check_writers(&s, wr);
 	seen_free(&s);
@@ -632,12 +757,15 @@ int main(void)
 			test_ring_collects_pushed_records_in_order_with_fields),
 		cmocka_unit_test(test_ring_wraps_around_its_end_in_two_runs),
 		cmocka_unit_test(test_ring_drops_when_full_and_counts),
+		cmocka_unit_test(test_ring_full_ring_grows_and_keeps_order),
 		cmocka_unit_test(test_ring_collects_records_of_exited_thread),
 		cmocka_unit_test(test_ring_quiet_thread_records_nothing),
 		cmocka_unit_test(
 			test_ring_records_of_8_threads_all_arrive_in_order),
 		cmocka_unit_test(
 			test_ring_block_mode_loses_nothing_while_draining),
+		cmocka_unit_test(
+			test_ring_growing_while_draining_loses_nothing),
 		cmocka_unit_test(
 			test_ring_handler_recording_mid_push_loses_and_tears_nothing),
 		cmocka_unit_test(

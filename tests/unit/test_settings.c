@@ -108,6 +108,7 @@ static void assert_defaults(const struct settings *s)
 	assert_int_equal(s->stacks, 0);
 	assert_int_equal(s->overflow, COLL_OVERFLOW_DROP);
 	assert_int_equal(s->ring_records, 65536);
+	assert_int_equal(s->ring_records_max, 65536 * 8);
 	assert_int_equal(s->drain_period_ms, 10);
 }
 
@@ -229,6 +230,16 @@ static void test_settings_accepts_each_valid_value(void **st)
 	assert_int_equal(s.ring_records, 131072);
 	parse_one(&s, "MXPROF_BUFFER_KB", "1048576");
 	assert_int_equal(s.ring_records, 33554432);
+	assert_int_equal(s.ring_records_max, 33554432u * 8);
+	/* The biggest a full ring grows to: 8 times the first by default,
+	 * from the first size (no growing) up. */
+	parse_one(&s, "MXPROF_BUFFER_MAX_KB", "2048");
+	assert_int_equal(s.ring_records, 65536);
+	assert_int_equal(s.ring_records_max, 65536);
+	parse_one(&s, "MXPROF_BUFFER_MAX_KB", "100000");
+	assert_int_equal(s.ring_records_max, 2097152);
+	parse_one(&s, "MXPROF_BUFFER_MAX_KB", "8388608");
+	assert_int_equal(s.ring_records_max, 268435456);
 
 	parse_one(&s, "MXPROF_DRAIN_PERIOD_MS", "1");
 	assert_int_equal(s.drain_period_ms, 1);
@@ -338,6 +349,19 @@ static void test_settings_bad_values_fall_back_with_one_line(void **st)
 		assert_int_equal(s.ring_records * sizeof(struct coll_rec),
 				 2048 * 1024);
 	}
+
+	/* Below the first size, or not a size: 8 times the first. */
+	static const char *const maxes[] = {"2047", "0", "8388609", "big"};
+	for (int i = 0; i < 4; i++) {
+		parse_bad(&s, "MXPROF_BUFFER_MAX_KB", maxes[i]);
+		assert_int_equal(s.ring_records_max, 65536 * 8);
+	}
+	parse_bad(&s, "MXPROF_BUFFER_MAX_KB", "2047");
+	assert_string_equal(captured,
+			    "mxprof: MXPROF_BUFFER_MAX_KB='2047' is not valid "
+			    "(accepted: 2048 to 8388608 (KiB per thread, at "
+			    "least MXPROF_BUFFER_KB)); using 8 times "
+			    "MXPROF_BUFFER_KB\n");
 
 	static const char *const drains[] = {"0", "10001", "fast"};
 	for (int i = 0; i < 3; i++) {
