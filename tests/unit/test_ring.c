@@ -549,11 +549,29 @@ static void test_ring_records_of_8_threads_all_arrive_in_order(void **st)
 	seen_free(&s);
 }
 
+/* Runs the writers wr while this thread drains them concurrently into s,
+ * until every record arrived; returns the records dropped meanwhile. */
+static uint64_t drain_writers_concurrently(struct writer *wr, struct seen *s)
+{
+	pthread_t th[NTHREADS];
+	pthread_barrier_t go;
+	uint64_t d0 = ring_dropped();
+
+	run_writers(wr, th, &go);
+	while (s->n < (size_t)NTHREADS * PER_THREAD) {
+		ring_collect(seen_emit, s);
+	}
+	for (int k = 0; k < NTHREADS; k++) {
+		pthread_join(th[k], NULL);
+	}
+	pthread_barrier_destroy(&go);
+	ring_collect(seen_emit, s);
+	return ring_dropped() - d0;
+}
+
 static void test_ring_block_mode_loses_nothing_while_draining(void **st)
 {
 	struct writer wr[NTHREADS];
-	pthread_t th[NTHREADS];
-	pthread_barrier_t go;
 	struct seen s = {0};
 
 	(void)st;
@@ -564,20 +582,11 @@ static void test_ring_block_mode_loses_nothing_while_draining(void **st)
 	ring_capacity_max = ring_capacity; /* no growing: they wait */
 	ring_overflow = COLL_OVERFLOW_BLOCK;
 	ring_drain_alive = 1;
-	uint64_t d0 = ring_dropped();
-	run_writers(wr, th, &go);
-	while (s.n < (size_t)NTHREADS * PER_THREAD) {
-		ring_collect(seen_emit, &s);
-	}
-	for (int k = 0; k < NTHREADS; k++) {
-		pthread_join(th[k], NULL);
-	}
-	pthread_barrier_destroy(&go);
-	ring_collect(seen_emit, &s);
+	uint64_t dropped = drain_writers_concurrently(wr, &s);
 	ring_drain_alive = 0;
 	ring_overflow = COLL_OVERFLOW_DROP;
 	ring_capacity_max = 65536 * 8;
-	assert_int_equal(ring_dropped() - d0, 0);
+	assert_int_equal(dropped, 0);
 	check_writers(&s, wr);
 	seen_free(&s);
 }
@@ -589,26 +598,15 @@ static void test_ring_block_mode_loses_nothing_while_draining(void **st)
 static void test_ring_growing_while_draining_loses_nothing(void **st)
 {
 	struct writer wr[NTHREADS];
-	pthread_t th[NTHREADS];
-	pthread_barrier_t go;
 	struct seen s = {0};
 
 	(void)st;
 	drain_leftovers();
 	ring_capacity = 64;
 	ring_capacity_max = 16384; /* >= PER_THREAD */
-	uint64_t d0 = ring_dropped();
-	run_writers(wr, th, &go);
-	while (s.n < (size_t)NTHREADS * PER_THREAD) {
-		ring_collect(seen_emit, &s);
-	}
-	for (int k = 0; k < NTHREADS; k++) {
-		pthread_join(th[k], NULL);
-	}
-	pthread_barrier_destroy(&go);
-	ring_collect(seen_emit, &s);
+	uint64_t dropped = drain_writers_concurrently(wr, &s);
 	ring_capacity_max = 65536 * 8;
-	assert_int_equal(ring_dropped() - d0, 0);
+	assert_int_equal(dropped, 0);
 	check_writers(&s, wr);
 	seen_free(&s);
 }
