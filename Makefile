@@ -24,8 +24,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-param
 CPPFLAGS += -Iinclude -Icollector -Ipreload -D_GNU_SOURCE
 CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -pthread $(WARN) $(SAN) \
             -fvisibility=hidden -fno-omit-frame-pointer
-LDLIBS_LIB := -lz -ldl -lpthread -lunwind
-TEST_LDLIBS := -lcmocka -lyajl -lz -ldl -lpthread -lunwind
+LDLIBS_LIB := -lisal -ldl -lpthread -lunwind
+TEST_LDLIBS := -lcmocka -lyajl -lz -lisal -ldl -lpthread -lunwind
 
 LIB_SRC  := $(sort $(wildcard collector/*.c) $(wildcard preload/*.c))
 LIB_ASM  := $(sort $(wildcard preload/*.S))
@@ -125,7 +125,7 @@ $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 $(CLI_OBJ): $(wildcard tools/cli/*.h)
 
 $(BUILD)/mxprof: $(CLI_OBJ) $(AR_LIB)
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(AR_LIB) -lyajl $(LDLIBS_LIB)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(AR_LIB) -lyajl -lz $(LDLIBS_LIB)
 
 $(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
 	@mkdir -p $(dir $@)

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include "ticks.h"
 
@@ -732,21 +732,24 @@ void recover_close(struct recovery *r);
  * half a file and a failed write leaves the previous file in place. Write
  * errors are kept, not returned, and come back from out_commit(). The
  * buffer is written (or compressed) whole, with one write(), when the next
- * bytes do not fit. About 1.3 MiB: allocate it, do not put it on a stack.
- * Not for the hot path.
+ * bytes do not fit. About 1.6 MiB: allocate it, do not put it on a stack
+ * (the pages of what a plain file does not use are never touched). Not for
+ * the hot path.
  */
 #define OUT_BUF_BYTES (1u << 20)
 struct out {
 	int fd;
 	int gz;
 	int err; /* first error, negative errno */
-	z_stream zs;
+	struct isal_zstream zs;
 	size_t n;
 	uint64_t flushed; /* bytes taken from buf before compression */
 	char path[4096];
 	char tmp[4200];
 	unsigned char buf[OUT_BUF_BYTES];
 	unsigned char zbuf[1 << 18];
+	unsigned char
+		zlevel[ISAL_DEF_LVL1_DEFAULT]; /* the compressor's tables */
 };
 
 /*

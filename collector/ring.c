@@ -63,6 +63,7 @@
  * dependent loads on every push by one.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
 # aarch64-linux-gnu-gcc), where the C API hook engine has no trampolines,
 # and checks what came out: an AArch64 shared object, built warning-free,
 # with mxprof's public API, no hook trampolines, and the line that tells a
-# user C API hooking is not available there. libz is left to the loader of
+# user C API hooking is not available there. libisal is left to the loader of
 # the target system, so the cross compiler is all it needs. Prints
 # "N passed, N failed" like tests/run.sh (one test).
 set -u

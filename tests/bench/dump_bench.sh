@@ -13,7 +13,9 @@
 # it holds), the JSON MB/s of the dump, the records kept in the timeline
 # and those dropped from full buffers (from the tables: the hb_inc count
 # and "Dropped records"), and the ratio dump/loop. Each is run RUNS times
-# and keeps its best dump. EXTRA='MXPROF_OVERFLOW=block' (any settings,
+# and keeps its best dump; the records dropped in every run follow (a run
+# that dropped has less to write, so the best dump alone could hide them),
+# and last the ratio of the gzip dump to the plain one. EXTRA='MXPROF_OVERFLOW=block' (any settings,
 # space-separated) adds settings, for a timeline that keeps every call.
 # Figures, not a test: nothing fails on a slow machine.
 set -eu
@@ -49,13 +51,15 @@ done
 
 # bench NAME: best of RUNS runs writing $W/NAME; prints one row.
 bench() {
-	local name=$1 best=- loop=- r l t size json
+	local name=$1 best=- loop=- r l t size json every=
 	for _ in $(seq "$RUNS"); do
 		rm -f "$W/$name" "$W"/*.stats.txt
 		# shellcheck disable=SC2086
 		r=$(run "$name" MXPROF_AUTOSTART=1 MXPROF_HOOK='libhookb.so:hb_*' \
 			MXPROF_OUTPUT="$W/$name" LD_PRELOAD="$LIB" $EXTRA)
 		l=${r% *} t=$((${r#* } - base))
+		every="$every $(sed -n 's/^Dropped records: //p' \
+			"$W/${name%%.*}.stats.txt")"
 		if [ "$best" = - ] || [ "$t" -lt "$best" ]; then
 			best=$t loop=$l
 			cp "$W/err.txt" "$W/best_err.txt"
@@ -75,11 +79,17 @@ bench() {
 		printf "%-14s %9.3f %9.3f %10.1f %10.1f %9.1f %10d %10d %7.1fx\n",
 			n, l / 1e9, t / 1e9, s / 1e6, j / 1e6,
 			j / 1e6 / (t / 1e9), k, d, t / l }'
+	echo "    dropped, run by run:$every"
 	sed 's/^/    stderr: /' "$W/best_err.txt"
+	dumps="$dumps $best"
 }
 
 echo "N=$N calls, best of $RUNS; exit of a run without mxprof: $((base / 1000)) us${EXTRA:+; with $EXTRA}"
 printf '%-14s %9s %9s %10s %10s %9s %10s %10s %8s\n' trace "loop s" "dump s" \
 	"file MB" "JSON MB" "JSON MB/s" kept dropped dump/loop
+dumps=
 bench profile.json
 bench profile.json.gz
+# shellcheck disable=SC2086
+set -- $dumps
+awk -v p="$1" -v g="$2" 'BEGIN { printf "gzip dump / plain dump: %.2fx\n", g / p }'

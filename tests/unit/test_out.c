@@ -346,6 +346,91 @@ static void test_out_json_str_streams_strings_longer_than_its_buffer(void **st)
 	free(o);
 }
 
+/* Inflates the whole file as one gzip member (zlib checks its CRC and
+ * length); fails on bytes after it: a second member is not what every
+ * trace viewer reads. */
+static unsigned char *inflate_one_member(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat sb;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	unsigned char *in = malloc((size_t)sb.st_size + 1);
+	assert_int_equal(read(fd, in, (size_t)sb.st_size), sb.st_size);
+	close(fd);
+	size_t cap = 1 << 20;
+	unsigned char *p = malloc(cap);
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+	z.next_in = in;
+	z.avail_in = (uInt)sb.st_size;
+	int rc;
+	do {
+		if (z.total_out == cap) {
+			cap *= 2;
+			p = realloc(p, cap);
+		}
+		z.next_out = p + z.total_out;
+		z.avail_out = (uInt)(cap - z.total_out);
+		rc = inflate(&z, Z_NO_FLUSH);
+	} while (rc == Z_OK);
+	assert_int_equal(rc, Z_STREAM_END);
+	assert_int_equal(z.avail_in, 0);
+	*len = z.total_out;
+	inflateEnd(&z);
+	free(in);
+	return p;
+}
+
+static void test_out_gzip_is_one_member_of_any_size(void **st)
+{
+	struct out *o = malloc(sizeof(*o));
+	char path[128];
+	size_t len, n = 5 * OUT_BUF_BYTES + 12345;
+	unsigned char *want = malloc(n);
+	uint32_t x = 2463534242u;
+
+	(void)st;
+	/* Runs of JSON and of random bytes (which do not compress: the
+	 * compressed buffer fills before the input is taken), written in
+	 * pieces of every size, past the buffer several times. */
+	for (size_t i = 0; i < n;) {
+		size_t k = 1 + rnd(&x) % 70000;
+		k = k > n - i ? n - i : k;
+		for (size_t j = 0; j < k; j++) {
+			want[i + j] =
+				rnd(&x) % 3
+					? (unsigned char)rnd(&x)
+					: (unsigned char)"{\"ts\":1}"[j % 9];
+		}
+		i += k;
+	}
+	snprintf(path, sizeof(path), "%s/big.json.gz", dir);
+	assert_int_equal(out_open(o, path, 1), 0);
+	for (size_t i = 0; i < n;) {
+		size_t k = 1 + rnd(&x) % 3000000;
+		k = k > n - i ? n - i : k;
+		out_write(o, want + i, k);
+		i += k;
+	}
+	assert_int_equal(out_commit(o), 0);
+	unsigned char *got = inflate_one_member(path, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(got, want, n);
+	free(got);
+
+	/* Nothing written: still a whole, empty gzip file. */
+	assert_int_equal(out_open(o, path, 1), 0);
+	assert_int_equal(out_commit(o), 0);
+	got = inflate_one_member(path, &len);
+	assert_int_equal(len, 0);
+	free(got);
+	free(want);
+	free(o);
+}
+
 static void test_out_gzip_by_ending_and_atomic_replace(void **st)
 {
 	struct out *o = malloc(sizeof(*o));
@@ -531,6 +616,7 @@ int main(void)
 		cmocka_unit_test(
 			test_out_json_str_streams_strings_longer_than_its_buffer),
 		cmocka_unit_test(test_out_gzip_by_ending_and_atomic_replace),
+		cmocka_unit_test(test_out_gzip_is_one_member_of_any_size),
 		cmocka_unit_test(
 			test_out_fmt_writes_every_digit_count_as_printf),
 		cmocka_unit_test(
