@@ -483,7 +483,19 @@ __attribute__((noinline, cold)) static int room_for(struct ring *r, uint64_t h)
 }
 
 /* HOT. See collector.h. */
-int ring_push(const struct coll_rec *rec)
+/* A record's words, written over the slot's struct coll_rec. */
+typedef uint64_t rec_word __attribute__((may_alias));
+
+/* The record of words w, for the tally of a dropped one. */
+static struct coll_rec rec_of_words(const uint64_t w[4])
+{
+	struct coll_rec rec;
+
+	memcpy(&rec, w, sizeof(rec));
+	return rec;
+}
+
+int ring_push_words(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
 {
 	struct ring *r = ring_tls.rec;
 
@@ -517,16 +529,22 @@ int ring_push(const struct coll_rec *rec)
 			r = ring_tls.rec;
 			h = claim();
 		} else if (!room) {
+			const uint64_t w[4] = {w0, w1, w2, w3};
+			struct coll_rec rec = rec_of_words(w);
 			count_drop(r);
-			if (rec->kind != COLL_STACK) {
-				tally_add(r->tally, rec);
+			if (rec.kind != COLL_STACK) {
+				tally_add(r->tally, &rec);
 			}
 			push_end(r);
 			return -ENOSPC;
 		}
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	r->recs[h & ring_tls.mask] = *rec;
+	rec_word *slot = (rec_word *)&r->recs[h & ring_tls.mask];
+	slot[0] = w0;
+	slot[1] = w1;
+	slot[2] = w2;
+	slot[3] = w3;
 	push_end(r);
 	return 0;
 }
