@@ -592,6 +592,10 @@ struct coll_source {
 	/* At exit, before the final dump, on the exiting thread: one line
 	 * for what the user should know (patterns that matched nothing). */
 	void (*finish)(void);
+	/* Non-zero when the source records events of its own beside the
+	 * rings (the GPU source once its library is attached), so that
+	 * coll_recorded_any() is not fooled by empty rings. Any thread. */
+	int (*recording)(void);
 };
 
 /*
@@ -599,6 +603,13 @@ struct coll_source {
  * before recording begins. Returns 0, or -ENOSPC when 8 are registered.
  */
 int coll_source_add(const struct coll_source *s);
+
+/*
+ * Returns non-zero when something was recorded: a ring was attached, or a
+ * source says it records events of its own. For the lines at exit that say
+ * a run recorded nothing. Lock-free; not HOT.
+ */
+int coll_recorded_any(void);
 
 /* ---- aggregation and tables (also used by the mxprof command) --------- */
 

@@ -40,3 +40,17 @@ void source_tables(struct sbuf *b, const struct table_opts *o)
 		}
 	}
 }
+
+int coll_recorded_any(void)
+{
+	if (ring_any()) {
+		return 1;
+	}
+	for (int i = 0; i < nsources; i++) {
+		if (coll_sources[i]->recording &&
+		    coll_sources[i]->recording()) {
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -632,6 +632,12 @@ static void fork_child(void)
 	coll_unlock(&start_lock);
 }
 
+/* The source records once CUPTI is attached (coll_recorded_any()). */
+static int recording(void)
+{
+	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0;
+}
+
 const struct coll_source cupti_source = {
 	.name = "cupti",
 	.tick = tick,
@@ -649,6 +655,7 @@ const struct coll_source cupti_source = {
 	.fork_prepare = fork_prepare,
 	.fork_parent = fork_parent,
 	.fork_child = fork_child,
+	.recording = recording,
 };
 
 int cupti_setup(unsigned what, const char *self_path)

@@ -2,9 +2,10 @@
  * hook_hint.c - never silently empty: what to try when hooking found
  * nothing.
  *
- * At exit, a run that recorded nothing under the default @auto says so in
- * one line: the presets it tried, and the loaded libraries that look like
- * a framework's or a BLAS (libtorch*, libmxnet*, ...), each with a pattern
+ * At exit, a run that recorded nothing under the default @auto (no ring
+ * attached and no GPU activity either: coll_recorded_any()) says so in one
+ * line: the presets it tried, and the loaded libraries that look like a
+ * framework's or a BLAS (libtorch*, libmxnet*, ...), each with a pattern
  * to try. A pattern of the user's that matched no function gets, on its
  * own line, the loaded libraries whose names start like its LIBGLOB
  * (`libtorch_cpu.so:` matches nothing when the file is
@@ -72,7 +73,7 @@ void hook_hint_empty(const char *presets)
 	char libs[1024] = "";
 	struct walk w = {libs, sizeof(libs), 0, NULL, NULL, 0};
 
-	if (ring_any()) {
+	if (coll_recorded_any()) {
 		return;
 	}
 	dl_iterate_phdr(framework_cb, &w);

@@ -13,8 +13,8 @@ for p in cuda_mix cuda_mix_shared; do
 	k() { jget "$p.sum" "sum(v for n, v in d[\"gpu\"][\"kernels\"].items() if n.startswith(\"$1\"))"; }
 	expect_eq "$p: scale kernels" $((2 * R)) "$(k scale)"
 	expect_eq "$p: add kernels" $R "$(k add)"
-	expect_eq "$p: HtoD" "[2, 2097152]" "$(jget "$p.sum" 'd["gpu"]["memcpy"]["Memcpy HtoD"]')"
-	expect_eq "$p: DtoH" "[1, 1048576]" "$(jget "$p.sum" 'd["gpu"]["memcpy"]["Memcpy DtoH"]')"
+	expect_eq "$p: HtoD" "[2, 2097152]" "$(jget "$p.sum" 'd["gpu"]["memcpy"]["Memcpy HtoD (Pageable -> Device)"]')"
+	expect_eq "$p: DtoH" "[1, 1048576]" "$(jget "$p.sum" 'd["gpu"]["memcpy"]["Memcpy DtoH (Device -> Pageable)"]')"
 	expect_eq "$p: memset" "[1, 1048576]" "$(jget "$p.sum" 'd["gpu"]["memset"]["Memset (Device)"]')"
 	expect_eq "$p: GPU events with a flow" "$(jget "$p.sum" 'd["gpu"]["device_events"]')" \
 		"$(jget "$p.sum" 'd["gpu"]["device_with_flow"]')"

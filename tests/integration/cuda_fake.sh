@@ -124,3 +124,13 @@ tracesummary bare.json >bare.sum || fail "the run without NVTX: trace check fail
 expect_eq "without NVTX: launch calls" $((S * 3)) "$(jget bare.sum 'd["gpu"]["api"]["cuda_runtime/cudaLaunchKernel"]')"
 expect_eq "without NVTX: the main thread's name" "['cuda_fake_train']" \
 	"$(jget bare.json '[e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "thread_name" and e["pid"] == d["mxprof"]["pid"]]')"
+
+# GPU activity alone, under the default MXPROF_HOOK (@auto): the rings stay
+# empty, but the run recorded, so the line for a run that recorded nothing
+# must not appear.
+MXPROF_TRACE=gpu MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/gpuonly.json" \
+	LD_PRELOAD="$PRELOAD" "$prog" "$fakes/libcudart.so.13" $S >gpuonly.txt 2>gpuonly.err ||
+	fail "the GPU-only run failed"
+expect_eq "GPU only: stderr" "" "$(cat gpuonly.err)"
+tracesummary gpuonly.json >gpuonly.sum
+expect_eq "GPU only: kernels" "{'conv_bwd': $S, 'conv_fwd': $S, 'relu': $S}" "$(jget gpuonly.sum 'd["gpu"]["kernels"]')"
