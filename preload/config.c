@@ -77,10 +77,15 @@ void config_output(char *out, size_t len, int descendant)
 	}
 }
 
+int config_descendant(void)
+{
+	return root_pid && root_pid != (int)getpid();
+}
+
 void config_collector(struct coll_config *c)
 {
 	const struct settings *s = &preload_settings;
-	int descendant = root_pid && root_pid != (int)getpid();
+	int descendant = config_descendant();
 
 	memset(c, 0, sizeof(*c));
 	config_output(c->output, sizeof(c->output), descendant);

@@ -53,11 +53,20 @@ int hook_init(const char *spec)
 #endif
 }
 
+static int descendant;
+
+void hook_set_descendant(int on)
+{
+	descendant = on;
+}
+
 void hook_finish(void)
 {
 	uint64_t over = hook_rt_overflows();
 
-	hook_spec_report();
+	if (!descendant) {
+		hook_spec_report();
+	}
 	if (hook_table_full()) {
 		fprintf(stderr,
 			"mxprof: more than %d functions matched MXPROF_HOOK; "
@@ -85,6 +94,7 @@ void hook_fork_parent(void)
 void hook_fork_child(void)
 {
 	hook_dl_fork_child();
+	descendant = 1; /* a forked child is never the root */
 }
 
 /* The hook engine's part in the collector's life cycle: the lines at exit,

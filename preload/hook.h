@@ -66,10 +66,21 @@ int hook_init(const char *spec);
 
 /*
  * At exit, before the final dump: prints one line for each pattern the
- * user named that matched no function, and one line if calls went untimed
- * because a shadow stack was full. Not signal-safe.
+ * user named that matched no function (in the root process only, see
+ * hook_set_descendant()), and one line if calls went untimed because a
+ * shadow stack was full. Not signal-safe.
  */
 void hook_finish(void);
+
+/*
+ * Marks this process a descendant of the root: its exit says nothing of
+ * patterns that matched no function or of a run that recorded nothing.
+ * The patterns were written for the whole tree, and a child that never
+ * loads the library named (a shell, a tool the program runs) is no
+ * mistake of the user's. Call from the constructor. This function can't
+ * fail.
+ */
+void hook_set_descendant(int on);
 
 /*
  * fork() handlers, in pthread_atfork's roles, run by the collector

@@ -165,6 +165,7 @@ static void load(void)
 	stack_init(s->stacks);
 #ifdef MXPROF_WITH_HOOK
 	if (hook_init(s->hook) == 0) {
+		hook_set_descendant(config_descendant());
 		coll_source_add(&hook_source);
 	}
 #endif

@@ -115,6 +115,10 @@ extern struct settings preload_settings;
  * sets any environment variable. */
 void config_init(void);
 
+/* config.c: non-zero in a descendant of the root process (a child, forked
+ * or exec'ed). This function can't fail. */
+int config_descendant(void);
+
 /* config.c: the trace path of this process into out; descendant: a
  * child's name (see settings_expand_output). */
 void config_output(char *out, size_t len, int descendant);
