@@ -755,7 +755,7 @@ int recover_write_tables(struct recovery *r, const char *path);
 /* Frees what recover_open() allocated. This function can't fail. */
 void recover_close(struct recovery *r);
 
-/* ---- output files (out.c; also used by the mxprof command) ------------ */
+/* ---- output files (out.c, out_pipe.c; also used by the mxprof command) - */
 
 /*
  * A file being written: buffered, gzip-compressed when asked, and replaced
@@ -769,16 +769,19 @@ void recover_close(struct recovery *r);
  * the hot path.
  */
 #define OUT_BUF_BYTES (1u << 20)
+struct out_pipe;
 struct out {
 	int fd;
 	int gz;
 	int err; /* first error, negative errno */
 	struct isal_zstream zs;
+	unsigned char *buf; /* OUT_BUF_BYTES: mem, or a chunk of pipe */
 	size_t n;
-	uint64_t flushed; /* bytes taken from buf before compression */
+	uint64_t flushed;      /* bytes taken from buf before compression */
+	struct out_pipe *pipe; /* other threads write (out_pipe.c) */
 	char path[4096];
 	char tmp[4200];
-	unsigned char buf[OUT_BUF_BYTES];
+	unsigned char mem[OUT_BUF_BYTES];
 	unsigned char zbuf[1 << 18];
 	unsigned char
 		zlevel[ISAL_DEF_LVL1_DEFAULT]; /* the compressor's tables */
@@ -858,6 +861,17 @@ void out_json_strn(struct out *o, const char *s, size_t n);
  * file at path is untouched. o is finished either way.
  */
 int out_commit(struct out *o);
+
+/*
+ * Lets the calling thread's outputs be written by other threads
+ * (out_pipe.c) once they pass one buffer: up to 4 compressing a gzip file
+ * (one fewer than the CPUs this process may use), one writing a plain
+ * file, while the caller formats. Off by default: a thread that may write
+ * from a signal handler, or in a program's thread, leaves it off; the
+ * drain thread and the mxprof command turn it on. The file is the same
+ * either way (a gzip file is one member). This function can't fail.
+ */
+void out_pipe_allow(int on);
 
 /* Closes and removes the temporary file; path is untouched. This function
  * can't fail. */

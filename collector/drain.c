@@ -454,6 +454,7 @@ static void *drain_main(void *arg)
 	(void)arg;
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
+	out_pipe_allow(1); /* big dumps are written by other threads */
 	coll_lock(&drain_owner);
 	dump_write_status();
 	coll_unlock(&drain_owner);

@@ -10,6 +10,28 @@
 
 #include "collector.h"
 
+/* out_pipe.c: a big output written by other threads (out.c calls it) */
+/*
+ * For out.c: starts o's pipe (o->n bytes in the buffer are kept for the
+ * first out_pipe_submit()). Returns 0, -EPERM (not allowed on this
+ * thread, or started), -ENOMEM or -EAGAIN (no thread could start); o is
+ * then left as it was.
+ */
+int out_pipe_start(struct out *o);
+
+/* For out.c: hands o->buf[0..o->n) over, the last chunk when last is
+ * non-zero, and points o->buf at a free chunk (waiting for one). */
+void out_pipe_submit(struct out *o, int last);
+
+/* For out.c: waits until every chunk is written, ends a gzip member, stops
+ * the workers and frees the pipe. Returns 0 or the first error as a
+ * negative errno. */
+int out_pipe_finish(struct out *o);
+
+/* For out.c: stops the workers and frees the pipe (what was handed over
+ * is still written; the caller removes the file). */
+void out_pipe_abort(struct out *o);
+
 /* clock.c */
 void clock_init(void);
 void clock_anchor(void);

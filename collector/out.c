@@ -72,6 +72,15 @@ static void flush_raw(struct out *o, const unsigned char *p, size_t n)
 static void flush_buf(struct out *o, int finish)
 {
 	o->flushed += o->n;
+	/* A file past one buffer goes to other threads where this thread
+	 * allows it (out_pipe.c); the last buffer is out_commit()'s. */
+	if (!o->pipe && !finish && o->flushed == o->n) {
+		out_pipe_start(o);
+	}
+	if (o->pipe) {
+		out_pipe_submit(o, finish);
+		return;
+	}
 	if (!o->gz) {
 		flush_raw(o, o->buf, o->n);
 		o->n = 0;
@@ -128,8 +137,10 @@ int out_create(const char *path, int mode)
  */
 int out_open(struct out *o, const char *path, int allow_gz)
 {
+	o->buf = o->mem;
 	o->n = 0;
 	o->flushed = 0;
+	o->pipe = NULL;
 	o->err = 0;
 	o->gz = allow_gz && ends_with(path, ".gz");
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >=
@@ -156,19 +167,19 @@ void out_write(struct out *o, const void *p, size_t n)
 {
 	const unsigned char *s = p;
 
-	if (n < sizeof(o->buf) - o->n) {
+	if (n < OUT_BUF_BYTES - o->n) {
 		memcpy(o->buf + o->n, s, n);
 		o->n += n;
 		return;
 	}
 	while (n > 0) {
-		size_t room = sizeof(o->buf) - o->n;
+		size_t room = OUT_BUF_BYTES - o->n;
 		size_t k = n < room ? n : room;
 		memcpy(o->buf + o->n, s, k);
 		o->n += k;
 		s += k;
 		n -= k;
-		if (o->n == sizeof(o->buf)) {
+		if (o->n == OUT_BUF_BYTES) {
 			flush_buf(o, 0);
 		}
 	}
@@ -178,8 +189,8 @@ void out_write(struct out *o, const void *p, size_t n)
  * can't fail. */
 char *out_room(struct out *o, size_t n)
 {
-	assert(n <= sizeof(o->buf));
-	if (sizeof(o->buf) - o->n < n) {
+	assert(n <= OUT_BUF_BYTES);
+	if (OUT_BUF_BYTES - o->n < n) {
 		flush_buf(o, 0);
 	}
 	return (char *)o->buf + o->n;
@@ -191,7 +202,7 @@ void out_wrote(struct out *o, const char *end)
 {
 	size_t n = (size_t)(end - (const char *)o->buf);
 
-	assert(n >= o->n && n <= sizeof(o->buf));
+	assert(n >= o->n && n <= OUT_BUF_BYTES);
 	o->n = n;
 }
 
@@ -413,14 +424,14 @@ void out_json_strn(struct out *o, const char *s, size_t n)
 		size_t used;
 		/* An escape takes at most six bytes: with that much room,
 		 * every call takes at least one character. */
-		if (sizeof(o->buf) - o->n < 6) {
+		if (OUT_BUF_BYTES - o->n < 6) {
 			flush_buf(o, 0);
 		}
 		o->n += out_json_escape((char *)o->buf + o->n,
-					sizeof(o->buf) - o->n, s, n, &used);
+					OUT_BUF_BYTES - o->n, s, n, &used);
 		s += used;
 		n -= used;
-		if (o->n == sizeof(o->buf)) {
+		if (o->n == OUT_BUF_BYTES) {
 			flush_buf(o, 0);
 		}
 	}
@@ -440,7 +451,16 @@ void out_json_str(struct out *o, const char *s)
  */
 int out_commit(struct out *o)
 {
-	flush_buf(o, 1);
+	if (o->pipe) {
+		o->flushed += o->n;
+		out_pipe_submit(o, 1);
+		int rc = out_pipe_finish(o);
+		if (o->err == 0) {
+			o->err = rc;
+		}
+	} else {
+		flush_buf(o, 1);
+	}
 	if (close(o->fd) < 0 && o->err == 0) {
 		o->err = -errno;
 	}
@@ -456,6 +476,9 @@ int out_commit(struct out *o)
 /* Discards the file being written. This function can't fail. */
 void out_abort(struct out *o)
 {
+	if (o->pipe) {
+		out_pipe_abort(o);
+	}
 	close(o->fd);
 	unlink(o->tmp);
 }

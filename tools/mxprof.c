@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	out_pipe_allow(1); /* big outputs are written by other threads */
 	if (argc < 2) {
 		fputs(main_usage, stderr);
 		return CLI_USAGE;

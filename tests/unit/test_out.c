@@ -2,11 +2,15 @@
  * test_out.c - output files and the JSON escaper (collector/out.c), the
  * one escaper of the library and the mxprof command.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -595,6 +599,220 @@ static void test_out_room_writes_in_order_across_buffer_fills(void **st)
 	free(o);
 }
 
+/* ---- big outputs written by other threads (out_pipe.c) ----------------- */
+
+/* The threads of this process named "mxprof-out": the pipe's workers. */
+static int out_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], name[32] = "";
+		if (e->d_name[0] == '.') {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (fgets(name, sizeof(name), f)) {
+				n += strcmp(name, "mxprof-out\n") == 0;
+			}
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The workers left: none once joined. A joined thread's entry in /proc
+ * can outlive the join for a moment, so this waits for them to go (10 s
+ * at most, a bound never reached unless a worker was left running). */
+static int out_workers_left(void)
+{
+	int n = out_workers();
+
+	for (int i = 0; n > 0 && i < 10000; i++) {
+		usleep(1000);
+		n = out_workers();
+	}
+	return n;
+}
+
+/* The workers a file of this kind gets on this machine. */
+static int workers_for(int gz)
+{
+	cpu_set_t set;
+	int n;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	n = CPU_COUNT(&set) - 1;
+	return !gz ? 1 : n > 4 ? 4 : n > 1 ? n : 1;
+}
+
+/* n bytes of JSON-like runs and random bytes (which do not compress). */
+static unsigned char *mixed_bytes(size_t n, uint32_t seed)
+{
+	unsigned char *p = malloc(n ? n : 1);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n;) {
+		size_t k = 1 + rnd(&seed) % 70000;
+		k = k > n - i ? n - i : k;
+		for (size_t j = 0; j < k; j++) {
+			p[i + j] = rnd(&seed) % 3
+					   ? (unsigned char)rnd(&seed)
+					   : (unsigned char)"{\"ts\":1}"[j % 9];
+		}
+		i += k;
+	}
+	return p;
+}
+
+/*
+ * Writes want[0..n) to path in pieces of every size, with the calling
+ * thread allowing the pipe or not, and checks the workers running while
+ * the file is written (after the second buffer) and after the commit.
+ * Returns out_commit()'s result.
+ */
+static int write_pieces(const char *path, const unsigned char *want, size_t n,
+			int allow, int gz)
+{
+	struct out *o = malloc(sizeof(*o));
+	uint32_t x = 362436069u;
+	int checked = 0, rc;
+
+	assert_non_null(o);
+	out_pipe_allow(allow);
+	assert_int_equal(out_open(o, path, 1), 0);
+	for (size_t i = 0; i < n;) {
+		size_t k = 1 + rnd(&x) % 3000000;
+		k = k > n - i ? n - i : k;
+		out_write(o, want + i, k);
+		i += k;
+		if (!checked && i > 2 * OUT_BUF_BYTES) {
+			assert_int_equal(out_workers(),
+					 allow ? workers_for(gz) : 0);
+			checked = 1;
+		}
+	}
+	rc = out_commit(o);
+	assert_int_equal(out_workers_left(), 0);
+	out_pipe_allow(0);
+	free(o);
+	return rc;
+}
+
+static void test_out_pipe_writes_the_same_bytes_as_one_thread(void **st)
+{
+	/* Sizes that end a chunk exactly (the last chunk empty), just past
+	 * one, inside one, and that never leave the first buffer. */
+	const size_t sizes[] = {4 * OUT_BUF_BYTES, 4 * OUT_BUF_BYTES + 1,
+				7 * OUT_BUF_BYTES + 54321, OUT_BUF_BYTES - 1,
+				0};
+	char path[128];
+	size_t len;
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++) {
+		size_t n = sizes[i];
+		unsigned char *want = mixed_bytes(n, 88675123u + (uint32_t)i);
+		for (int gz = 0; gz < 2; gz++) {
+			snprintf(path, sizeof(path), "%s/pipe.json%s", dir,
+				 gz ? ".gz" : "");
+			assert_int_equal(write_pieces(path, want, n, 1, gz), 0);
+			unsigned char *got =
+				gz ? inflate_one_member(path, &len)
+				   : (unsigned char *)slurp(path, &len);
+			assert_int_equal(len, n);
+			assert_memory_equal(got, want, n);
+			free(got);
+		}
+		free(want);
+	}
+}
+
+static void test_out_pipe_only_where_the_thread_allows_it(void **st)
+{
+	size_t n = 3 * OUT_BUF_BYTES + 99, len;
+	unsigned char *want = mixed_bytes(n, 521288629u);
+	char path[128];
+
+	(void)st;
+	snprintf(path, sizeof(path), "%s/nopipe.json.gz", dir);
+	assert_int_equal(write_pieces(path, want, n, 0, 1), 0);
+	unsigned char *got = inflate_one_member(path, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(got, want, n);
+	free(got);
+	free(want);
+}
+
+static void test_out_pipe_write_error_keeps_the_previous_file(void **st)
+{
+	size_t n = 6 * OUT_BUF_BYTES, len;
+	unsigned char *want = mixed_bytes(n, 123456789u);
+	char path[128], gzpath[140], tmp[160];
+	uint32_t x = 5783321u;
+	struct rlimit old, small;
+	struct stat sb;
+
+	(void)st;
+	/* A whole file first; then files that pass the size limit: write()
+	 * fails with EFBIG (SIGXFSZ ignored) in a worker. */
+	snprintf(path, sizeof(path), "%s/limit.json", dir);
+	assert_int_equal(write_pieces(path, want, 1000, 1, 0), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = 2 * OUT_BUF_BYTES + 1000;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	assert_int_equal(write_pieces(path, want, n, 1, 0), -EFBIG);
+	/* Bytes that do not compress pass it in a gzip file too. */
+	for (size_t i = 0; i < n; i++) {
+		want[i] = (unsigned char)(rnd(&x) >> 7);
+	}
+	snprintf(gzpath, sizeof(gzpath), "%s.gz", path);
+	assert_int_equal(write_pieces(gzpath, want, n, 1, 1), -EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	unsigned char *got = (unsigned char *)slurp(path, &len);
+	assert_int_equal(len, 1000);
+	free(got);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	assert_int_equal(stat(tmp, &sb), -1);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", gzpath, (int)getpid());
+	assert_int_equal(stat(tmp, &sb), -1);
+	assert_int_equal(stat(gzpath, &sb), -1);
+	free(want);
+}
+
+static void test_out_pipe_abort_removes_what_it_wrote(void **st)
+{
+	struct out *o = malloc(sizeof(*o));
+	unsigned char *want = mixed_bytes(3 * OUT_BUF_BYTES, 1u);
+	char path[128], tmp[160];
+	struct stat sb;
+
+	(void)st;
+	snprintf(path, sizeof(path), "%s/aborted.json.gz", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	out_pipe_allow(1);
+	assert_int_equal(out_open(o, path, 1), 0);
+	out_write(o, want, 3 * OUT_BUF_BYTES);
+	assert_int_equal(out_workers(), workers_for(1));
+	out_abort(o);
+	out_pipe_allow(0);
+	assert_int_equal(out_workers_left(), 0);
+	assert_int_equal(stat(tmp, &sb), -1);
+	assert_int_equal(stat(path, &sb), -1);
+	free(want);
+	free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +841,12 @@ int main(void)
 			test_out_fmt_us_gives_microseconds_with_three_decimals),
 		cmocka_unit_test(
 			test_out_room_writes_in_order_across_buffer_fills),
+		cmocka_unit_test(
+			test_out_pipe_writes_the_same_bytes_as_one_thread),
+		cmocka_unit_test(test_out_pipe_only_where_the_thread_allows_it),
+		cmocka_unit_test(
+			test_out_pipe_write_error_keeps_the_previous_file),
+		cmocka_unit_test(test_out_pipe_abort_removes_what_it_wrote),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
