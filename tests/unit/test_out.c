@@ -388,38 +388,125 @@ static unsigned char *inflate_one_member(const char *path, size_t *len)
 	return p;
 }
 
-static void test_out_gzip_is_one_member_of_any_size(void **st)
+/* The threads of this process named "mxprof-out": the pipe's workers. */
+static int out_workers(void)
 {
-	struct out *o = malloc(sizeof(*o));
-	char path[128];
-	size_t len, n = 5 * OUT_BUF_BYTES + 12345;
-	unsigned char *want = malloc(n);
-	uint32_t x = 2463534242u;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
 
-	(void)st;
-	/* Runs of JSON and of random bytes (which do not compress: the
-	 * compressed buffer fills before the input is taken), written in
-	 * pieces of every size, past the buffer several times. */
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], name[32] = "";
+		if (e->d_name[0] == '.') {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (fgets(name, sizeof(name), f)) {
+				n += strcmp(name, "mxprof-out\n") == 0;
+			}
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The workers left: none once joined. A joined thread's entry in /proc
+ * can outlive the join for a moment, so this waits for them to go (10 s
+ * at most, a bound never reached unless a worker was left running). */
+static int out_workers_left(void)
+{
+	int n = out_workers();
+
+	for (int i = 0; n > 0 && i < 10000; i++) {
+		usleep(1000);
+		n = out_workers();
+	}
+	return n;
+}
+
+/* The workers a file of this kind gets on this machine. */
+static int workers_for(int gz)
+{
+	cpu_set_t set;
+	int n;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	n = CPU_COUNT(&set) - 1;
+	return !gz ? 1 : n > 4 ? 4 : n > 1 ? n : 1;
+}
+
+/* n bytes of JSON-like runs and random bytes (which do not compress). */
+static unsigned char *mixed_bytes(size_t n, uint32_t seed)
+{
+	unsigned char *p = malloc(n ? n : 1);
+
+	assert_non_null(p);
 	for (size_t i = 0; i < n;) {
-		size_t k = 1 + rnd(&x) % 70000;
+		size_t k = 1 + rnd(&seed) % 70000;
 		k = k > n - i ? n - i : k;
 		for (size_t j = 0; j < k; j++) {
-			want[i + j] =
-				rnd(&x) % 3
-					? (unsigned char)rnd(&x)
-					: (unsigned char)"{\"ts\":1}"[j % 9];
+			p[i + j] = rnd(&seed) % 3
+					   ? (unsigned char)rnd(&seed)
+					   : (unsigned char)"{\"ts\":1}"[j % 9];
 		}
 		i += k;
 	}
-	snprintf(path, sizeof(path), "%s/big.json.gz", dir);
+	return p;
+}
+
+/*
+ * Writes want[0..n) to path in pieces of every size, with the calling
+ * thread allowing the pipe or not, and checks the workers running while
+ * the file is written (after the second buffer) and after the commit.
+ * Returns out_commit()'s result.
+ */
+static int write_pieces(const char *path, const unsigned char *want, size_t n,
+			int allow, int gz)
+{
+	struct out *o = malloc(sizeof(*o));
+	uint32_t x = 362436069u;
+	int checked = 0, rc;
+
+	assert_non_null(o);
+	out_pipe_allow(allow);
 	assert_int_equal(out_open(o, path, 1), 0);
 	for (size_t i = 0; i < n;) {
 		size_t k = 1 + rnd(&x) % 3000000;
 		k = k > n - i ? n - i : k;
 		out_write(o, want + i, k);
 		i += k;
+		if (!checked && i > 2 * OUT_BUF_BYTES) {
+			assert_int_equal(out_workers(),
+					 allow ? workers_for(gz) : 0);
+			checked = 1;
+		}
 	}
-	assert_int_equal(out_commit(o), 0);
+	rc = out_commit(o);
+	assert_int_equal(out_workers_left(), 0);
+	out_pipe_allow(0);
+	free(o);
+	return rc;
+}
+
+static void test_out_gzip_is_one_member_of_any_size(void **st)
+{
+	struct out *o = malloc(sizeof(*o));
+	char path[128];
+	size_t len, n = 5 * OUT_BUF_BYTES + 12345;
+	/* Runs of JSON and of random bytes (which do not compress: the
+	 * compressed buffer fills before the input is taken), written in
+	 * pieces of every size, past the buffer several times, by this
+	 * thread alone (it does not allow other threads: none runs). */
+	unsigned char *want = mixed_bytes(n, 2463534242u);
+
+	(void)st;
+	snprintf(path, sizeof(path), "%s/big.json.gz", dir);
+	assert_int_equal(write_pieces(path, want, n, 0, 1), 0);
 	unsigned char *got = inflate_one_member(path, &len);
 	assert_int_equal(len, n);
 	assert_memory_equal(got, want, n);
@@ -601,111 +688,6 @@ static void test_out_room_writes_in_order_across_buffer_fills(void **st)
 
 /* ---- big outputs written by other threads (out_pipe.c) ----------------- */
 
-/* The threads of this process named "mxprof-out": the pipe's workers. */
-static int out_workers(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		char path[300], name[32] = "";
-		if (e->d_name[0] == '.') {
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		FILE *f = fopen(path, "r");
-		if (f) {
-			if (fgets(name, sizeof(name), f)) {
-				n += strcmp(name, "mxprof-out\n") == 0;
-			}
-			fclose(f);
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-/* The workers left: none once joined. A joined thread's entry in /proc
- * can outlive the join for a moment, so this waits for them to go (10 s
- * at most, a bound never reached unless a worker was left running). */
-static int out_workers_left(void)
-{
-	int n = out_workers();
-
-	for (int i = 0; n > 0 && i < 10000; i++) {
-		usleep(1000);
-		n = out_workers();
-	}
-	return n;
-}
-
-/* The workers a file of this kind gets on this machine. */
-static int workers_for(int gz)
-{
-	cpu_set_t set;
-	int n;
-
-	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
-	n = CPU_COUNT(&set) - 1;
-	return !gz ? 1 : n > 4 ? 4 : n > 1 ? n : 1;
-}
-
-/* n bytes of JSON-like runs and random bytes (which do not compress). */
-static unsigned char *mixed_bytes(size_t n, uint32_t seed)
-{
-	unsigned char *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	for (size_t i = 0; i < n;) {
-		size_t k = 1 + rnd(&seed) % 70000;
-		k = k > n - i ? n - i : k;
-		for (size_t j = 0; j < k; j++) {
-			p[i + j] = rnd(&seed) % 3
-					   ? (unsigned char)rnd(&seed)
-					   : (unsigned char)"{\"ts\":1}"[j % 9];
-		}
-		i += k;
-	}
-	return p;
-}
-
-/*
- * Writes want[0..n) to path in pieces of every size, with the calling
- * thread allowing the pipe or not, and checks the workers running while
- * the file is written (after the second buffer) and after the commit.
- * Returns out_commit()'s result.
- */
-static int write_pieces(const char *path, const unsigned char *want, size_t n,
-			int allow, int gz)
-{
-	struct out *o = malloc(sizeof(*o));
-	uint32_t x = 362436069u;
-	int checked = 0, rc;
-
-	assert_non_null(o);
-	out_pipe_allow(allow);
-	assert_int_equal(out_open(o, path, 1), 0);
-	for (size_t i = 0; i < n;) {
-		size_t k = 1 + rnd(&x) % 3000000;
-		k = k > n - i ? n - i : k;
-		out_write(o, want + i, k);
-		i += k;
-		if (!checked && i > 2 * OUT_BUF_BYTES) {
-			assert_int_equal(out_workers(),
-					 allow ? workers_for(gz) : 0);
-			checked = 1;
-		}
-	}
-	rc = out_commit(o);
-	assert_int_equal(out_workers_left(), 0);
-	out_pipe_allow(0);
-	free(o);
-	return rc;
-}
-
 static void test_out_pipe_writes_the_same_bytes_as_one_thread(void **st)
 {
 	/* Sizes that end a chunk exactly (the last chunk empty), just past
@@ -733,22 +715,6 @@ static void test_out_pipe_writes_the_same_bytes_as_one_thread(void **st)
 		}
 		free(want);
 	}
-}
-
-static void test_out_pipe_only_where_the_thread_allows_it(void **st)
-{
-	size_t n = 3 * OUT_BUF_BYTES + 99, len;
-	unsigned char *want = mixed_bytes(n, 521288629u);
-	char path[128];
-
-	(void)st;
-	snprintf(path, sizeof(path), "%s/nopipe.json.gz", dir);
-	assert_int_equal(write_pieces(path, want, n, 0, 1), 0);
-	unsigned char *got = inflate_one_member(path, &len);
-	assert_int_equal(len, n);
-	assert_memory_equal(got, want, n);
-	free(got);
-	free(want);
 }
 
 static void test_out_pipe_write_error_keeps_the_previous_file(void **st)
@@ -843,7 +809,6 @@ int main(void)
 			test_out_room_writes_in_order_across_buffer_fills),
 		cmocka_unit_test(
 			test_out_pipe_writes_the_same_bytes_as_one_thread),
-		cmocka_unit_test(test_out_pipe_only_where_the_thread_allows_it),
 		cmocka_unit_test(
 			test_out_pipe_write_error_keeps_the_previous_file),
 		cmocka_unit_test(test_out_pipe_abort_removes_what_it_wrote),
