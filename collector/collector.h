@@ -764,9 +764,10 @@ void recover_close(struct recovery *r);
  * half a file and a failed write leaves the previous file in place. Write
  * errors are kept, not returned, and come back from out_commit(). The
  * buffer is written (or compressed) whole, with one write(), when the next
- * bytes do not fit. About 1.6 MiB: allocate it, do not put it on a stack
- * (the pages of what a plain file does not use are never touched). Not for
- * the hot path.
+ * bytes do not fit, or handed to other threads that write it while the
+ * caller goes on in another (out_pipe_allow()). About 1.6 MiB: allocate it, do
+ * not put it on a stack (the pages of what a plain file does not use are never
+ * touched). Not for the hot path.
  */
 #define OUT_BUF_BYTES (1u << 20)
 struct out_pipe;

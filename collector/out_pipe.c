@@ -275,8 +275,8 @@ static struct out_pipe *pipe_new(const struct out *o)
 	 * to the formatter. */
 	p->nworkers = 1;
 	if (o->gz && n > 2) {
-		p->nworkers = n - 1 < OUT_PIPE_WORKERS ? n - 1
-						       : OUT_PIPE_WORKERS;
+		p->nworkers =
+			n - 1 < OUT_PIPE_WORKERS ? n - 1 : OUT_PIPE_WORKERS;
 	}
 	p->nslots = 2 * p->nworkers + 2;
 	for (unsigned i = 0; i < p->nslots; i++) {
