@@ -143,6 +143,9 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 		for (size_t i = 0; i < k; i++) {
 			const struct coll_rec *r = &recs[i];
 			struct coll_rec *c = &buf[i];
+			/* The ring's lines were written on another core: ask
+			 * for them well before they are read. */
+			__builtin_prefetch(r + 16);
 			*c = *r;
 			c->t0 = clock_line_to_ns(&line, r->t0);
 			if (r->kind == COLL_SPAN || r->kind == COLL_FRAME) {
