@@ -524,9 +524,16 @@ int hook_obj_loads_changed(void);
  * unmap it meanwhile. Returns 0 with *pin the handle to give to
  * hook_obj_unpin() after the patch (NULL when o is never unloaded, or
  * lives in another dlmopen namespace, where RTLD_NOLOAD does not find it),
- * or -1 when o is gone. Takes the dynamic linker's lock; not hot.
+ * or -1 when o is gone (or, with no other namespace made, not to be found
+ * by its name: it is being unloaded, or was and is loaded again). Takes
+ * the dynamic linker's lock; not hot.
  */
 int hook_obj_pin(const struct hook_obj *o, void **pin);
+
+/* Notes that a dlmopen loaded something into a namespace of its own: from
+ * then on, an object RTLD_NOLOAD does not find may still be loaded there
+ * (hook_obj_pin()). Any thread; not hot. This function can't fail. */
+void hook_obj_namespace_made(void);
 
 /* Lets go of a pin (NULL: nothing to do). When it was the last reference,
  * the object is unloaded now and its destructors run. */

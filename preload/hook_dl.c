@@ -235,6 +235,9 @@ static void *dl_mopen(Lmid_t lmid, const char *file, int mode)
 				 (uintptr_t)mode, 0);
 
 	me.in_loader--;
+	if (h && lmid != LM_ID_BASE) {
+		hook_obj_namespace_made();
+	}
 	if (h) {
 		scan();
 	}

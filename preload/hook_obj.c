@@ -259,6 +259,15 @@ void hook_obj_unpin(void *pin)
 	}
 }
 
+/* Set once a dlmopen made a namespace other than the base one: only then
+ * can a loaded object be one that RTLD_NOLOAD does not find by its name. */
+static int other_namespaces;
+
+void hook_obj_namespace_made(void)
+{
+	__atomic_store_n(&other_namespaces, 1, __ATOMIC_RELAXED);
+}
+
 int hook_obj_pin(const struct hook_obj *o, void **pin)
 {
 	void *(*open_fn)(const char *, int) =
@@ -277,6 +286,13 @@ int hook_obj_pin(const struct hook_obj *o, void **pin)
 		return 0;
 	}
 	hook_obj_unpin(h);
+	/* In the base namespace, not found means gone or going: another
+	 * thread's dlclose ran, and may have loaded it again at the same
+	 * place since, where an unpinned patch would race its next dlclose
+	 * (seen in hook_forkrace). */
+	if (!__atomic_load_n(&other_namespaces, __ATOMIC_RELAXED)) {
+		return -1;
+	}
 	/* Not to be had by its name (another namespace): patched unpinned
 	 * while it is still the object listed. */
 	struct still st = {o->base, o->dyn, o->path, 0};
