@@ -10,6 +10,13 @@
 
 #include "collector.h"
 
+/*
+ * out.c: writes p[0..n) to fd whole, again after EINTR and short writes.
+ * Returns 0 or write()'s errno negated. Uses write() alone: safe in a
+ * signal handler. Every file writer of the collector goes through it.
+ */
+int out_write_fd(int fd, const void *p, size_t n);
+
 /* out_pipe.c: a big output written by other threads (out.c calls it) */
 /*
  * For out.c: starts o's pipe (o->n bytes in the buffer are kept for the

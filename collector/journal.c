@@ -95,8 +95,6 @@ static void journal_fail(struct journal *j, int err)
 
 static void raw_write(struct journal *j, const void *p, size_t n)
 {
-	const char *s = p;
-
 	if (j->err == 0 && n > 0) {
 		int rc = journal_fd_check(j);
 		if (rc) {
@@ -104,17 +102,11 @@ static void raw_write(struct journal *j, const void *p, size_t n)
 			return;
 		}
 	}
-	while (n > 0 && j->err == 0) {
-		ssize_t w = write(j->fd, s, n);
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			journal_fail(j, -errno);
-			return;
+	if (j->err == 0) {
+		int rc = out_write_fd(j->fd, p, n);
+		if (rc) {
+			journal_fail(j, rc);
 		}
-		s += w;
-		n -= (size_t)w;
 	}
 }
 

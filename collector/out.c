@@ -53,19 +53,29 @@ static const char digit_pairs[201] = "00010203040506070809"
 				     "80818283848586878889"
 				     "90919293949596979899";
 
-static void flush_raw(struct out *o, const unsigned char *p, size_t n)
+/* See internal.h. */
+int out_write_fd(int fd, const void *p, size_t n)
 {
-	while (n > 0 && o->err == 0) {
-		ssize_t w = write(o->fd, p, n);
+	const unsigned char *b = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, b, n);
 		if (w < 0) {
 			if (errno == EINTR) {
 				continue;
 			}
-			o->err = -errno;
-			return;
+			return -errno;
 		}
-		p += w;
+		b += w;
 		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void flush_raw(struct out *o, const unsigned char *p, size_t n)
+{
+	if (o->err == 0) {
+		o->err = out_write_fd(o->fd, p, n);
 	}
 }
 
@@ -73,7 +83,7 @@ static void flush_buf(struct out *o, int finish)
 {
 	o->flushed += o->n;
 	/* A file past one buffer goes to other threads where this thread
-	 * allows it (out_pipe.c); the last buffer is out_commit()'s. */
+	 * allows it (out_pipe.c); out_commit() then waits for them. */
 	if (!o->pipe && !finish && o->flushed == o->n) {
 		out_pipe_start(o);
 	}
@@ -451,15 +461,12 @@ void out_json_str(struct out *o, const char *s)
  */
 int out_commit(struct out *o)
 {
+	flush_buf(o, 1);
 	if (o->pipe) {
-		o->flushed += o->n;
-		out_pipe_submit(o, 1);
 		int rc = out_pipe_finish(o);
 		if (o->err == 0) {
 			o->err = rc;
 		}
-	} else {
-		flush_buf(o, 1);
 	}
 	if (close(o->fd) < 0 && o->err == 0) {
 		o->err = -errno;

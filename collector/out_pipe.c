@@ -90,23 +90,6 @@ static unsigned cpus(void)
 	return 1;
 }
 
-/* Writes b[0..n) to fd. Returns 0 or a negative errno. */
-static int write_all(int fd, const unsigned char *b, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			return -errno;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Deflates slot s (raw deflate, level 1): a chunk that is not the last
  * ends on a byte with a full flush; the last one ends the stream. Returns
@@ -152,9 +135,9 @@ static void write_in_order(struct out_pipe *p)
 			/* The file is removed: write nothing more. */
 		} else if (p->gz) {
 			p->crc = crc32_gzip_refl(p->crc, s->in, s->n);
-			rc = write_all(p->fd, s->z, s->zn);
+			rc = out_write_fd(p->fd, s->z, s->zn);
 		} else {
-			rc = write_all(p->fd, s->in, s->n);
+			rc = out_write_fd(p->fd, s->in, s->n);
 		}
 		pthread_mutex_lock(&p->mu);
 		if (rc < 0 && p->err == 0) {
@@ -324,7 +307,7 @@ int out_pipe_start(struct out *o)
 	/* The workers wait for a chunk, and the first is handed over under
 	 * the lock: they see the header's error, if any. */
 	if (o->gz) {
-		p->err = write_all(p->fd, gzip_head, sizeof(gzip_head));
+		p->err = out_write_fd(p->fd, gzip_head, sizeof(gzip_head));
 	}
 	/* The formatter goes on in the first slot; what the inline buffer
 	 * holds is handed over as the first chunk by the caller's submit. */
@@ -376,7 +359,7 @@ int out_pipe_finish(struct out *o)
 			tail[4 + i] = (unsigned char)(size >> (8 * i));
 		}
 		if (p->err == 0) {
-			p->err = write_all(p->fd, tail, sizeof(tail));
+			p->err = out_write_fd(p->fd, tail, sizeof(tail));
 		}
 	}
 	err = p->err;
