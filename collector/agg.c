@@ -180,28 +180,30 @@ int agg_add(struct agg *a, const struct agg_sample *s)
 int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
 		    size_t n)
 {
+	int64_t self[256];
 	int rc = 0;
 
-	for (size_t i = 0; i < n; i++, rec++) {
-		int cls = class_of(rec->kind);
-		int64_t v = 0, self;
-		if (rec->kind == COLL_SPAN || rec->kind == COLL_FRAME) {
-			if (!a->nest) {
-				a->nest = nest_create();
+	if (!a->nest) {
+		a->nest = nest_create();
+	}
+	while (n > 0) {
+		size_t k = n < 256 ? n : 256;
+		nest_selves(a->nest, thread, rec, k, self);
+		for (size_t i = 0; i < k; i++, rec++) {
+			int slice = rec->kind == COLL_SPAN ||
+				    rec->kind == COLL_FRAME;
+			int64_t v = slice || rec->kind == COLL_COUNTER
+					    ? (int64_t)rec->t1
+					    : 0;
+			struct agg_row *r = row_of(a, rec->group, rec->name,
+						   class_of(rec->kind), v);
+			if (!r) {
+				rc = -ENOMEM;
+				continue;
 			}
-			v = (int64_t)rec->t1;
-			self = nest_self(a->nest, thread, rec->t0,
-					 v > 0 ? (uint64_t)v : 0);
-		} else {
-			v = rec->kind == COLL_COUNTER ? (int64_t)rec->t1 : 0;
-			self = v;
+			row_add(r, v, slice ? self[i] : v, rec->flags);
 		}
-		struct agg_row *r = row_of(a, rec->group, rec->name, cls, v);
-		if (!r) {
-			rc = -ENOMEM;
-			continue;
-		}
-		row_add(r, v, self, rec->flags);
+		n -= k;
 	}
 	return rc;
 }

@@ -670,6 +670,11 @@ struct nest *nest_create(void);
 void nest_reset(struct nest *ns);
 void nest_destroy(struct nest *ns);
 int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur);
+/* nest_self() for the spans and frames of n drained records of one thread
+ * (t1 their duration), in the order they ended: self[i] is record i's self
+ * time, 0 for records of other kinds. */
+void nest_selves(struct nest *ns, uint64_t thread, const struct coll_rec *rec,
+		 size_t n, int64_t *self);
 
 /* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
  * This function can't fail; it is safe anywhere. */

@@ -94,20 +94,16 @@ static struct nest_thread *thread_of(struct nest *ns, uint64_t key)
 	return &ns->t[ns->n++];
 }
 
-int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur)
+/* The self time of slice [t0, t1) of thread t, which joins its list. */
+static inline int64_t self_on(struct nest_thread *t, uint64_t t0, uint64_t t1)
 {
-	struct nest_thread *t = ns ? thread_of(ns, thread) : NULL;
-	uint64_t t1 = t0 + dur;
-	uint64_t inner = 0;
+	uint64_t inner = 0, dur = t1 - t0;
 
-	if (!t) {
-		return (int64_t)dur;
-	}
 	while (t->n > 0 && t->v[t->n - 1].t0 >= t0 && t->v[t->n - 1].t1 <= t1) {
 		inner += t->v[t->n - 1].t1 - t->v[t->n - 1].t0;
 		t->n--;
 	}
-	if (t->n == t->cap) {
+	if (__builtin_expect(t->n == t->cap, 0)) {
 		if (t->cap >= NEST_MAX) {
 			/* Forget the oldest half. */
 			memmove(t->v, t->v + t->cap / 2,
@@ -127,4 +123,28 @@ int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur)
 		t->v[t->n++] = (struct done){t0, t1};
 	}
 	return inner < dur ? (int64_t)(dur - inner) : 0;
+}
+
+int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur)
+{
+	struct nest_thread *t = ns ? thread_of(ns, thread) : NULL;
+
+	return t ? self_on(t, t0, t0 + dur) : (int64_t)dur;
+}
+
+void nest_selves(struct nest *ns, uint64_t thread, const struct coll_rec *rec,
+		 size_t n, int64_t *self)
+{
+	struct nest_thread *t = ns ? thread_of(ns, thread) : NULL;
+
+	for (size_t i = 0; i < n; i++, rec++) {
+		uint64_t dur = (int64_t)rec->t1 > 0 ? rec->t1 : 0;
+		if (rec->kind != COLL_SPAN && rec->kind != COLL_FRAME) {
+			self[i] = 0;
+		} else if (t) {
+			self[i] = self_on(t, rec->t0, rec->t0 + dur);
+		} else {
+			self[i] = (int64_t)dur;
+		}
+	}
 }

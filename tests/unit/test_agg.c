@@ -350,6 +350,66 @@ static void test_agg_self_time_keeps_threads_apart(void **st)
 	agg_destroy(a);
 }
 
+static struct coll_rec rec_of(uint16_t kind, uint32_t name, uint64_t t0,
+			      uint64_t t1)
+{
+	return (struct coll_rec){
+		.t0 = t0, .t1 = t1, .name = name, .group = 1, .kind = kind};
+}
+
+/*
+ * The drain's path, agg_add_recs_on(), gives the rows that adding the same
+ * records one by one gives (agg_add_rec_on()), across its batches of 256.
+ * 100 rounds of a counter, a marker, a frame a holding span c, and a span
+ * b, all inside one outer span that ends last; then a span whose duration
+ * reads as negative. outer's self time is its 100200 ns less its direct
+ * children a and b (100 x (20 + 40) ns), a's is 100 x (20 - 5) ns.
+ */
+static void test_agg_batch_matches_one_by_one(void **st)
+{
+	struct coll_rec recs[502];
+	size_t n = 0;
+
+	(void)st;
+	for (uint64_t k = 0; k < 100; k++) {
+		uint64_t base = 1000 * k + 100;
+		recs[n++] = rec_of(COLL_COUNTER, 5, base, k);
+		recs[n++] = rec_of(COLL_INSTANT, 6, base + 1, 0);
+		recs[n++] = rec_of(COLL_SPAN, 3, base + 10, 5);	 /* c */
+		recs[n++] = rec_of(COLL_FRAME, 1, base + 5, 20); /* a */
+		recs[n++] = rec_of(COLL_SPAN, 2, base + 30, 40); /* b */
+	}
+	recs[n++] = rec_of(COLL_SPAN, 0, 0, 100200); /* outer */
+	recs[n++] = rec_of(COLL_SPAN, 4, 200000, UINT64_MAX - 5);
+
+	struct agg *batch = agg_create(), *one = agg_create();
+	assert_int_equal(agg_add_recs_on(batch, 7, recs, n), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(agg_add_rec_on(one, 7, &recs[i]), 0);
+	}
+	size_t nb, no;
+	struct agg_row *rb = agg_rows(batch, &nb), *ro = agg_rows(one, &no);
+	assert_int_equal(nb, 7);
+	assert_int_equal(no, nb);
+	for (size_t i = 0; i < nb; i++) {
+		const struct agg_row *o =
+			find(ro, no, rb[i].group, rb[i].name, rb[i].cls);
+		assert_row(&rb[i], o->count, o->total, o->min, o->max);
+		assert_int_equal(rb[i].self, o->self);
+	}
+	assert_int_equal(find(rb, nb, 1, 0, AGG_TIME)->self, 94200);
+	assert_int_equal(find(rb, nb, 1, 1, AGG_TIME)->self, 1500);
+	assert_int_equal(find(rb, nb, 1, 2, AGG_TIME)->self, 4000);
+	assert_int_equal(find(rb, nb, 1, 3, AGG_TIME)->self, 500);
+	assert_row(find(rb, nb, 1, 5, AGG_COUNTER), 100, 4950, 0, 99);
+	assert_int_equal(find(rb, nb, 1, 6, AGG_MARKER)->count, 100);
+	assert_int_equal(find(rb, nb, 1, 4, AGG_TIME)->self, 0);
+	free(rb);
+	free(ro);
+	agg_destroy(batch);
+	agg_destroy(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_agg_totals_saturate_instead_of_wrapping),
 		cmocka_unit_test(test_agg_self_time_subtracts_direct_children),
 		cmocka_unit_test(test_agg_self_time_keeps_threads_apart),
+		cmocka_unit_test(test_agg_batch_matches_one_by_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
