@@ -5,7 +5,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 mkdir -p "$BUILD/bench"
 cc -O2 -std=gnu11 -I"$ROOT/include" -o "$BUILD/bench/core_bench" \
-	"$ROOT/tests/bench/core_bench.c" -ldl
+	"$ROOT/tests/bench/core_bench.c" -ldl -pthread
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

@@ -14,8 +14,9 @@
 # and those dropped from full buffers (from the tables: the hb_inc count
 # and "Dropped records"), and the ratio dump/loop. Each is run RUNS times
 # and keeps its best dump; the records dropped in every run follow (a run
-# that dropped has less to write, so the best dump alone could hide them),
-# and last the ratio of the gzip dump to the plain one. EXTRA='MXPROF_OVERFLOW=block' (any settings,
+# that dropped has less to write, so the best dump alone could hide them)
+# with the CPU time the hypervisor took during each run (steal), and last
+# the ratio of the gzip dump to the plain one. EXTRA='MXPROF_OVERFLOW=block' (any settings,
 # space-separated) adds settings, for a timeline that keeps every call.
 # Figures, not a test: nothing fails on a slow machine.
 set -eu
@@ -32,13 +33,25 @@ cc -O2 -o "$W/dump_bench" "$ROOT/tests/bench/dump_bench.c" -L"$W" -lhookb \
 	-Wl,-rpath,"$W"
 cd "$W"
 
+# The time the hypervisor ran other guests on this machine's CPUs (steal,
+# /proc/stat), all CPUs together, in ms: 0 on bare metal. A drain thread
+# whose CPU is taken away for longer than a full buffer lasts drops
+# records however fast it is, so each run's steal goes beside its drops.
+TCK=$(getconf CLK_TCK)
+steal_ms() {
+	awk -v t="$TCK" '$1 == "cpu" { print int($9 * 1000 / t) }' /proc/stat
+}
+
 # run OUT [env...]: runs the program; prints "LOOP_NS TAIL_NS", TAIL_NS
-# being the time from the loop's end to the process's end.
+# being the time from the loop's end to the process's end. The run's steal
+# goes to $W/steal.txt.
 run() {
-	local out=$1 end
+	local out=$1 end s0
 	shift
+	s0=$(steal_ms)
 	env "$@" ./dump_bench "$N" >"$W/out.txt" 2>"$W/err.txt"
 	end=$(date +%s%N)
+	echo $(($(steal_ms) - s0)) >"$W/steal.txt"
 	echo "$(sed -n 's/^loop_ns //p' "$W/out.txt")" \
 		"$((end - $(sed -n 's/^loop_end_ns //p' "$W/out.txt")))"
 }
@@ -51,7 +64,7 @@ done
 
 # bench NAME: best of RUNS runs writing $W/NAME; prints one row.
 bench() {
-	local name=$1 best=- loop=- r l t size json every=
+	local name=$1 best=- loop=- r l t size json every= steal=
 	for _ in $(seq "$RUNS"); do
 		rm -f "$W/$name" "$W"/*.stats.txt
 		# shellcheck disable=SC2086
@@ -60,6 +73,7 @@ bench() {
 		l=${r% *} t=$((${r#* } - base))
 		every="$every $(sed -n 's/^Dropped records: //p' \
 			"$W/${name%%.*}.stats.txt")"
+		steal="$steal $(cat "$W/steal.txt")"
 		if [ "$best" = - ] || [ "$t" -lt "$best" ]; then
 			best=$t loop=$l
 			cp "$W/err.txt" "$W/best_err.txt"
@@ -80,6 +94,7 @@ bench() {
 			n, l / 1e9, t / 1e9, s / 1e6, j / 1e6,
 			j / 1e6 / (t / 1e9), k, d, t / l }'
 	echo "    dropped, run by run:$every"
+	echo "    CPU time stolen by the hypervisor, run by run (ms):$steal"
 	sed 's/^/    stderr: /' "$W/best_err.txt"
 	dumps="$dumps $best"
 }
