@@ -183,3 +183,105 @@ rc=$?
 set -e
 expect_eq "deep nesting: exit" 1 "$rc"
 expect_eq "deep nesting" "mxprof report: deep.json: not valid JSON at byte 1048603 (nested too deeply)" "$(cat err.txt)"
+
+# The reader takes an event written on one line without blanks, as the
+# library writes it, in one step (rd_object in tools/cli/trace_read.c) and
+# leaves any other to the tokenizer. The same events both ways give the
+# same tables, flame graph and messages: every kind of event and member,
+# nested slices, stacks, numbers in every form, names cut at 255 bytes
+# inside a UTF-8 sequence, members repeated, args empty or not an object,
+# and events the fast path must give back (escapes, literals, arrays).
+python3 - "$MX" <<'PY'
+import json, subprocess, sys
+mx = sys.argv[1]
+# Cut inside the euro sign: 1022 of the name's bytes fit its 1024, 254
+# of the group's fit its 256 (names end on a whole character).
+long_name = "n" * 1022 + "\u20ac"
+long_group = "g" * 253 + "\u00e9\u20ac"
+ev = []
+for i in range(40):
+    t = 10 * i
+    ev.append({"ph": "X", "cat": "c", "name": "inner%d" % (i % 3), "pid": 1,
+               "tid": 1 + i % 2, "ts": t + 1, "dur": 2.5, "sf": 2,
+               "args": {"group": "g", "correlation": i}})
+    ev.append({"ph": "X", "cat": "c", "name": "outer", "pid": 1,
+               "tid": 1 + i % 2, "ts": t, "dur": 8.125, "sf": "1",
+               "args": {"group": "g", "frame": i}})
+ev += [
+    {"ph": "X", "name": long_name, "pid": 2, "tid": 3, "ts": 1e1, "dur": 1.5e-1,
+     "args": {"group": long_group}},
+    {"ph": "X", "cat": "capi", "name": "st", "pid": 2, "tid": 3, "ts": "12.5",
+     "dur": 3, "args": {"group": "C API (libz.so.1)", "error": 0}},
+    {"ph": "X", "cat": "capi", "name": "st", "pid": 2, "tid": 3, "ts": 20,
+     "dur": 4, "args": {"group": "C API (libz.so.1)", "error": -3}},
+    {"ph": "X", "name": "noargs", "pid": 2, "tid": 3, "ts": 30, "dur": 0},
+    {"ph": "X", "name": "emptyargs", "pid": 2, "tid": 3, "ts": 31, "dur": 1,
+     "args": {}},
+    {"ph": "X", "name": "strargs", "cat": "k", "pid": 2, "tid": 3, "ts": 32,
+     "dur": 1, "args": "g"},
+    {"ph": "C", "name": "queue", "group": "q", "pid": 2, "ts": 33,
+     "args": {"value": -12}},
+    {"ph": "C", "name": "queue", "group": "q", "pid": 2, "ts": 34,
+     "args": {"value": 4e1}},
+    {"ph": "i", "name": "mark", "s": "g", "pid": 2, "tid": 3, "ts": 35,
+     "args": {"group": "m"}},
+    {"ph": "i", "name": "mark", "s": "t", "pid": 2, "tid": 3, "ts": 36,
+     "args": {"group": "m"}},
+    {"ph": "I", "name": "mark2", "pid": 2, "tid": 3, "ts": 37, "cat": "m"},
+    {"ph": "M", "name": "thread_name", "pid": 2, "tid": 3,
+     "args": {"name": "worker"}},
+    {"ph": "X", "name": "lit", "pid": 2, "tid": 3, "ts": 40, "dur": 1,
+     "args": {"group": "g", "frame": None, "error": True}},
+    {"ph": "X", "name": "arr", "pid": 2, "tid": 3, "ts": 41, "dur": 1,
+     "u": [1, {"a": 2}], "args": {"group": "g", "deep": {"group": "no"}}},
+    {"ph": "X", "name": "esc\"\\/\t", "pid": 2, "tid": 3, "ts": 42, "dur": 1,
+     "args": {"group": "g"}},
+    {},
+    {"ph": "", "name": "noph", "dur": 1},
+]
+frames = {"1": {"name": "main", "category": "m"},
+          "2": {"name": "f", "parent": "1"}}
+# Members repeated, and numbers in forms json.dumps does not write.
+raw = ['{"ph":"X","name":"dup","name":"dup2","pid":2,"tid":3,"ts":50,'
+       '"dur":1,"args":{"group":"a"},"args":{"group":"g"}}',
+       '{"ph":"X","name":"forms","pid":-0,"tid":3,"ts":5E1,"dur":0.0015e6,'
+       '"args":{"group":"g"}}']
+
+def write(path, indent):
+    enc = lambda e: json.dumps(e, ensure_ascii=False, indent=indent,
+                               separators=None if indent else (",", ":"))
+    lines = [enc(e) for e in ev] + [r if not indent else r.replace(",", ", ")
+                                    for r in raw]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"traceEvents":[\n' + ",\n".join(lines) + '],\n'
+                '"stackFrames":' + json.dumps(frames) + '}\n')
+
+write("line.json", None)
+write("blank.json", 1)
+for args in (["report", "--format", "json"], ["report", "--flame"],
+             ["report", "--sort", "count"]):
+    a = subprocess.run([mx] + args + ["line.json"], capture_output=True)
+    b = subprocess.run([mx] + args + ["blank.json"], capture_output=True)
+    if (a.returncode, a.stdout, a.stderr) != (b.returncode, b.stdout, b.stderr):
+        sys.exit("FAIL: %s differs:\n%r\n%r" % (args, a, b))
+    if a.returncode != 0 or not a.stdout:
+        sys.exit("FAIL: %s: %r" % (args, a))
+t = json.loads(subprocess.run([mx, "report", "--format", "json", "line.json"],
+                              capture_output=True).stdout)
+want = [(t["Time"]["g"]["outer"]["Total Count"], 40),
+        (t["Time"]["g"]["outer"]["Self Time"], 0.225),
+        (t["Time"]["g"]["inner0"]["Total Count"], 14),
+        (t["Time"]["g"]["forms"]["Total Time"], 1.5),
+        ("dup2" in t["Time"]["g"] and "a" not in t["Time"], True),
+        (t["Time"]["C API (libz.so.1)"]["st"]["Errors"], 1),
+        (t["Time"]["g"]["lit"]["Errors"], 1),
+        (t["Time"]["g" * 253 + "\u00e9"]["n" * 1022]["Total Count"], 1),
+        (t["Counter"]["q"]["queue"]["Total Count"], 2),
+        (t["Marker"]["m"]["mark"]["Total Count"], 2),
+        (t["Marker"]["m"]["mark2"]["Total Count"], 1)]
+for i, (got, exp) in enumerate(want):
+    if got != exp:
+        sys.exit("FAIL: check %d of the one-line trace: %r, not %r"
+                 % (i, got, exp))
+print("ok: events on one line and spread over lines give the same report")
+PY

@@ -51,8 +51,8 @@ static const unsigned char js_stop[256] = {
 /* Returns the first byte from q on that ends a string's plain run (see
  * js_stop), or end. Eight bytes at a time where the machine is
  * little-endian: most names are longer than a word. */
-static const unsigned char *js_plain_run(const unsigned char *q,
-					 const unsigned char *end)
+const unsigned char *jscan_plain_run(const unsigned char *q,
+				     const unsigned char *end)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	const uint64_t ones = 0x0101010101010101ull;
@@ -454,7 +454,7 @@ enum jscan_status jscan_feed(struct jscan *js, const unsigned char *buf,
 			    state != S_VALUE && state != S_FIRST_VALUE) {
 				goto unexpected;
 			}
-			q = js_plain_run(q, end);
+			q = jscan_plain_run(q, end);
 			if (q < end && *q == '"') {
 				str = s;
 				n = (size_t)(q - s);
@@ -508,6 +508,18 @@ enum jscan_status jscan_feed(struct jscan *js, const unsigned char *buf,
 		case '[':
 			if (state != S_VALUE && state != S_FIRST_VALUE) {
 				goto unexpected;
+			}
+			if (*p == '{' && cb->object) {
+				long took = cb->object(js->ctx, p, end);
+				if (took < 0) {
+					st = JSCAN_STOPPED;
+					goto out;
+				}
+				if (took > 0) {
+					js->tokens++;
+					p += took;
+					break; /* a value ended */
+				}
 			}
 			if (js_push(js, *p == '{') < 0) {
 				bad = p;

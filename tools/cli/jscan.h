@@ -35,6 +35,14 @@ struct jscan_cb {
 	int (*end_map)(void *ctx);
 	int (*start_array)(void *ctx);
 	int (*end_array)(void *ctx);
+	/* Offered each object that starts at p (its '{') in a value's place,
+	 * before any other handler sees it; end is where the piece ends.
+	 * Returns the object's length when the handler took it whole (no
+	 * other handler is called for it, and the scan goes on after it),
+	 * 0 to leave it to the scan, or -1 to stop the scan before it
+	 * (JSCAN_STOPPED, *used at the '{'). */
+	long (*object)(void *ctx, const unsigned char *p,
+		       const unsigned char *end);
 };
 
 enum jscan_status {
@@ -74,6 +82,12 @@ void jscan_init(struct jscan *js, const struct jscan_cb *cb, void *ctx);
  */
 enum jscan_status jscan_feed(struct jscan *js, const unsigned char *p,
 			     size_t len, int last, size_t *used);
+
+/* Returns the first byte from q on that ends the plain run of a string
+ * (its closing quote, a backslash or a control character), or end. This
+ * function can't fail. */
+const unsigned char *jscan_plain_run(const unsigned char *q,
+				     const unsigned char *end);
 
 /* Frees what js holds. This function can't fail. */
 void jscan_free(struct jscan *js);
