@@ -131,6 +131,7 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	struct coll_rec buf[256];
 	struct clock_line line;
 	int journal_ok = dump_ensure_journal() == 0;
+	const struct coll_rec *last = recs + n; /* the ring's newest, +1 */
 
 	(void)ctx;
 	clock_line(&line);
@@ -144,8 +145,13 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			const struct coll_rec *r = &recs[i];
 			struct coll_rec *c = &buf[i];
 			/* The ring's lines were written on another core: ask
-			 * for them well before they are read. */
-			__builtin_prefetch(r + 16);
+			 * for them well before they are read, but not for
+			 * those past the newest record, which the recording
+			 * thread may be writing: they would be taken from it
+			 * and given back. */
+			if (r + 16 < last) {
+				__builtin_prefetch(r + 16);
+			}
 			*c = *r;
 			c->t0 = clock_line_to_ns(&line, r->t0);
 			if (r->kind == COLL_SPAN || r->kind == COLL_FRAME) {
