@@ -695,6 +695,51 @@ static const unsigned char *fast_string(const unsigned char *q,
 	return q < end && *q == '"' ? q : NULL;
 }
 
+/* The closing quote of the key at k when it is one of those every event
+ * of the library has, with *key set; NULL for any other. */
+static const unsigned char *fast_known_key(const unsigned char *k,
+					   const unsigned char *end,
+					   enum rd_key *key)
+{
+#define FAST_KEY(s, K)                                                         \
+	if (memcmp(k, s "\"", sizeof(s)) == 0) {                               \
+		*key = K;                                                      \
+		return k + sizeof(s) - 1;                                      \
+	}
+	if (end - k < 8) {
+		return NULL;
+	}
+	switch (k[0]) {
+	case 'p':
+		FAST_KEY("ph", K_PH)
+		FAST_KEY("pid", K_PID)
+		break;
+	case 'c':
+		FAST_KEY("cat", K_CAT)
+		break;
+	case 'n':
+		FAST_KEY("name", K_NAME)
+		break;
+	case 't':
+		FAST_KEY("tid", K_TID)
+		FAST_KEY("ts", K_TS)
+		break;
+	case 'd':
+		FAST_KEY("dur", K_DUR)
+		break;
+	case 'a':
+		FAST_KEY("args", K_ARGS)
+		break;
+	case 'g':
+		FAST_KEY("group", K_GROUP)
+		break;
+	default:
+		break;
+	}
+	return NULL;
+#undef FAST_KEY
+}
+
 #define FAST_DIGIT(c) ((unsigned)((c) - '0') < 10)
 
 /* The end of the JSON number at q, or NULL when it is not one or end
@@ -760,10 +805,16 @@ static long rd_object(void *ctx, const unsigned char *p0,
 	}
 	for (;;) {
 		/* A member: "key":value. */
-		if (p >= end || *p != '"' || !(q = fast_string(p + 1, end))) {
+		enum rd_key key;
+		if (p >= end || *p != '"') {
 			return 0;
 		}
-		enum rd_key key = rd_classify(p + 1, (size_t)(q - p - 1));
+		if (!(q = fast_known_key(p + 1, end, &key))) {
+			if (!(q = fast_string(p + 1, end))) {
+				return 0;
+			}
+			key = rd_classify(p + 1, (size_t)(q - p - 1));
+		}
 		p = q + 1;
 		if (p + 1 >= end || *p != ':') {
 			return 0;
