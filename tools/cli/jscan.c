@@ -311,14 +311,9 @@ static int js_unescape(struct jscan *js, const unsigned char *s,
 	return 0;
 }
 
-/*
- * Scans the number at tok. Returns its length, 0 when end cuts it short
- * (unless last: the end then closes a number that is whole), or -1 with
- * js->err set and *bad at the offending byte.
- */
-static long js_number(struct jscan *js, const unsigned char *tok,
-		      const unsigned char *end, int last,
-		      const unsigned char **bad)
+/* Scans the number at tok (see jscan.h). */
+long jscan_number(const unsigned char *tok, const unsigned char *end, int last,
+		  const char **err, const unsigned char **bad)
 {
 	const unsigned char *q = tok;
 
@@ -328,7 +323,7 @@ static long js_number(struct jscan *js, const unsigned char *tok,
 			return 0;
 		}
 		if (!JS_DIGIT(*q)) {
-			js->err = "a digit must follow the minus sign";
+			*err = "a digit must follow the minus sign";
 			goto error;
 		}
 	}
@@ -344,7 +339,7 @@ static long js_number(struct jscan *js, const unsigned char *tok,
 			return 0;
 		}
 		if (!JS_DIGIT(*q)) {
-			js->err = "a digit must follow the decimal point";
+			*err = "a digit must follow the decimal point";
 			goto error;
 		}
 		while (q < end && JS_DIGIT(*q)) {
@@ -359,7 +354,7 @@ static long js_number(struct jscan *js, const unsigned char *tok,
 			return 0;
 		}
 		if (!JS_DIGIT(*q)) {
-			js->err = "a digit must follow the exponent";
+			*err = "a digit must follow the exponent";
 			goto error;
 		}
 		while (q < end && JS_DIGIT(*q)) {
@@ -559,7 +554,7 @@ enum jscan_status jscan_feed(struct jscan *js, const unsigned char *buf,
 			if (state != S_VALUE && state != S_FIRST_VALUE) {
 				goto unexpected;
 			}
-			n = js_number(js, p, end, last, &bad);
+			n = jscan_number(p, end, last, &js->err, &bad);
 			if (n < 0) {
 				goto error;
 			}

@@ -89,6 +89,15 @@ enum jscan_status jscan_feed(struct jscan *js, const unsigned char *p,
 const unsigned char *jscan_plain_run(const unsigned char *q,
 				     const unsigned char *end);
 
+/*
+ * Scans the JSON number at tok, whose first byte is '-' or a digit.
+ * Returns its length, 0 when end cuts it short (unless last: the end then
+ * closes a number that is whole), or -1 with *err set to why and *bad at
+ * the offending byte. This function can't fail otherwise.
+ */
+long jscan_number(const unsigned char *tok, const unsigned char *end, int last,
+		  const char **err, const unsigned char **bad);
+
 /* Frees what js holds. This function can't fail. */
 void jscan_free(struct jscan *js);
 

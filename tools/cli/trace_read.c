@@ -740,50 +740,6 @@ static const unsigned char *fast_known_key(const unsigned char *k,
 #undef FAST_KEY
 }
 
-#define FAST_DIGIT(c) ((unsigned)((c) - '0') < 10)
-
-/* The end of the JSON number at q, or NULL when it is not one or end
- * comes before the byte after it. */
-static const unsigned char *fast_number(const unsigned char *q,
-					const unsigned char *end)
-{
-	if (q < end && *q == '-') {
-		q++;
-	}
-	if (q >= end || !FAST_DIGIT(*q)) {
-		return NULL;
-	}
-	if (*q == '0') {
-		q++;
-	} else {
-		while (q < end && FAST_DIGIT(*q)) {
-			q++;
-		}
-	}
-	if (q < end && *q == '.') {
-		if (++q >= end || !FAST_DIGIT(*q)) {
-			return NULL;
-		}
-		while (q < end && FAST_DIGIT(*q)) {
-			q++;
-		}
-	}
-	if (q < end && (*q == 'e' || *q == 'E')) {
-		if (++q < end && (*q == '+' || *q == '-')) {
-			q++;
-		}
-		if (q >= end || !FAST_DIGIT(*q)) {
-			return NULL;
-		}
-		while (q < end && FAST_DIGIT(*q)) {
-			q++;
-		}
-	}
-	return q < end ? q : NULL;
-}
-
-#undef FAST_DIGIT
-
 /* jscan's object handler (jscan.h): an event of RD_EVENTS read whole, or 0
  * to leave the object to the scan, or -1 when the event callback asked to
  * stop. */
@@ -793,6 +749,8 @@ static long rd_object(void *ctx, const unsigned char *p0,
 	struct rd *r = ctx;
 	struct trace_event *ev = &r->ev;
 	const unsigned char *p = p0 + 1, *q;
+	const char *err;
+	long len;
 	int role = RD_EVENT;
 
 	if (r->skip || rd_top(r) != RD_EVENTS || r->depth + 2 > RD_DEPTH) {
@@ -835,10 +793,12 @@ static long rd_object(void *ctx, const unsigned char *p0,
 			} else {
 				continue;
 			}
-		} else if ((q = fast_number(p, end)) != NULL) {
-			ev_number(ev, role, key, (const char *)p,
-				  (size_t)(q - p));
-			p = q;
+		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
+			   (len = jscan_number(p, end, 0, &err, &q)) > 0) {
+			/* Not last: a number is whole only when a byte
+			 * follows it in the piece. */
+			ev_number(ev, role, key, (const char *)p, (size_t)len);
+			p += len;
 		} else {
 			return 0;
 		}
