@@ -20,11 +20,21 @@
  * forking thread holds the dynamic linker's lock, which the patching
  * thread may be waiting for. Prints "constructor forks FORKS: every child
  * exited 0".
+ *
+ *   forkrace DIR FORKS [ctor] calm
+ *
+ * Either of the above, but each fork (or dlopen of libforkctor.so) waits
+ * until the churning thread is between a dlclose() and its next dlopen():
+ * no fork then meets another thread inside the allocator. AddressSanitizer's
+ * runtime of GCC 12 does not lock its allocator across fork(), so a child
+ * forked while another thread allocates can wait forever in its first
+ * malloc(); the ASan run uses this mode.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +42,48 @@ int rz_0(int x);
 
 static const char *dir;
 static volatile int stop;
+static int calm;
+/* Calm mode: the churning thread's dlopen()/dlclose() pairs and main's
+ * forks take turns; a waiting fork goes first. */
+static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
+static int churning, fork_wanted;
+
+/* main: waits until the churning thread is between two pairs, and keeps
+ * it there until calm_end(). */
+static void calm_begin(void)
+{
+	if (calm) {
+		pthread_mutex_lock(&turn_mu);
+		fork_wanted = 1;
+		while (churning) {
+			pthread_cond_wait(&turn_cv, &turn_mu);
+		}
+	}
+}
+
+static void calm_end(void)
+{
+	if (calm) {
+		fork_wanted = 0;
+		pthread_cond_broadcast(&turn_cv);
+		pthread_mutex_unlock(&turn_mu);
+	}
+}
+
+/* The churning thread, around each pair. */
+static void churn_turn(int begin)
+{
+	if (calm) {
+		pthread_mutex_lock(&turn_mu);
+		while (begin && fork_wanted) {
+			pthread_cond_wait(&turn_cv, &turn_mu);
+		}
+		churning = begin;
+		pthread_cond_broadcast(&turn_cv);
+		pthread_mutex_unlock(&turn_mu);
+	}
+}
 
 static void *churn(void *arg)
 {
@@ -39,6 +91,7 @@ static void *churn(void *arg)
 
 	snprintf(path, sizeof(path), "%s/libforkrace1.so", dir);
 	while (!stop) {
+		churn_turn(1);
 		void *h = dlopen(path, RTLD_LAZY);
 
 		if (!h) {
@@ -46,6 +99,7 @@ static void *churn(void *arg)
 			exit(1);
 		}
 		dlclose(h);
+		churn_turn(0);
 	}
 	return arg;
 }
@@ -58,7 +112,10 @@ static int ctor_forks(int forks)
 
 	snprintf(path, sizeof(path), "%s/libforkctor.so", dir);
 	for (int i = 0; i < forks; i++) {
+		calm_begin();
 		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+		calm_end();
 		int *st = h ? dlsym(h, "forkctor_status") : NULL;
 
 		if (!st || *st != 0) {
@@ -78,8 +135,12 @@ int main(int argc, char **argv)
 	pthread_t t;
 	int forks;
 
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: forkrace DIR FORKS [ctor]\n");
+	if (argc > 3 && strcmp(argv[argc - 1], "calm") == 0) {
+		calm = 1;
+		argc--;
+	}
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "ctor") != 0)) {
+		fprintf(stderr, "usage: forkrace DIR FORKS [ctor] [calm]\n");
 		return 2;
 	}
 	dir = argv[1];
@@ -101,11 +162,14 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, churn, NULL);
 	for (int i = 0; i < forks; i++) {
 		int st = 0;
+
+		calm_begin();
 		pid_t pid = fork();
 
 		if (pid == 0) {
 			_exit(rz_0(1) == 1 && rz_1(1) == 2 ? 0 : 3);
 		}
+		calm_end();
 		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
 		    WEXITSTATUS(st) != 0 || rz_0(2) != 2) {
 			printf("fork %d: child %s %d\n", i,
