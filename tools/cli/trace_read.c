@@ -101,9 +101,8 @@ struct rd {
 	enum rd_key key;    /* the last key of the innermost map */
 	char root_key[256]; /* the last key of the top level */
 	int seen_root, seen_events, root_closed;
-	int not_trace;	     /* not an object or a list of events */
-	int cb_failed;	     /* the event callback asked to stop */
-	unsigned long calls; /* callbacks so far: tokens the parser completed */
+	int not_trace; /* not an object or a list of events */
+	int cb_failed; /* the event callback asked to stop */
 };
 
 static enum rd_key rd_classify(const unsigned char *k, size_t n)
@@ -247,7 +246,6 @@ static int rd_top(const struct rd *r)
 
 static int rd_scalar_ok(struct rd *r)
 {
-	r->calls++;
 	if (r->skip) {
 		return 0;
 	}
@@ -515,7 +513,6 @@ static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct rd *r = ctx;
 
-	r->calls++;
 	if (r->skip) {
 		return 1;
 	}
@@ -571,7 +568,6 @@ static int rd_start_map(void *ctx)
 {
 	struct rd *r = ctx;
 
-	r->calls++;
 	if (r->skip) {
 		r->skip++;
 		return 1;
@@ -617,7 +613,6 @@ static int rd_start_array(void *ctx)
 {
 	struct rd *r = ctx;
 
-	r->calls++;
 	if (r->skip) {
 		r->skip++;
 		return 1;
@@ -639,12 +634,24 @@ static int rd_start_array(void *ctx)
 	return 1;
 }
 
+/* The end of the event in r->ev, read by the scan or the fast path: back
+ * in the list of events, the event handed to the callback when it has a
+ * phase. Returns 0, or -1 when the callback asked to stop. */
+static int rd_event_done(struct rd *r)
+{
+	r->key = K_OTHER;
+	if (r->ev.ph && r->fn(&r->ev, r->opaque) < 0) {
+		r->cb_failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
 static int rd_end(void *ctx)
 {
 	struct rd *r = ctx;
 	int role;
 
-	r->calls++;
 	if (r->skip) {
 		r->skip--;
 		return 1;
@@ -653,14 +660,12 @@ static int rd_end(void *ctx)
 		return 1;
 	}
 	role = r->role[--r->depth];
+	if (role == RD_EVENT) {
+		return rd_event_done(r) == 0;
+	}
 	/* Back in the parent map: its next key comes before any value. */
 	r->key = K_OTHER;
-	if (role == RD_EVENT && r->ev.ph) {
-		if (r->fn(&r->ev, r->opaque) < 0) {
-			r->cb_failed = 1;
-			return 0;
-		}
-	} else if (role == RD_FRAME) {
+	if (role == RD_FRAME) {
 		if (r->frame_id_ok && r->frame_fn(&r->frame, r->opaque) < 0) {
 			r->cb_failed = 1;
 			return 0;
@@ -823,12 +828,7 @@ static long rd_object(void *ctx, const unsigned char *p0,
 		}
 	}
 event_end:
-	r->key = K_OTHER;
-	if (ev->ph && r->fn(ev, r->opaque) < 0) {
-		r->cb_failed = 1;
-		return -1;
-	}
-	return (long)(p - p0);
+	return rd_event_done(r) < 0 ? -1 : (long)(p - p0);
 }
 
 static const struct jscan_cb rd_callbacks = {
