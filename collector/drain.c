@@ -131,7 +131,9 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	struct coll_rec buf[256];
 	struct clock_line line;
 	int journal_ok = dump_ensure_journal() == 0;
-	const struct coll_rec *last = recs + n; /* the ring's newest, +1 */
+	/* The run's end: past the ring's newest record, or the end of its
+	 * array when the run is the first of two. */
+	const struct coll_rec *last = recs + n;
 
 	(void)ctx;
 	clock_line(&line);
@@ -146,9 +148,9 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			struct coll_rec *c = &buf[i];
 			/* The ring's lines were written on another core: ask
 			 * for them well before they are read, but not for
-			 * those past the newest record, which the recording
-			 * thread may be writing: they would be taken from it
-			 * and given back. */
+			 * those past the run, which the recording thread may
+			 * be writing: they would be taken from it and given
+			 * back. */
 			if (r + 16 < last) {
 				__builtin_prefetch(r + 16);
 			}
