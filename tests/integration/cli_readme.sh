@@ -1,14 +1,18 @@
-# The README's examples of the mxprof command, run as written: every line
-# that starts with `mxprof ` in a ```sh block of README.md is taken from
-# the README itself (so the two cannot drift apart) and run, in order,
-# with `mxprof` being this build's command. What the lines need is set up
-# around them: ./train is the bundled example (examples/demo, domain
-# "train"), ./serve a program that waits until told to end; `pgrep -n
-# serve` finds that program; rank0.json and rank1.json come from two runs
-# with RANK set; the journal for `recover` from a ./serve killed with
-# SIGKILL after a dump (its trace removed, as after a crash); the PyTorch
-# example's script through a link to the checkout's tests/ (its two lines
-# are passed over, with one line, where /usr/bin/python3 has no torch).
+# The documents' examples of the mxprof command, run as written: every
+# line that starts with `mxprof ` in a ```sh block of README.md or of a
+# docs/*.md is taken from the document itself (so the two cannot drift
+# apart) and run, in order (the README, then the documents by name), with
+# `mxprof` being this build's command. How many lines each document has is
+# checked, so that text moved between documents cannot drop an example
+# unnoticed. What the lines need is set up around them: ./train is the
+# bundled example (examples/demo, domain "train"), and so is
+# build/examples/demo through a link to the build; ./serve a program that
+# waits until told to end; `pgrep -n serve` finds that program; rank0.json
+# and rank1.json come from two runs with RANK set; the journal for
+# `recover` from a ./serve killed with SIGKILL after a dump (its trace
+# removed, as after a crash); the PyTorch examples' script through a link
+# to the checkout's tests/ (their lines are passed over, with one line
+# each, where /usr/bin/python3 has no torch).
 . "$ROOT/tests/integration/lib.sh"
 mxprof_command
 mxprof() { "$MX" "$@"; }
@@ -18,30 +22,39 @@ printf '#!/bin/sh\nexec "%s"\n' "$BUILD/examples/demo" > train
 printf '#!/bin/sh\nexec "%s" -u 200 -w "%s"\n' "$WORK/bin/serve" "$WORK/go" > serve
 chmod +x train serve
 ln -s "$ROOT/tests" tests
+ln -s "$BUILD" build
 torch=1
 /usr/bin/python3 -c 'import torch' 2>/dev/null || torch=0
-# pgrep as the README calls it, limited to this test's ./serve once it
+# pgrep as docs/command.md calls it, limited to this test's ./serve once it
 # is ready.
 pgrep() {
 	while [ ! -e "$WORK/go.ready" ]; do sleep 0.01; done
 	command pgrep -n -f "^$WORK/bin/serve "
 }
 
-python3 - "$ROOT/README.md" > commands.txt <<'PYEOF'
-import sys
-block = False
-for line in open(sys.argv[1]):
-    if line.startswith("```"):
-        block = line.strip() == "```sh"
-        continue
-    if block and line.lstrip().startswith("mxprof "):
-        print(line.strip())
+# commands.txt: one "DOCUMENT<tab>COMMAND" line per example;
+# counts.txt: "DOCUMENT=N" for each document that has any.
+(cd "$ROOT" && python3 - README.md docs/*.md) > commands.txt 3> counts.txt <<'PYEOF'
+import os, sys
+counts = os.fdopen(3, "w")
+for doc in sys.argv[1:]:
+    block, n = False, 0
+    for line in open(doc):
+        if line.startswith("```"):
+            block = line.strip() == "```sh"
+            continue
+        if block and line.lstrip().startswith("mxprof "):
+            print(doc + "\t" + line.strip())
+            n += 1
+    if n:
+        print("%s=%d" % (doc, n), file=counts)
 PYEOF
 cat commands.txt
-expect_eq "mxprof lines in the README's sh blocks" 11 "$(wc -l < commands.txt)"
+expect_eq "mxprof lines in the documents' sh blocks" \
+	"README.md=3 docs/command.md=9 docs/pytorch.md=2" "$(echo $(cat counts.txt))"
 
 n=0 ran=0 bg=
-while IFS= read -r cmd; do
+while IFS=$'\t' read -r doc cmd; do
 	n=$((n + 1))
 	case "$cmd" in
 	*merge*rank0.json*)
@@ -63,7 +76,7 @@ while IFS= read -r cmd; do
 			continue
 		fi ;;
 	esac
-	echo "+ $cmd"
+	echo "+ $cmd   ($doc)"
 	ran=$((ran + 1))
 	set +e
 	case "$cmd" in
@@ -89,12 +102,20 @@ while IFS= read -r cmd; do
 		expect_eq "merge: processes with slices" 2 "$(jget all.json 'len({e["pid"] for e in d["traceEvents"] if e["ph"] == "X"})')" ;;
 	*recover*)
 		expect_eq "recovered steps" 10 "$(row_count job.stats.txt cli step)" ;;
+	*'report demo.json --category train'*)
+		expect_eq "demo report: epochs" 3 "$(row_count "out.$n" train epoch)"
+		expect_eq "demo report: sections" "train train (counters) train (markers)" \
+			"$(echo $(grep -B1 '^=====' "out.$n" | grep -v '^=\|^--'))" ;;
+	*'-n 5 --'*torch_train.py*)
+		expect_eq "torch summary: top 5 aten rows" 5 "$(grep -c '^aten::' "err.$n")"
+		expect_eq "torch summary: the program's output" 1 "$(grep -c '^loss ' "out.$n")" ;;
 	*'--category aten --top 12'*)
 		expect_eq "aten: the section alone" "aten" "$(sed -n 3p "out.$n")"
 		expect_eq "aten: 12 operator rows" 12 "$(grep -c '^aten::' "out.$n")"
 		expect_eq "aten: conv2d 7 times" 7 "$(row_count "out.$n" aten aten::conv2d)" ;;
 	esac
 done < commands.txt
-expect_eq "commands read" 11 "$n"
-expect_eq "commands run" $((9 + 2 * torch)) "$ran"
+expect_eq "commands read" 14 "$n"
+expect_eq "commands run" $((11 + 3 * torch)) "$ran"
+expect_eq "demo.json: epochs" 3 "$(row_count demo.stats.txt train epoch)"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"
