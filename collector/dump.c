@@ -31,7 +31,7 @@ static struct chrome_written last_written;
 /*
  * The size in MB past which the exit says that the timeline is big: 1024,
  * the most that trace viewers load well. MXPROF_TEST_BIG_TRACE_MB, a test
- * knob (README), lowers it so that a test run can pass it cheaply. Read
+ * knob (docs/settings.md), lowers it so a test passes it cheaply. Read
  * at load, while the process has one thread.
  */
 static uint64_t big_trace_mb = 1024;

@@ -2,7 +2,7 @@
  * hook.c - the hook engine's life cycle: start (hook_init), the lines at
  * exit (hook_finish) and fork. hook.h is the map of the other files.
  *
- * Known limits (the README's "Limits" tells users the same):
+ * Known limits (docs/hooks.md, "Limits", tells users the same):
  *  - Code that switches stacks under a hooked call (swapcontext, green
  *    threads that copy stacks) can return after the shadow stack dropped
  *    the call's frame; the frame's copy in the limbo sends it back to its

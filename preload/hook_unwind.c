@@ -15,7 +15,7 @@
  *
  * A program that links libstdc++ and the unwinder statically has no such
  * GOT entry: its exceptions still pass hooked frames, but the calls they
- * end are not recorded (README, "Limits").
+ * end are not recorded (docs/hooks.md, "Limits").
  */
 #include "hook.h"
 

@@ -50,7 +50,7 @@ struct settings {
  * Reads every MXPROF_* variable through get (getenv in the library, a
  * table in tests) into s. A bad value gives one line on stderr naming the
  * variable, the value and what is accepted, and that feature falls back as
- * the README documents. Returns the number of bad values.
+ * docs/settings.md documents. Returns the number of bad values.
  */
 int settings_parse(struct settings *s, const char *(*get)(const char *));
 

@@ -4,7 +4,7 @@
  * Parsing is strict: a value is either entirely valid or rejected with one
  * line on stderr naming the variable, the bad value and what is accepted.
  * A rejected value never stops the program; the feature it controls falls
- * back to its safe default (see the README's table), so that a typo costs
+ * back to its safe default (see docs/settings.md), so that a typo costs
  * a feature, not a run.
  */
 #include <errno.h>

@@ -43,7 +43,7 @@ expect_eq "dropped" 0 "$(jget b.summary.json 'd["dropped"]')"
 # The same under a dlopen interposer, preloaded after mxprof. Not in the
 # sanitizer builds: there the sanitizer's runtime comes first in
 # LD_PRELOAD with a dlopen of its own, which mxprof takes over on purpose
-# (README), so a shim behind it is passed by.
+# (docs/hooks.md), so a shim behind it is passed by.
 if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
 	echo "ok: (the shim case runs in the plain build only)"
 	exit 0
