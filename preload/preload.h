@@ -1,9 +1,10 @@
 /*
- * preload.h - the injected library's front: settings (settings.c), this
- * process's collector settings (config.c), the run/pause/stop state
- * machine (state.c), load and fork (init.c), the signals (signals.c),
- * the public API (api.c) and NVTX injection (nvtx.c). The hook engine has its
- * own map, hook.h.
+ * preload.h - the injected library's front: the settings (settings.h;
+ * the mxprof command links settings.c too), this process's collector
+ * settings (config.c), the metadata pairs (metadata.c), the
+ * run/pause/stop state machine (state.c), load and fork (init.c), the
+ * signals (signals.c), the public API (api.c) and NVTX injection
+ * (nvtx.c). The hook engine has its own map, hook.h.
  *
  * Dependencies go one way: api.c and nvtx.c use init.c and state.c;
  * init.c uses state.c, config.c, signals.c and the sources it sets up (hook,
@@ -15,86 +16,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* MXPROF_TRACE sources. */
-enum {
-	TRACE_API = 1u << 0,
-	TRACE_CUDA = 1u << 1,
-	TRACE_GPU = 1u << 2,
-	TRACE_NVTX = 1u << 3,
-	TRACE_MEMORY = 1u << 4,
-	TRACE_ALL = 0x1f,
-};
-
-struct settings {
-	int autostart;
-	char output[4096];    /* the pattern, not yet expanded */
-	unsigned trace;	      /* TRACE_* mask */
-	const char *hook;     /* MXPROF_HOOK, NULL for the default @auto */
-	const char *metadata; /* MXPROF_METADATA, checked; NULL if unset */
-	int signal;	      /* dump signal number, 0 = none */
-	int signal_taken;     /* the program handles the one asked for */
-	double delay_s;
-	double duration_s;
-	char capture_nvtx[256];
-	int continuous_dump;
-	double dump_period_s;
-	uint64_t max_trace_mb;
-	int stacks;
-	int overflow;		   /* enum coll_overflow */
-	unsigned ring_records;	   /* from MXPROF_BUFFER_KB */
-	unsigned ring_records_max; /* MXPROF_BUFFER_MAX_KB: a full ring grows */
-	unsigned drain_period_ms;
-};
+#include "settings.h"
 
 /*
- * Reads every MXPROF_* variable through get (getenv in the library, a
- * table in tests) into s. A bad value gives one line on stderr naming the
- * variable, the value and what is accepted, and that feature falls back as
- * the README documents. Returns the number of bad values.
+ * metadata.c: the key-value pairs of mxprof_add_metadata() and
+ * MXPROF_METADATA. metadata_add() adds one pair (meta_set()) and returns
+ * its result, with one line on stderr for a failure; metadata_load()
+ * adds the pairs of MXPROF_METADATA's value (settings_parse() checked its
+ * syntax), each failure with one line. Neither is for the hot path.
  */
-int settings_parse(struct settings *s, const char *(*get)(const char *));
-
-/*
- * MXPROF_METADATA (metadata.c): metadata_check() returns 0 when v is
- * key=value[,key=value...] with no empty key, -EINVAL otherwise;
- * metadata_load() adds its pairs (mxprof_add_metadata()), each failure
- * with one line. Neither is for the hot path.
- */
-int metadata_check(const char *v);
+int metadata_add(const char *key, const char *value);
 void metadata_load(const char *v);
-
-/*
- * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
- * When descendant is non-zero and the pattern has no %p, ".<pid>" is put
- * before the trace's ending (paths_child()), so that a child never writes
- * its parent's file. Returns 0, or -EINVAL for another % sequence, or
- * -ENAMETOOLONG.
- */
-int settings_expand_output(const char *pattern, int pid, int rank,
-			   int descendant, char *buf, size_t len);
-
-/* Returns the rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
- * SLURM_PROCID or MV2_COMM_WORLD_RANK, or -1. */
-int settings_rank(const char *(*get)(const char *));
-
-/* What a launcher says of the process's place among its peers. */
-enum settings_dist {
-	SETTINGS_RANK,	     /* settings_rank()'s variables */
-	SETTINGS_WORLD_SIZE, /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,
-				SLURM_NTASKS, MV2_COMM_WORLD_SIZE */
-	SETTINGS_LOCAL_RANK, /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
-				MPI_LOCALRANKID, SLURM_LOCALID,
-				MV2_COMM_WORLD_LOCAL_RANK */
-};
-
-/* Returns what's value from the first of its variables that holds a
- * number (a world size of 0 is passed over); -1 when none does (0 for
- * the world size). */
-int settings_dist(const char *(*get)(const char *), enum settings_dist what);
-
-/* Parses a signal name ("USR1", "SIGUSR2", "10") or "none" (0). Returns the
- * number, or -1 when invalid. */
-int settings_signal(const char *v);
 
 struct coll_config;
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "preload.h"
+#include "settings.h"
 
 /* KiB as records, rounded down to a power of two. */
 static unsigned kb_records(uint64_t kb)
@@ -126,6 +126,29 @@ int settings_signal(const char *v)
 	return -1;
 }
 
+/* MXPROF_METADATA: key=value[,key=value...], no key empty (metadata.c
+ * adds the pairs). */
+static int parse_metadata(const char *v)
+{
+	const char *p = v;
+
+	if (!*v) {
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		if (!eq || eq == p) {
+			return -EINVAL;
+		}
+		p += len;
+		if (*p == ',' && !*++p) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int parse_trace(const char *v, unsigned *out)
 {
 	static const struct {
@@ -213,6 +236,9 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 			switch (*++p) {
 			case 'p':
 				snprintf(tmp, sizeof(tmp), "%d", pid);
+				if (pid == 0) {
+					strcpy(tmp, "*"); /* any process's */
+				}
 				has_pid = 1;
 				break;
 			case 'r':
@@ -255,6 +281,17 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 		return paths_child(name, tmp, buf, len);
 	}
 	return 0;
+}
+
+void settings_output_name(const char *pattern, int pid, int rank,
+			  int descendant, char *buf, size_t len)
+{
+	if (!pattern || !*pattern ||
+	    settings_expand_output(pattern, pid, rank, descendant, buf, len) <
+		    0) {
+		settings_expand_output("profile.json", pid, rank, descendant,
+				       buf, len);
+	}
 }
 
 int settings_parse(struct settings *s, const char *(*get)(const char *))
@@ -302,7 +339,7 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 		s->trace = TRACE_ALL;
 	}
 	if ((v = get("MXPROF_METADATA"))) {
-		if (metadata_check(v) < 0) {
+		if (parse_metadata(v) < 0) {
 			errors += bad("MXPROF_METADATA", v,
 				      "key=value[,key=value...], keys not "
 				      "empty",

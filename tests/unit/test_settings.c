@@ -478,6 +478,32 @@ static void test_settings_expand_output_rejects_bad_patterns(void **st)
 	assert_string_equal(buf, "abcd.1234.json");
 }
 
+/* A pid of 0 asks for any process's file: %p is the glob "*". */
+static void test_settings_expand_output_pid_zero_is_a_glob(void **st)
+{
+	(void)st;
+	expand_ok("trace-%p.json", 0, -1, 0, "trace-*.json");
+	expand_ok("r%r-%p", 0, 5, 0, "r5-*");
+	expand_ok("100%%p.json", 0, -1, 0, "100%p.json");
+}
+
+/* settings_output_name(): the name the library writes, profile.json for
+ * a pattern settings_parse() refuses or none. */
+static void test_settings_output_name_falls_back_to_profile_json(void **st)
+{
+	char buf[256];
+
+	(void)st;
+	settings_output_name("run-r%r-%p.json", 42, 3, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "run-r3-42.json");
+	settings_output_name("a%x.json", 42, 3, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "profile.json");
+	settings_output_name("", 42, 3, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "profile.42.json");
+	settings_output_name(NULL, 0, -1, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "profile.json");
+}
+
 /* ---- settings_signal and settings_rank ----------------------------------- */
 
 static void test_settings_signal_names_numbers_and_refusals(void **st)
@@ -609,6 +635,10 @@ int main(void)
 			test_settings_expand_output_descendant_gets_pid),
 		cmocka_unit_test(
 			test_settings_expand_output_rejects_bad_patterns),
+		cmocka_unit_test(
+			test_settings_expand_output_pid_zero_is_a_glob),
+		cmocka_unit_test(
+			test_settings_output_name_falls_back_to_profile_json),
 		cmocka_unit_test(
 			test_settings_signal_names_numbers_and_refusals),
 		cmocka_unit_test(test_settings_rank_from_launcher_variables),
