@@ -8,6 +8,7 @@
  * a feature, not a run.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -225,7 +226,7 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 {
 	size_t n = 0;
 	int has_pid = 0;
-	char tmp[64];
+	char tmp[HOST_NAME_MAX + 16]; /* a host name, or a number */
 
 	for (const char *p = pattern; *p; p++) {
 		const char *piece = tmp;
@@ -250,6 +251,11 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 					strcpy(tmp, "localhost");
 				}
 				tmp[sizeof(tmp) - 1] = 0;
+				/* The kernel takes any byte in a host name:
+				 * %h stays one name, never a folder. */
+				for (char *c = tmp; (c = strchr(c, '/'));) {
+					*c = '_';
+				}
 				break;
 			case '%':
 				strcpy(tmp, "%");

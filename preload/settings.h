@@ -57,7 +57,8 @@ int settings_parse(struct settings *s, const char *(*get)(const char *));
 /*
  * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
  * A pid of 0 expands %p as the glob "*" (for a caller that looks for the
- * files of any process). When descendant is non-zero and the pattern has
+ * files of any process). A '/' in the host name becomes '_': %h is one
+ * name, never a folder. When descendant is non-zero and the pattern has
  * no %p, ".<pid>" is put before the trace's ending (paths_child()), so
  * that a child never writes its parent's file. Returns 0, or -EINVAL for
  * an empty result or another % sequence, or -ENAMETOOLONG. This function
