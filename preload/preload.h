@@ -1,14 +1,48 @@
 /*
- * preload.h - the injected library's front: the settings (settings.h;
- * the mxprof command links settings.c too), this process's collector
- * settings (config.c), the metadata pairs (metadata.c), the
- * run/pause/stop state machine (state.c), load and fork (init.c), the
- * signals (signals.c), the public API (api.c) and NVTX injection
- * (nvtx.c). The hook engine has its own map, hook.h.
+ * preload.h - the map of preload/, the injected library: what the program
+ * calls (the API, NVTX, the wrapped exits), load and fork, the settings,
+ * the run/pause/stop state, the hook engine (its own map: hook.h) and the
+ * call stacks (their own map: stack.h).
  *
- * Dependencies go one way: api.c and nvtx.c use init.c and state.c;
- * init.c uses state.c, config.c, signals.c and the sources it sets up (hook,
- * cupti); state.c uses config.c; none of them calls back up.
+ * The files from the top down; a file calls only files below it (the
+ * exception is the last paragraph):
+ *
+ *   api.c          the public C API (mxprof.h); an entry that may come
+ *                  before the constructor initialises the library first
+ *                  (preload_init_once())
+ *   set_config.c   mxprof_set_config(): settings changed while running
+ *   nvtx.c         NVTX's injection entry and its callbacks (CUDA builds)
+ *   exits.c        the _exit and exec wrappers (the .so only)
+ *   init.c         load and unload, fork, and the wiring: the settings
+ *                  read, the signals, each source set up and registered,
+ *                  the stack namer given to the collector
+ *   stack_name.c   names of native frames, on the drain thread (stack.h)
+ *   hook*.c, hook_tramp.S   the hook engine, in hook.h's order
+ *   stack.c, pyframes.c     capturing call stacks (stack.h)
+ *   state.c        the run/pause/stop state machine, the capture window
+ *   config.c       this process's trace path and collector settings
+ *   continue.c     the trace handed over across exec (MXPROF_CONTINUE)
+ *   metadata.c     the metadata pairs (the API's and MXPROF_METADATA's)
+ *   signals.c      the dump signal and the final dump on fatal signals
+ *   settings.c     the MXPROF_* variables (settings.h): the C library and
+ *                  collector/paths.c only, so the mxprof command links it
+ *
+ * Who calls whom: the entry points (api, set_config, nvtx) call init's
+ * preload_init_once() and state.c; init.c calls everything it sets up;
+ * the hook engine calls stack.c (hook_dl, hook_rt) and reads state.c's
+ * flag (hook_tramp.S); stack_name.c calls stack.c and hook_demangle.c;
+ * state.c calls config.c, config.c settings.c and continue.c. Everything
+ * may call collector/ (collector.h), which never calls back but through
+ * what it is given (sources, the namer, the tick).
+ *
+ * The one loop left, and why: hook_tramp.S <-> hook_rt.c. They are the
+ * two halves of one runtime: the stubs' fast paths call the C general
+ * paths (hook_rt_enter, hook_rt_exit, hook_rt_stack) and reach the
+ * thread's shadow stack (hook_rt_tls), and the C side computes the
+ * address of stub i (hook_stub(), from hook_tramp_stubs) to make a hooked
+ * function return into its stub. Passing either side to the other at
+ * start-up would put a load through a pointer on every hooked call.
+ * tests/integration/house_loops.sh fails on any other loop.
  */
 #ifndef MXPROF_PRELOAD_H
 #define MXPROF_PRELOAD_H
