@@ -137,6 +137,12 @@ uint64_t mxprof_dropped(void)
 	return ring_dropped();
 }
 
+int mxprof_add_metadata(const char *key, const char *value)
+{
+	preload_init_once();
+	return metadata_add(key, value);
+}
+
 mxprof_domain *mxprof_domain_create(const char *name)
 {
 	static struct coll_lock lock = COLL_LOCK_INIT(LOCK_DOMAINS);

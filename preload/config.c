@@ -63,14 +63,9 @@ void config_output(char *out, size_t len, int descendant)
 {
 	const struct settings *s = &preload_settings;
 	char rel[PATH_MAX];
-	int rc = settings_expand_output(s->output, (int)getpid(),
-					settings_rank(env), descendant, rel,
-					sizeof(rel));
 
-	if (rc < 0) {
-		settings_expand_output("profile.json", (int)getpid(), 0,
-				       descendant, rel, sizeof(rel));
-	}
+	settings_output_name(s->output, (int)getpid(), settings_rank(env),
+			     descendant, rel, sizeof(rel));
 	if (rel[0] == '/' || !launch_cwd[0] ||
 	    snprintf(out, len, "%s/%s", launch_cwd, rel) >= (int)len) {
 		snprintf(out, len, "%s", rel);

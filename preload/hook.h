@@ -27,10 +27,11 @@
  *                  patched
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
  *                  and calling one as from its caller
+ *   hook_spec.c    the MXPROF_HOOK patterns and presets
  *   hook_hint.c    the lines at exit when nothing was recorded, or a
  *                  pattern matched nothing
- *   hook_spec.c    the MXPROF_HOOK patterns and presets
- *   hook_demangle.c  readable names of hooked C++ functions
+ *   hook_demangle.c  readable names of hooked C++ functions (the object
+ *                  list hands it libstdc++'s demangler when it finds one)
  *   hook_aten.c    PyTorch's names of its operators (@torch)
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
@@ -40,7 +41,10 @@
  *
  * hook_tramp.S and hook_rt.c are the two halves of one runtime: the
  * assembly calls the C general paths, and the C side computes the stubs'
- * addresses (hook_stub() and friends below).
+ * addresses (hook_stub() and friends below). That is the one loop among
+ * these files (preload.h says why it stays). Outside the engine, hook_dl.c
+ * and hook_rt.c call the stack capture (stack.h), and the stubs read
+ * state.c's flag (state_api_recording).
  *
  * Threads: everything the patcher does (hook_dl.c and below, except the
  * runtime) runs under the patcher's lock, which nobody blocks on (see
@@ -424,10 +428,18 @@ int hook_hint_similar(const char *libglob, const char *sym, char *out,
 
 /*
  * Returns the demangled name of sym (a malloc'd string for the caller to
- * free), or NULL when sym is no C++ name or libstdc++'s demangler is not
- * loaded. Patcher's lock held; not hot; allocates.
+ * free), or NULL when sym is no C++ name or libstdc++'s demangler was not
+ * found yet. Any thread; not hot; allocates.
  */
 char *hook_demangle(const char *sym);
+
+/* libstdc++'s __cxa_demangle. hook_demangle_use() makes fn the demangler
+ * unless one was set already; hook_demangle_ready() is non-zero once one
+ * was. The object list (hook_obj.c) looks for it in each new object until
+ * found. Neither can fail. */
+typedef char *(*hook_demangle_fn)(const char *, char *, size_t *, int *);
+void hook_demangle_use(hook_demangle_fn fn);
+int hook_demangle_ready(void);
 
 /* ---- the real functions behind the wrappers (hook_orig.c) --------------- */
 

@@ -8,50 +8,42 @@
  * spells it (`libfoo.so:nn::*`) are matched against the same name.
  *
  * The demangler is libstdc++'s __cxa_demangle, found among the loaded
- * objects: a program that calls C++ functions has it loaded. mxprof does not
- * link libstdc++ itself, so a C program never loads it because of mxprof;
- * without it, names stay mangled.
+ * objects as the patcher learns them (hook_obj.c, which hands it over with
+ * hook_demangle_use()): a program that calls C++ functions has it loaded.
+ * mxprof does not link libstdc++ itself, so a C program never loads it
+ * because of mxprof; without it, names stay mangled.
  *
- * Runs under the patcher's lock; allocates; not hot.
+ * Runs under the patcher's lock, and on the drain thread (stack_name.c);
+ * allocates; not hot.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hook.h"
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+/* libstdc++'s __cxa_demangle once found; set once, read unlocked. */
+static hook_demangle_fn demangler;
 
-/* Returns libstdc++'s __cxa_demangle, looked up in the loaded objects
- * (again each time until found: libstdc++ may be loaded later), or NULL. */
-static demangle_fn demangler(void)
+void hook_demangle_use(hook_demangle_fn fn)
 {
-	static demangle_fn fn;
+	hook_demangle_fn none = NULL;
 
-	for (int i = 0; !fn && i < hook_obj_count(); i++) {
-		struct hook_obj *o = hook_obj_nth(i);
-		struct hook_dyn d;
-		int type = 0;
-		void *p;
+	__atomic_compare_exchange_n(&demangler, &none, fn, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+}
 
-		if (o->skip ||
-		    hook_elf_dyn(o->base, o->phdr, o->phnum, &d) != 0) {
-			continue;
-		}
-		p = hook_elf_lookup(o->base, &d, "__cxa_demangle", &type);
-		if (p && type == STT_FUNC) {
-			fn = (demangle_fn)(uintptr_t)p;
-		}
-	}
-	return fn;
+int hook_demangle_ready(void)
+{
+	return __atomic_load_n(&demangler, __ATOMIC_ACQUIRE) != NULL;
 }
 
 char *hook_demangle(const char *sym)
 {
-	demangle_fn fn;
+	hook_demangle_fn fn = __atomic_load_n(&demangler, __ATOMIC_ACQUIRE);
 	int status = -1;
 	char *out;
 
-	if (strncmp(sym, "_Z", 2) != 0 || !(fn = demangler())) {
+	if (strncmp(sym, "_Z", 2) != 0 || !fn) {
 		return NULL;
 	}
 	out = fn(sym, NULL, NULL, &status);

@@ -16,13 +16,14 @@
  * libmxprof.a would interpose them on every other object. They call the
  * real function as from their caller (hook_orig_call()).
  *
- * Locking: the dynamic linker holds its own lock while it runs library
- * constructors, which may call dlopen or dlsym, and the patcher takes the
- * dynamic linker's lock (dl_iterate_phdr, dlopen(RTLD_NOLOAD), dlsym). To
- * never wait on each other, nobody blocks on the patcher's lock: a thread
- * that cannot take it leaves a "scan pending" mark that the holder honours
- * before leaving, and dlsym then returns the unwrapped pointer. fork() is
- * the one waiter, bounded (see "fork" below).
+ * Locking: the patcher's lock is LOCK_HOOK, the first of the lock order
+ * (collector.h). The dynamic linker holds its own lock while it runs
+ * library constructors, which may call dlopen or dlsym, and the patcher
+ * takes the dynamic linker's lock (dl_iterate_phdr, dlopen(RTLD_NOLOAD),
+ * dlsym). To never wait on each other, nobody blocks on the patcher's
+ * lock: a thread that cannot take it leaves a "scan pending" mark that the
+ * holder honours before leaving, and dlsym then returns the unwrapped
+ * pointer. fork() is the one waiter, bounded (see "fork" below).
  *
  * errno: what a wrapper returns to the program is what the real function
  * left in errno; the scans and lookups after it keep it (scan() and
@@ -40,6 +41,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "collector.h"
 #include "stack.h"
 #include "hook.h"
 
@@ -65,7 +67,9 @@ static void *const wrappers[HOOK_ORIG_COUNT] = {
 /* Hooking is on: hook_dl_start() was called, and no fork left this
  * process's tables in doubt. */
 static int on;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The patcher's lock: first in the lock order (collector.h), and only
+ * ever tried or, at fork, waited for with a bound. */
+static struct coll_lock lock = COLL_LOCK_INIT(LOCK_HOOK);
 static int scan_pending;
 /* The thread that holds the lock (its pthread_self()), or 0. */
 static unsigned long holder;
@@ -118,7 +122,7 @@ static void scan_locked(void)
  * this one, further up) holds it. */
 static int lock_try(void)
 {
-	if (pthread_mutex_trylock(&lock) != 0) {
+	if (!coll_trylock(&lock)) {
 		return -1;
 	}
 	__atomic_store_n(&holder, (unsigned long)pthread_self(),
@@ -133,7 +137,7 @@ static void unlock_and_catch_up(void)
 {
 	for (;;) {
 		__atomic_store_n(&holder, 0, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&lock);
+		coll_unlock(&lock);
 		if (!__atomic_load_n(&scan_pending, __ATOMIC_SEQ_CST) ||
 		    lock_try() != 0) {
 			return;
@@ -295,14 +299,18 @@ static int dl_close(void *handle)
  * not hooked, and one line says so.
  */
 
-/* Waits FORK_WAIT_S at most for the lock. Returns 0 once taken, or -1. */
+/* Waits FORK_WAIT_S at most for the lock. Returns 0 once taken, or -1.
+ * lock.c has no timed lock: its mutex is waited for directly. A bounded
+ * wait cannot deadlock, so, like a try-lock, it needs no order check; the
+ * lock is the first of the order, and fork's prepare takes the others
+ * after it. */
 static int lock_wait(void)
 {
 	struct timespec until;
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += FORK_WAIT_S;
-	if (pthread_mutex_timedlock(&lock, &until) != 0) {
+	if (pthread_mutex_timedlock(&lock.m, &until) != 0) {
 		return -1;
 	}
 	__atomic_store_n(&holder, (unsigned long)pthread_self(),
@@ -341,7 +349,7 @@ void hook_dl_fork_parent(void)
 /* Makes the lock a fresh one, nobody's. */
 static void lock_reset(void)
 {
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	struct coll_lock fresh = COLL_LOCK_INIT(LOCK_HOOK);
 
 	memcpy(&lock, &fresh, sizeof(lock));
 	__atomic_store_n(&holder, 0, __ATOMIC_RELAXED);
@@ -361,7 +369,7 @@ void hook_dl_fork_child(void)
 		 * not have go: its next dl call scans what they loaded. */
 		__atomic_store_n(&scan_pending, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&holder, 0, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&lock);
+		coll_unlock(&lock);
 		break;
 	case FORK_SELF:
 		break; /* this thread's scan goes on, and lets go */

@@ -207,6 +207,27 @@ int hook_obj_loads_changed(void)
 	return n != loads_seen;
 }
 
+/* Looks for libstdc++'s __cxa_demangle in the new objects (seen 2) until
+ * one has it, and hands it to hook_demangle.c. */
+static void find_demangler(void)
+{
+	for (int i = 0; i < nobjs && !hook_demangle_ready(); i++) {
+		struct hook_obj *o = &objs[i];
+		struct hook_dyn d;
+		int type = 0;
+		void *p;
+
+		if (o->seen != 2 || o->skip ||
+		    hook_elf_dyn(o->base, o->phdr, o->phnum, &d) != 0) {
+			continue;
+		}
+		p = hook_elf_lookup(o->base, &d, "__cxa_demangle", &type);
+		if (p && type == STT_FUNC) {
+			hook_demangle_use((hook_demangle_fn)(uintptr_t)p);
+		}
+	}
+}
+
 int hook_obj_sync(void)
 {
 	int added = 0;
@@ -216,6 +237,7 @@ int hook_obj_sync(void)
 	}
 	dl_iterate_phdr(loads_cb, &loads_seen);
 	dl_iterate_phdr(collect_cb, &added);
+	find_demangler();
 	for (int i = 0; i < nobjs;) {
 		if (!objs[i].seen) {
 			hook_table_retire(objs[i].xlo, objs[i].xhi);

@@ -163,6 +163,9 @@ static void load(void)
 		metadata_load(s->metadata);
 	}
 	stack_init(s->stacks);
+	if (stack_depth > 0) {
+		stack_set_namer(stack_name);
+	}
 #ifdef MXPROF_WITH_HOOK
 	if (hook_init(s->hook) == 0) {
 		hook_set_descendant(config_descendant());

@@ -1,20 +1,20 @@
 /*
- * metadata.c - mxprof_add_metadata() and MXPROF_METADATA: key-value pairs
- * the program (or its environment) adds to the trace's top level and the
- * head of the tables, as PyTorch's profiler add_metadata() does. The
- * collector keeps them (collector/meta.c).
+ * metadata.c - the pairs of mxprof_add_metadata() (api.c) and
+ * MXPROF_METADATA: key-value pairs the program (or its environment) adds
+ * to the trace's top level and the head of the tables, as PyTorch's
+ * profiler add_metadata() does. The collector keeps them
+ * (collector/meta.c); settings.c checks MXPROF_METADATA's syntax.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collector.h"
-#include "mxprof.h"
 #include "preload.h"
 
 /* meta_set() with the line for a failure. Called at load too, inside
  * preload_init_once(): it must not call it again. */
-static int add(const char *key, const char *value)
+int metadata_add(const char *key, const char *value)
 {
 	int rc = meta_set(key, value);
 	if (rc == -EINVAL) {
@@ -32,33 +32,6 @@ static int add(const char *key, const char *value)
 	return rc;
 }
 
-int mxprof_add_metadata(const char *key, const char *value)
-{
-	preload_init_once();
-	return add(key, value);
-}
-
-int metadata_check(const char *v)
-{
-	const char *p = v;
-
-	if (!*v) {
-		return -EINVAL;
-	}
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		const char *eq = memchr(p, '=', len);
-		if (!eq || eq == p) {
-			return -EINVAL;
-		}
-		p += len;
-		if (*p == ',' && !*++p) {
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
 void metadata_load(const char *v)
 {
 	char key[META_KEY_MAX], value[META_VALUE_MAX];
@@ -73,7 +46,7 @@ void metadata_load(const char *v)
 			key[kl] = 0;
 			memcpy(value, eq + 1, vl);
 			value[vl] = 0;
-			add(key, value);
+			metadata_add(key, value);
 		} else {
 			fprintf(stderr,
 				"mxprof: MXPROF_METADATA: '%.*s' is too long "

@@ -1,13 +1,48 @@
 /*
- * preload.h - the injected library's front: settings (settings.c), this
- * process's collector settings (config.c), the run/pause/stop state
- * machine (state.c), load and fork (init.c), the signals (signals.c),
- * the public API (api.c) and NVTX injection (nvtx.c). The hook engine has its
- * own map, hook.h.
+ * preload.h - the map of preload/, the injected library: what the program
+ * calls (the API, NVTX, the wrapped exits), load and fork, the settings,
+ * the run/pause/stop state, the hook engine (its own map: hook.h) and the
+ * call stacks (their own map: stack.h).
  *
- * Dependencies go one way: api.c and nvtx.c use init.c and state.c;
- * init.c uses state.c, config.c, signals.c and the sources it sets up (hook,
- * cupti); state.c uses config.c; none of them calls back up.
+ * The files from the top down; a file calls only files below it (the
+ * exception is the last paragraph):
+ *
+ *   api.c          the public C API (mxprof.h); an entry that may come
+ *                  before the constructor initialises the library first
+ *                  (preload_init_once())
+ *   set_config.c   mxprof_set_config(): settings changed while running
+ *   nvtx.c         NVTX's injection entry and its callbacks (CUDA builds)
+ *   exits.c        the _exit and exec wrappers (the .so only)
+ *   init.c         load and unload, fork, and the wiring: the settings
+ *                  read, the signals, each source set up and registered,
+ *                  the stack namer given to the collector
+ *   stack_name.c   names of native frames, on the drain thread (stack.h)
+ *   hook*.c, hook_tramp.S   the hook engine, in hook.h's order
+ *   stack.c, pyframes.c     capturing call stacks (stack.h)
+ *   state.c        the run/pause/stop state machine, the capture window
+ *   config.c       this process's trace path and collector settings
+ *   continue.c     the trace handed over across exec (MXPROF_CONTINUE)
+ *   metadata.c     the metadata pairs (the API's and MXPROF_METADATA's)
+ *   signals.c      the dump signal and the final dump on fatal signals
+ *   settings.c     the MXPROF_* variables (settings.h): the C library and
+ *                  collector/paths.c only, so the mxprof command links it
+ *
+ * Who calls whom: the entry points (api, set_config, nvtx) call init's
+ * preload_init_once() and state.c; init.c calls everything it sets up;
+ * the hook engine calls stack.c (hook_dl, hook_rt) and reads state.c's
+ * flag (hook_tramp.S); stack_name.c calls stack.c and hook_demangle.c;
+ * state.c calls config.c, config.c settings.c and continue.c. Everything
+ * may call collector/ (collector.h), which never calls back but through
+ * what it is given (sources, the namer, the tick).
+ *
+ * The one loop left, and why: hook_tramp.S <-> hook_rt.c. They are the
+ * two halves of one runtime: the stubs' fast paths call the C general
+ * paths (hook_rt_enter, hook_rt_exit, hook_rt_stack) and reach the
+ * thread's shadow stack (hook_rt_tls), and the C side computes the
+ * address of stub i (hook_stub(), from hook_tramp_stubs) to make a hooked
+ * function return into its stub. Passing either side to the other at
+ * start-up would put a load through a pointer on every hooked call.
+ * tests/integration/house_loops.sh fails on any other loop.
  */
 #ifndef MXPROF_PRELOAD_H
 #define MXPROF_PRELOAD_H
@@ -15,86 +50,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* MXPROF_TRACE sources. */
-enum {
-	TRACE_API = 1u << 0,
-	TRACE_CUDA = 1u << 1,
-	TRACE_GPU = 1u << 2,
-	TRACE_NVTX = 1u << 3,
-	TRACE_MEMORY = 1u << 4,
-	TRACE_ALL = 0x1f,
-};
-
-struct settings {
-	int autostart;
-	char output[4096];    /* the pattern, not yet expanded */
-	unsigned trace;	      /* TRACE_* mask */
-	const char *hook;     /* MXPROF_HOOK, NULL for the default @auto */
-	const char *metadata; /* MXPROF_METADATA, checked; NULL if unset */
-	int signal;	      /* dump signal number, 0 = none */
-	int signal_taken;     /* the program handles the one asked for */
-	double delay_s;
-	double duration_s;
-	char capture_nvtx[256];
-	int continuous_dump;
-	double dump_period_s;
-	uint64_t max_trace_mb;
-	int stacks;
-	int overflow;		   /* enum coll_overflow */
-	unsigned ring_records;	   /* from MXPROF_BUFFER_KB */
-	unsigned ring_records_max; /* MXPROF_BUFFER_MAX_KB: a full ring grows */
-	unsigned drain_period_ms;
-};
+#include "settings.h"
 
 /*
- * Reads every MXPROF_* variable through get (getenv in the library, a
- * table in tests) into s. A bad value gives one line on stderr naming the
- * variable, the value and what is accepted, and that feature falls back as
- * docs/settings.md documents. Returns the number of bad values.
+ * metadata.c: the key-value pairs of mxprof_add_metadata() and
+ * MXPROF_METADATA. metadata_add() adds one pair (meta_set()) and returns
+ * its result, with one line on stderr for a failure; metadata_load()
+ * adds the pairs of MXPROF_METADATA's value (settings_parse() checked its
+ * syntax), each failure with one line. Neither is for the hot path.
  */
-int settings_parse(struct settings *s, const char *(*get)(const char *));
-
-/*
- * MXPROF_METADATA (metadata.c): metadata_check() returns 0 when v is
- * key=value[,key=value...] with no empty key, -EINVAL otherwise;
- * metadata_load() adds its pairs (mxprof_add_metadata()), each failure
- * with one line. Neither is for the hot path.
- */
-int metadata_check(const char *v);
+int metadata_add(const char *key, const char *value);
 void metadata_load(const char *v);
-
-/*
- * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
- * When descendant is non-zero and the pattern has no %p, ".<pid>" is put
- * before the trace's ending (paths_child()), so that a child never writes
- * its parent's file. Returns 0, or -EINVAL for another % sequence, or
- * -ENAMETOOLONG.
- */
-int settings_expand_output(const char *pattern, int pid, int rank,
-			   int descendant, char *buf, size_t len);
-
-/* Returns the rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
- * SLURM_PROCID or MV2_COMM_WORLD_RANK, or -1. */
-int settings_rank(const char *(*get)(const char *));
-
-/* What a launcher says of the process's place among its peers. */
-enum settings_dist {
-	SETTINGS_RANK,	     /* settings_rank()'s variables */
-	SETTINGS_WORLD_SIZE, /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,
-				SLURM_NTASKS, MV2_COMM_WORLD_SIZE */
-	SETTINGS_LOCAL_RANK, /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
-				MPI_LOCALRANKID, SLURM_LOCALID,
-				MV2_COMM_WORLD_LOCAL_RANK */
-};
-
-/* Returns what's value from the first of its variables that holds a
- * number (a world size of 0 is passed over); -1 when none does (0 for
- * the world size). */
-int settings_dist(const char *(*get)(const char *), enum settings_dist what);
-
-/* Parses a signal name ("USR1", "SIGUSR2", "10") or "none" (0). Returns the
- * number, or -1 when invalid. */
-int settings_signal(const char *v);
 
 struct coll_config;
 

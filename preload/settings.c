@@ -8,6 +8,7 @@
  * a feature, not a run.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "preload.h"
+#include "settings.h"
 
 /* KiB as records, rounded down to a power of two. */
 static unsigned kb_records(uint64_t kb)
@@ -126,6 +127,29 @@ int settings_signal(const char *v)
 	return -1;
 }
 
+/* MXPROF_METADATA: key=value[,key=value...], no key empty (metadata.c
+ * adds the pairs). */
+static int parse_metadata(const char *v)
+{
+	const char *p = v;
+
+	if (!*v) {
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		if (!eq || eq == p) {
+			return -EINVAL;
+		}
+		p += len;
+		if (*p == ',' && !*++p) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int parse_trace(const char *v, unsigned *out)
 {
 	static const struct {
@@ -202,7 +226,7 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 {
 	size_t n = 0;
 	int has_pid = 0;
-	char tmp[64];
+	char tmp[HOST_NAME_MAX + 16]; /* a host name, or a number */
 
 	for (const char *p = pattern; *p; p++) {
 		const char *piece = tmp;
@@ -213,6 +237,9 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 			switch (*++p) {
 			case 'p':
 				snprintf(tmp, sizeof(tmp), "%d", pid);
+				if (pid == 0) {
+					strcpy(tmp, "*"); /* any process's */
+				}
 				has_pid = 1;
 				break;
 			case 'r':
@@ -224,6 +251,11 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 					strcpy(tmp, "localhost");
 				}
 				tmp[sizeof(tmp) - 1] = 0;
+				/* The kernel takes any byte in a host name:
+				 * %h stays one name, never a folder. */
+				for (char *c = tmp; (c = strchr(c, '/'));) {
+					*c = '_';
+				}
 				break;
 			case '%':
 				strcpy(tmp, "%");
@@ -255,6 +287,17 @@ int settings_expand_output(const char *pattern, int pid, int rank,
 		return paths_child(name, tmp, buf, len);
 	}
 	return 0;
+}
+
+void settings_output_name(const char *pattern, int pid, int rank,
+			  int descendant, char *buf, size_t len)
+{
+	if (!pattern || !*pattern ||
+	    settings_expand_output(pattern, pid, rank, descendant, buf, len) <
+		    0) {
+		settings_expand_output("profile.json", pid, rank, descendant,
+				       buf, len);
+	}
 }
 
 int settings_parse(struct settings *s, const char *(*get)(const char *))
@@ -302,7 +345,7 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 		s->trace = TRACE_ALL;
 	}
 	if ((v = get("MXPROF_METADATA"))) {
-		if (metadata_check(v) < 0) {
+		if (parse_metadata(v) < 0) {
 			errors += bad("MXPROF_METADATA", v,
 				      "key=value[,key=value...], keys not "
 				      "empty",

@@ -154,7 +154,6 @@ int stack_init(int depth)
 		return 0;
 	}
 	code_range((const void *)stack_init, &self_lo, &self_hi);
-	stack_set_namer(stack_name);
 	stack_probe();
 	return 0;
 }

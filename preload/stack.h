@@ -35,7 +35,9 @@
 extern int stack_depth;
 
 /* Sets the depth (0: off) and, when on, readies the capture: mxprof's own
- * code, the namer, CPython. Call once at start-up. Returns 0. */
+ * code, CPython. The caller then gives the collector the namer
+ * (stack_set_namer(stack_name)) when stack_depth > 0. Call once at
+ * start-up. Returns 0. */
 int stack_init(int depth);
 
 /* Looks for CPython again (after a dlopen). Not HOT. */

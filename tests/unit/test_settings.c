@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <stdarg.h>
@@ -51,6 +52,31 @@ static const char *fake_get(const char *name)
 		}
 	}
 	return NULL;
+}
+
+/* ---- a fake host name -------------------------------------------------- */
+
+/* What gethostname() answers while set; the real name otherwise. This
+ * definition stands in for the C library's in the whole test program. */
+static const char *fake_host;
+
+int gethostname(char *name, size_t len)
+{
+	struct utsname u;
+	const char *h = fake_host;
+
+	if (!h) {
+		if (uname(&u) < 0) {
+			return -1;
+		}
+		h = u.nodename;
+	}
+	if (strlen(h) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(name, h);
+	return 0;
 }
 
 /* ---- capturing stderr ------------------------------------------------- */
@@ -478,6 +504,50 @@ static void test_settings_expand_output_rejects_bad_patterns(void **st)
 	assert_string_equal(buf, "abcd.1234.json");
 }
 
+/* A host name may hold '/' (the kernel takes any byte): %h stays one
+ * name; and a name of 64 bytes, the most Linux allows, is kept whole. */
+static void test_settings_expand_output_host_is_one_name(void **st)
+{
+	static const char longest[] = "h123456789012345678901234567890123456789"
+				      "012345678901234567890123";
+
+	(void)st;
+	assert_int_equal(strlen(longest), 64);
+	fake_host = "../a/b";
+	expand_ok("runs/%h.json", 1, -1, 0, "runs/.._a_b.json");
+	fake_host = "/";
+	expand_ok("%h-%p", 7, -1, 0, "_-7");
+	fake_host = longest;
+	expand_ok("%h", 1, -1, 0, longest);
+	fake_host = NULL;
+}
+
+/* A pid of 0 asks for any process's file: %p is the glob "*". */
+static void test_settings_expand_output_pid_zero_is_a_glob(void **st)
+{
+	(void)st;
+	expand_ok("trace-%p.json", 0, -1, 0, "trace-*.json");
+	expand_ok("r%r-%p", 0, 5, 0, "r5-*");
+	expand_ok("100%%p.json", 0, -1, 0, "100%p.json");
+}
+
+/* settings_output_name(): the name the library writes, profile.json for
+ * a pattern settings_parse() refuses or none. */
+static void test_settings_output_name_falls_back_to_profile_json(void **st)
+{
+	char buf[256];
+
+	(void)st;
+	settings_output_name("run-r%r-%p.json", 42, 3, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "run-r3-42.json");
+	settings_output_name("a%x.json", 42, 3, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "profile.json");
+	settings_output_name("", 42, 3, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "profile.42.json");
+	settings_output_name(NULL, 0, -1, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "profile.json");
+}
+
 /* ---- settings_signal and settings_rank ----------------------------------- */
 
 static void test_settings_signal_names_numbers_and_refusals(void **st)
@@ -609,6 +679,11 @@ int main(void)
 			test_settings_expand_output_descendant_gets_pid),
 		cmocka_unit_test(
 			test_settings_expand_output_rejects_bad_patterns),
+		cmocka_unit_test(test_settings_expand_output_host_is_one_name),
+		cmocka_unit_test(
+			test_settings_expand_output_pid_zero_is_a_glob),
+		cmocka_unit_test(
+			test_settings_output_name_falls_back_to_profile_json),
 		cmocka_unit_test(
 			test_settings_signal_names_numbers_and_refusals),
 		cmocka_unit_test(test_settings_rank_from_launcher_variables),

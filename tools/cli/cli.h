@@ -22,7 +22,9 @@
  *                 the pids they become
  *   merge_copy.c  merge's second pass: one file's events, rewritten
  *   cmd_run.c     mxprof run: launch a program with libmxprof.so injected
+ *                 (the dump signal's names: the library's settings.c)
  *   run_summary.c mxprof run's summary: the tables and the files written
+ *                 (their names: the library's settings.c and paths.c)
  *   run_tree.c    mxprof run's process tree: journals recovered, every
  *                 process's trace merged into one, tables of the whole
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
@@ -384,10 +386,10 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
 void run_summary_before(const char *pat);
 
 /* Writes the trace path the library uses for process pid under the
- * MXPROF_OUTPUT pattern pat (%p, %h, %r, %% expanded; %r with the rank
- * of this process's environment, 0 when none) into buf; pid 0 gives %p as
- * the glob "*". Returns 1 when the result holds a glob. */
-int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
+ * MXPROF_OUTPUT pattern pat into buf: settings_output_name() (preload/
+ * settings.h), %r with the rank of this process's environment; pid 0
+ * gives %p as the glob "*". This function can't fail. */
+void run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
 
 /* ---- run_tree.c -------------------------------------------------------- */
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "settings.h"
 
 struct dp_status {
 	char output[PATH_MAX + 32];
@@ -72,22 +73,14 @@ static int dp_read(const char *path, struct dp_status *s)
 	return 0;
 }
 
-/* Is sig one that MXPROF_SIGNAL may name (preload/settings.c)? The
+/* Is sig one that MXPROF_SIGNAL may name (settings_signal())? The
  * signals that end, stop or crash a program are not. */
 static int dp_dump_signal_ok(int sig)
 {
-	static const int ok[] = {SIGUSR1,  SIGUSR2, SIGHUP, SIGPROF,
-				 SIGWINCH, SIGURG,  SIGPWR};
+	char num[16];
 
-	if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		if (sig == ok[i]) {
-			return 1;
-		}
-	}
-	return 0;
+	snprintf(num, sizeof(num), "%d", sig);
+	return sig > 0 && settings_signal(num) == sig;
 }
 
 /* Can the status file at path be trusted: in this user's private status

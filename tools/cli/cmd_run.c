@@ -25,53 +25,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "settings.h"
 
 static volatile pid_t run_child = -1;
-
-struct run_signame {
-	const char *name;
-	int sig;
-};
-
-/* The dump signals the library accepts (preload/settings.c): the ones a
- * program rarely uses for itself. */
-static const struct run_signame run_signames[] = {
-	{"USR1", SIGUSR1}, {"USR2", SIGUSR2},	{"HUP", SIGHUP},
-	{"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"URG", SIGURG},
-	{"PWR", SIGPWR},
-};
-
-/* Parses a dump signal as the library does: "USR1", "SIGUSR1", "usr1",
- * "RTMIN+N", a number other than those of crashes, KILL and STOP, or
- * "none" (0). Returns the signal number, or -1 for anything else. */
-static int run_parse_signal(const char *s)
-{
-	unsigned long long n;
-	size_t i;
-
-	if (strcasecmp(s, "none") == 0) {
-		return 0;
-	}
-	if (strncasecmp(s, "SIG", 3) == 0) {
-		s += 3;
-	}
-	if (strncasecmp(s, "RTMIN+", 6) == 0 &&
-	    util_parse_uint(s + 6, 0, 64, &n) == 0 &&
-	    SIGRTMIN + (int)n <= SIGRTMAX) {
-		return SIGRTMIN + (int)n;
-	}
-	for (i = 0; i < sizeof(run_signames) / sizeof(run_signames[0]); i++) {
-		if (strcasecmp(s, run_signames[i].name) == 0) {
-			return run_signames[i].sig;
-		}
-	}
-	if (util_parse_uint(s, 1, SIGRTMAX, &n) == 0 && n != SIGKILL &&
-	    n != SIGSTOP && n != SIGSEGV && n != SIGBUS && n != SIGFPE &&
-	    n != SIGILL && n != SIGABRT) {
-		return (int)n;
-	}
-	return -1;
-}
 
 /* Forwards a signal to the program. A terminal's SIGINT or SIGQUIT went to
  * the whole foreground group, the program included: not sent twice. */
@@ -359,7 +315,7 @@ int cmd_run(int argc, char **argv)
 			RUN_SET("MXPROF_STACKS", optarg);
 			break;
 		case RUN_SIGNAL:
-			dump_sig = run_parse_signal(optarg);
+			dump_sig = settings_signal(optarg);
 			if (dump_sig < 0) {
 				util_err("--signal: '%s' is not USR1, USR2, "
 					 "HUP, "

@@ -2,10 +2,10 @@
  * run_summary.c - what mxprof run prints once the program has ended: the
  * top rows of each table and the files written, on stderr.
  *
- * The names come from the output pattern as the library expands it (%p,
- * %h, %%, and %r with the rank the program inherits from this process's
- * RANK, OMPI_COMM_WORLD_RANK, ...) and from collector/paths.c, which the
- * library writes by: the tables beside the trace, the descendants'
+ * The names come from the output pattern as the library expands it
+ * (preload/settings.c, with the rank the program inherits from this
+ * process's RANK, OMPI_COMM_WORLD_RANK, ...) and from collector/paths.c,
+ * which the library writes by: the tables beside the trace, the descendants'
  * traces, the journal a killed program leaves. The tables are the
  * library's own X.stats.txt; only when that is missing are they
  * aggregated again from the trace.
@@ -22,77 +22,21 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "settings.h"
 
-/* The rank the program inherits, as preload/settings.c's settings_rank()
- * reads it (the command cannot link that file: it would bring the
- * library's constructor along); -1 when none. */
-static int rs_rank(void)
+static const char *rs_env(const char *name)
 {
-	static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK",
-					   "PMI_RANK", "SLURM_PROCID",
-					   "MV2_COMM_WORLD_RANK"};
-	unsigned long long n;
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		if (v && util_parse_uint(v, 0, 1u << 30, &n) == 0) {
-			return (int)n;
-		}
-	}
-	return -1;
+	return getenv(name);
 }
 
 /*
- * Writes the trace path the library will use for pid: MXPROF_OUTPUT's
- * pattern with %p, %h, %r and %% expanded (pid 0: %p as the glob "*").
- * Returns 1 when the result holds a glob.
+ * Writes the trace path the library will use for pid (0: %p as the glob
+ * "*"): MXPROF_OUTPUT's pattern as the library expands it, with the rank
+ * the program inherits from this process's environment.
  */
-int run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
+void run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len)
 {
-	char host[256] = "", rank[32];
-	size_t o = 0;
-	int globbed = 0;
-	int r = rs_rank();
-
-	snprintf(rank, sizeof(rank), "%d", r < 0 ? 0 : r);
-	gethostname(host, sizeof(host) - 1);
-	for (; *pat && o + 1 < len; pat++) {
-		const char *ins = NULL;
-		char num[32];
-
-		if (*pat == '%' && pat[1]) {
-			pat++;
-			switch (*pat) {
-			case 'p':
-				snprintf(num, sizeof(num), "%d", (int)pid);
-				ins = pid ? num : "*";
-				globbed |= !pid;
-				break;
-			case 'h':
-				ins = host;
-				break;
-			case 'r':
-				ins = rank;
-				break;
-			case '%':
-				ins = "%";
-				break;
-			default:
-				num[0] = '%';
-				num[1] = *pat;
-				num[2] = 0;
-				ins = num;
-				break;
-			}
-			while (*ins && o + 1 < len) {
-				buf[o++] = *ins++;
-			}
-			continue;
-		}
-		buf[o++] = *pat;
-	}
-	buf[o] = 0;
-	return globbed;
+	settings_output_name(pat, (int)pid, settings_rank(rs_env), 0, buf, len);
 }
 
 /* Prints the stats file with at most top rows in each section, and each

@@ -1,0 +1,102 @@
+/*
+ * settings.h - the MXPROF_* settings (settings.c): parsing each variable,
+ * the dump signal's names, the launcher's rank variables and the output
+ * name's %p/%r/%h expansion.
+ *
+ * One definition serves the library and the mxprof command: settings.c
+ * uses only the C library and collector/paths.c, so the command links it
+ * from libmxprof.a without the library's constructor, and its checks of
+ * run's options, and its idea of the files a run writes, are the
+ * library's own.
+ */
+#ifndef MXPROF_SETTINGS_H
+#define MXPROF_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* MXPROF_TRACE sources. */
+enum {
+	TRACE_API = 1u << 0,
+	TRACE_CUDA = 1u << 1,
+	TRACE_GPU = 1u << 2,
+	TRACE_NVTX = 1u << 3,
+	TRACE_MEMORY = 1u << 4,
+	TRACE_ALL = 0x1f,
+};
+
+struct settings {
+	int autostart;
+	char output[4096];    /* the pattern, not yet expanded */
+	unsigned trace;	      /* TRACE_* mask */
+	const char *hook;     /* MXPROF_HOOK, NULL for the default @auto */
+	const char *metadata; /* MXPROF_METADATA, checked; NULL if unset */
+	int signal;	      /* dump signal number, 0 = none */
+	int signal_taken;     /* the program handles the one asked for */
+	double delay_s;
+	double duration_s;
+	char capture_nvtx[256];
+	int continuous_dump;
+	double dump_period_s;
+	uint64_t max_trace_mb;
+	int stacks;
+	int overflow;		   /* enum coll_overflow */
+	unsigned ring_records;	   /* from MXPROF_BUFFER_KB */
+	unsigned ring_records_max; /* MXPROF_BUFFER_MAX_KB: a full ring grows */
+	unsigned drain_period_ms;
+};
+
+/*
+ * Reads every MXPROF_* variable through get (getenv in the library, a
+ * table in tests) into s. A bad value gives one line on stderr naming the
+ * variable, the value and what is accepted, and that feature falls back as
+ * docs/settings.md documents. Returns the number of bad values.
+ */
+int settings_parse(struct settings *s, const char *(*get)(const char *));
+
+/*
+ * Expands %p (pid), %r (rank), %h (host) and %% in pattern into buf.
+ * A pid of 0 expands %p as the glob "*" (for a caller that looks for the
+ * files of any process). A '/' in the host name becomes '_': %h is one
+ * name, never a folder. When descendant is non-zero and the pattern has
+ * no %p, ".<pid>" is put before the trace's ending (paths_child()), so
+ * that a child never writes its parent's file. Returns 0, or -EINVAL for
+ * an empty result or another % sequence, or -ENAMETOOLONG. This function
+ * can't fail otherwise.
+ */
+int settings_expand_output(const char *pattern, int pid, int rank,
+			   int descendant, char *buf, size_t len);
+
+/*
+ * The trace name the library writes for pattern (MXPROF_OUTPUT, NULL or
+ * "" when unset): settings_expand_output() of it, or of "profile.json"
+ * when it is not a valid pattern (settings_parse() said so). A relative
+ * name is relative to the folder the program started in.
+ */
+void settings_output_name(const char *pattern, int pid, int rank,
+			  int descendant, char *buf, size_t len);
+
+/* Returns the rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
+ * SLURM_PROCID or MV2_COMM_WORLD_RANK, or -1. */
+int settings_rank(const char *(*get)(const char *));
+
+/* What a launcher says of the process's place among its peers. */
+enum settings_dist {
+	SETTINGS_RANK,	     /* settings_rank()'s variables */
+	SETTINGS_WORLD_SIZE, /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+				SLURM_NTASKS, MV2_COMM_WORLD_SIZE */
+	SETTINGS_LOCAL_RANK, /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
+				MPI_LOCALRANKID, SLURM_LOCALID,
+				MV2_COMM_WORLD_LOCAL_RANK */
+};
+
+/* Returns what's value from the first of its variables that holds a
+ * number (a world size of 0 is passed over); -1 when none does (0 for
+ * the world size). */
+int settings_dist(const char *(*get)(const char *), enum settings_dist what);
+
+/* Parses a signal name ("USR1", "SIGUSR2", "10") or "none" (0). Returns the
+ * number, or -1 when invalid. */
+int settings_signal(const char *v);
+
+#endif /* MXPROF_SETTINGS_H */
