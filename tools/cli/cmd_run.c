@@ -159,7 +159,7 @@ static const char run_help[] =
 	"exec, workers) is merged into the one trace at -o, with the tables\n"
 	"of the whole tree; the journal of a process killed before it could\n"
 	"write its trace is recovered. Each option sets the MXPROF_* variable\n"
-	"named beside it; see the README for their values.\n"
+	"named beside it; see docs/settings.md for their values.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output PATH        trace file (MXPROF_OUTPUT; %p pid, %r "
