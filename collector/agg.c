@@ -14,14 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "internal.h"
 
 struct agg {
-	struct agg_row *rows; /* count == 0 marks an empty slot */
-	size_t cap;
-	size_t used;
+	struct hmap rows;    /* struct agg_row; count == 0: an empty slot */
 	struct nest *nest;   /* self time: made on first use */
 	struct agg_row *hot; /* the row of the last sample: loops repeat it */
+};
+
+/* A row's key. */
+struct row_key {
+	uint32_t group, name;
+	int cls;
 };
 
 static int class_of(uint16_t kind)
@@ -36,53 +41,68 @@ static int class_of(uint16_t kind)
 	}
 }
 
-static size_t slot_of(uint32_t group, uint32_t name, int cls, size_t cap)
+static uint64_t key_hash(uint32_t group, uint32_t name, int cls)
 {
 	uint64_t h = ((uint64_t)group << 32 | name) * 0x9e3779b97f4a7c15ull;
 
 	h ^= (uint64_t)cls * 0xff51afd7ed558ccdull;
-	return (size_t)(h >> 17) & (cap - 1);
+	return h >> 17;
 }
 
-static struct agg_row *lookup(struct agg_row *rows, size_t cap, uint32_t group,
-			      uint32_t name, int cls)
+static int row_empty(const void *slot)
 {
-	for (size_t i = slot_of(group, name, cls, cap);;
-	     i = (i + 1) & (cap - 1)) {
-		struct agg_row *r = &rows[i];
-		if (r->count == 0 ||
-		    (r->group == group && r->name == name && r->cls == cls)) {
-			return r;
-		}
-	}
+	return ((const struct agg_row *)slot)->count == 0;
 }
 
-static int grow(struct agg *a)
+static uint64_t row_hash(const void *slot, const void *ctx)
 {
-	size_t cap = a->cap ? a->cap * 2 : 256;
-	struct agg_row *rows = calloc(cap, sizeof(*rows));
+	const struct agg_row *r = slot;
 
-	if (!rows) {
-		return -ENOMEM;
+	(void)ctx;
+	return key_hash(r->group, r->name, r->cls);
+}
+
+static int row_match(const void *slot, const void *key)
+{
+	const struct agg_row *r = slot;
+	const struct row_key *k = key;
+
+	return r->group == k->group && r->name == k->name && r->cls == k->cls;
+}
+
+static const struct hmap_ops row_ops = {
+	.size = sizeof(struct agg_row),
+	.empty = row_empty,
+	.hash = row_hash,
+};
+
+/* The slot of (group, name, cls): its row, or the empty slot for it. */
+static inline struct agg_row *lookup(struct agg *a, uint32_t group,
+				     uint32_t name, int cls)
+{
+	struct row_key k = {group, name, cls};
+
+	return hmap_find(&a->rows, &row_ops, key_hash(group, name, cls),
+			 row_match, &k);
+}
+
+/* Makes room for one more row (growing at 3/4). Returns 0 or -ENOMEM. */
+static int reserve(struct agg *a)
+{
+	size_t cap = a->rows.cap;
+	int rc = hmap_reserve(&a->rows, &row_ops, 256, 3, 4, NULL);
+
+	if (a->rows.cap != cap) {
+		a->hot = NULL;
 	}
-	for (size_t i = 0; i < a->cap; i++) {
-		struct agg_row *r = &a->rows[i];
-		if (r->count) {
-			*lookup(rows, cap, r->group, r->name, r->cls) = *r;
-		}
-	}
-	free(a->rows);
-	a->rows = rows;
-	a->cap = cap;
-	a->hot = NULL;
-	return 0;
+	return rc;
 }
 
 struct agg *agg_create(void)
 {
 	struct agg *a = calloc(1, sizeof(*a));
 
-	if (a && grow(a) < 0) {
+	if (a && hmap_grow(&a->rows, &row_ops, 256, NULL) < 0) {
 		free(a);
 		a = NULL;
 	}
@@ -93,15 +113,14 @@ void agg_destroy(struct agg *a)
 {
 	if (a) {
 		nest_destroy(a->nest);
-		free(a->rows);
+		hmap_free(&a->rows);
 		free(a);
 	}
 }
 
 void agg_reset(struct agg *a)
 {
-	memset(a->rows, 0, a->cap * sizeof(*a->rows));
-	a->used = 0;
+	hmap_clear(&a->rows, &row_ops);
 	a->hot = NULL;
 	nest_reset(a->nest);
 }
@@ -125,16 +144,16 @@ static inline struct agg_row *row_of(struct agg *a, uint32_t group,
 	if (r && r->name == name && r->group == group && r->cls == cls) {
 		return r;
 	}
-	if ((a->used + 1) * 4 > a->cap * 3 && grow(a) < 0) {
+	if (reserve(a) < 0) {
 		return NULL;
 	}
-	r = lookup(a->rows, a->cap, group, name, cls);
+	r = lookup(a, group, name, cls);
 	if (r->count == 0) {
 		r->group = group;
 		r->name = name;
 		r->cls = (uint8_t)cls;
 		r->min = r->max = v;
-		a->used++;
+		a->rows.used++;
 	}
 	a->hot = r;
 	return r;
@@ -222,10 +241,10 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 	if (count == 0) {
 		return 0;
 	}
-	if ((a->used + 1) * 4 > a->cap * 3 && grow(a) < 0) {
+	if (reserve(a) < 0) {
 		return -ENOMEM;
 	}
-	struct agg_row *r = lookup(a->rows, a->cap, s->group, s->name, cls);
+	struct agg_row *r = lookup(a, s->group, s->name, cls);
 	if (cls == AGG_MARKER) {
 		total = min = max = 0;
 	}
@@ -235,7 +254,7 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 		r->cls = (uint8_t)cls;
 		r->min = min;
 		r->max = max;
-		a->used++;
+		a->rows.used++;
 	}
 	r->count += count;
 	r->total = agg_sat_add(r->total, total);
@@ -329,15 +348,17 @@ int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r)
 
 struct agg_row *agg_rows(const struct agg *a, size_t *n)
 {
-	struct agg_row *out = malloc((a->used ? a->used : 1) * sizeof(*out));
+	struct agg_row *out =
+		malloc((a->rows.used ? a->rows.used : 1) * sizeof(*out));
 	size_t k = 0;
 
 	if (!out) {
 		return NULL;
 	}
-	for (size_t i = 0; i < a->cap; i++) {
-		if (a->rows[i].count) {
-			out[k++] = a->rows[i];
+	for (size_t i = 0; i < a->rows.cap; i++) {
+		const struct agg_row *r = hmap_at(&a->rows, &row_ops, i);
+		if (r->count) {
+			out[k++] = *r;
 		}
 	}
 	*n = k;

@@ -72,7 +72,7 @@ int64_t clock_base_utc_ns(void);
 void clock_set_origin(uint64_t mono, int64_t utc);
 const char *clock_source(void);
 
-/* ring.c */
+/* ring_push.c, ring_collect.c (ring.h is their map) */
 extern unsigned ring_capacity;
 extern unsigned ring_capacity_max; /* a full ring grows up to this */
 extern int ring_overflow;

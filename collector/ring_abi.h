@@ -4,7 +4,7 @@
  * The hook trampolines (preload/hook_tramp.S) push their records without a
  * call into C: they read the thread's ring_tls, claim a slot, write the 32
  * bytes and publish it, following the same steps as ring_push(). These
- * offsets are the contract; ring.c checks each against its structs, so a
+ * offsets are the contract; ring_push.c checks each against its structs, so a
  * change there fails to compile instead of corrupting records.
  *
  * Only preprocessor definitions: both C and assembly include this file.
@@ -12,7 +12,7 @@
 #ifndef MXPROF_RING_ABI_H
 #define MXPROF_RING_ABI_H
 
-/* struct tls_state (ring.c): the thread's ring (NULL while it is quiet or
+/* struct tls_state (ring.h): the thread's ring (NULL while it is quiet or
  * has none yet), then the producer's side of it. */
 #define RING_TLS_REC	     0
 #define RING_TLS_RESERVE     8
@@ -21,7 +21,7 @@
 #define RING_TLS_LIMIT	     32 /* pushes past cached tail + limit: C path */
 #define RING_TLS_DEPTH	     40
 
-/* struct ring (ring.c): the published head and the records. */
+/* struct ring (ring.h): the published head and the records. */
 #define RING_HEAD 0
 #define RING_RECS 192
 

@@ -30,12 +30,16 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hmap.h"
 #include "internal.h"
 
 #define STACK_SLOTS    (1u << 16) /* ids 1 .. STACK_SLOTS - 1 */
 #define STACK_WORDS    (1u << 22) /* frame words of every stack */
 #define STACK_PEND_MAX 4096	  /* open spans with a stack, per thread */
 
+/* The table of stacks is not a struct hmap (hmap.h): any thread, a
+ * signal handler included, claims its slots by compare-and-swap, in one
+ * mapping that never grows, and a stack's id is its slot. */
 struct stack_ent {
 	uint64_t hash;	/* 0: free; claimed by compare-and-swap */
 	uint32_t off;	/* the words, in the arena             */
@@ -171,68 +175,65 @@ struct frame_name {
 };
 
 static stack_namer_fn namer;
-static struct frame_name *fnames; /* open addressing on word */
-static uint32_t nfnames, cap_fnames;
-static uint32_t *sites; /* stack id -> call site's name id, 0: not yet */
+static struct hmap fnames; /* struct frame_name, by word */
+static uint32_t *sites;	   /* stack id -> call site's name id, 0: not yet */
 
 void stack_set_namer(stack_namer_fn fn)
 {
 	namer = fn;
 }
 
-static int fnames_grow(void)
+static uint64_t word_hash(uint64_t w)
 {
-	uint32_t cap = cap_fnames ? cap_fnames * 2 : 4096;
-	struct frame_name *t = calloc(cap, sizeof(*t));
-
-	if (!t) {
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < cap_fnames; i++) {
-		if (!fnames[i].used) {
-			continue;
-		}
-		uint64_t h = fnames[i].word * 0x9e3779b97f4a7c15ull;
-		uint32_t j = (uint32_t)(h >> 32) & (cap - 1);
-		while (t[j].used) {
-			j = (j + 1) & (cap - 1);
-		}
-		t[j] = fnames[i];
-	}
-	free(fnames);
-	fnames = t;
-	cap_fnames = cap;
-	return 0;
+	return (w * 0x9e3779b97f4a7c15ull) >> 32;
 }
+
+static int fname_empty(const void *slot)
+{
+	return !((const struct frame_name *)slot)->used;
+}
+
+static uint64_t fname_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return word_hash(((const struct frame_name *)slot)->word);
+}
+
+static int fname_match(const void *slot, const void *w)
+{
+	return ((const struct frame_name *)slot)->word == *(const uint64_t *)w;
+}
+
+static const struct hmap_ops fname_ops = {
+	.size = sizeof(struct frame_name),
+	.empty = fname_empty,
+	.hash = fname_hash,
+};
 
 /* The name of frame word w, asking the namer the first time. NULL without
  * memory. */
 static const struct frame_name *frame_name(uint64_t w)
 {
-	if ((nfnames + 1) * 2 > cap_fnames && fnames_grow() < 0) {
+	if (hmap_reserve(&fnames, &fname_ops, 4096, 1, 2, NULL) < 0) {
 		return NULL;
 	}
-	uint64_t h = w * 0x9e3779b97f4a7c15ull;
-	uint32_t j = (uint32_t)(h >> 32) & (cap_fnames - 1);
-	while (fnames[j].used) {
-		if (fnames[j].word == w) {
-			return &fnames[j];
-		}
-		j = (j + 1) & (cap_fnames - 1);
+	struct frame_name *f =
+		hmap_find(&fnames, &fname_ops, word_hash(w), fname_match, &w);
+	if (f->used) {
+		return f;
 	}
 	char name[512], cat[256];
 	int user = 0;
 	name[0] = cat[0] = 0;
 	int none = !namer ||
 		   namer(w, name, sizeof(name), cat, sizeof(cat), &user) < 0;
-	struct frame_name *f = &fnames[j];
 	f->none = (uint8_t)none;
 	f->word = w;
 	f->name = strtab_intern(name);
 	f->cat = strtab_intern(cat);
 	f->user = user != 0;
 	f->used = 1;
-	nfnames++;
+	fnames.used++;
 	return f;
 }
 
@@ -383,9 +384,8 @@ struct node {
 struct stack_tree {
 	struct node *nodes; /* node id - 1 */
 	uint32_t nnodes, cap_nodes;
-	uint32_t *slots; /* open addressing: node ids by (parent, frame) */
-	uint32_t cap_slots;
-	uint32_t *leaf; /* stack id -> its innermost node */
+	struct hmap slots; /* node ids (0: empty) by (parent, frame) */
+	uint32_t *leaf;	   /* stack id -> its innermost node */
 };
 
 static uint64_t node_hash(uint32_t parent, uint32_t name, uint32_t cat)
@@ -395,29 +395,39 @@ static uint64_t node_hash(uint32_t parent, uint32_t name, uint32_t cat)
 	return (h ^ cat) * 0xff51afd7ed558ccdull;
 }
 
-static int tree_grow(struct stack_tree *t)
+static int slot_empty(const void *slot)
 {
-	uint32_t cap = t->cap_slots ? t->cap_slots * 2 : 4096;
-	uint32_t *s = calloc(cap, sizeof(*s));
+	return *(const uint32_t *)slot == 0;
+}
 
-	if (!s) {
-		return -ENOMEM;
-	}
-	for (uint32_t id = 1; id <= t->nnodes; id++) {
-		const struct node *nd = &t->nodes[id - 1];
-		uint32_t j =
-			(uint32_t)(node_hash(nd->parent, nd->name, nd->cat) >>
-				   32) &
-			(cap - 1);
-		while (s[j]) {
-			j = (j + 1) & (cap - 1);
-		}
-		s[j] = id;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->cap_slots = cap;
-	return 0;
+/* ctx: the tree. */
+static uint64_t slot_hash(const void *slot, const void *ctx)
+{
+	const struct stack_tree *t = ctx;
+	const struct node *nd = &t->nodes[*(const uint32_t *)slot - 1];
+
+	return node_hash(nd->parent, nd->name, nd->cat) >> 32;
+}
+
+static const struct hmap_ops slot_ops = {
+	.size = sizeof(uint32_t),
+	.empty = slot_empty,
+	.hash = slot_hash,
+};
+
+/* What a lookup in a tree's slots looks for. */
+struct node_key {
+	const struct stack_tree *t;
+	uint32_t parent, name, cat;
+};
+
+static int slot_match(const void *slot, const void *key)
+{
+	const struct node_key *k = key;
+	const struct node *nd = &k->t->nodes[*(const uint32_t *)slot - 1];
+
+	return nd->parent == k->parent && nd->name == k->name &&
+	       nd->cat == k->cat;
 }
 
 /* The node of frame f under parent, added (and written) when new. 0
@@ -425,17 +435,15 @@ static int tree_grow(struct stack_tree *t)
 static uint32_t tree_node(struct stack_tree *t, struct out *o, int *first,
 			  uint32_t parent, const struct frame_name *f)
 {
-	if ((t->nnodes + 1) * 2 > t->cap_slots && tree_grow(t) < 0) {
+	if (hmap_reserve(&t->slots, &slot_ops, 4096, 1, 2, t) < 0) {
 		return 0;
 	}
-	uint32_t j = (uint32_t)(node_hash(parent, f->name, f->cat) >> 32) &
-		     (t->cap_slots - 1);
-	for (; t->slots[j]; j = (j + 1) & (t->cap_slots - 1)) {
-		const struct node *nd = &t->nodes[t->slots[j] - 1];
-		if (nd->parent == parent && nd->name == f->name &&
-		    nd->cat == f->cat) {
-			return t->slots[j];
-		}
+	struct node_key k = {t, parent, f->name, f->cat};
+	uint32_t *slot = hmap_find(&t->slots, &slot_ops,
+				   node_hash(parent, f->name, f->cat) >> 32,
+				   slot_match, &k);
+	if (*slot) {
+		return *slot;
 	}
 	if (t->nnodes == t->cap_nodes) {
 		uint32_t cap = t->cap_nodes ? t->cap_nodes * 2 : 1024;
@@ -448,7 +456,8 @@ static uint32_t tree_node(struct stack_tree *t, struct out *o, int *first,
 	}
 	uint32_t id = ++t->nnodes;
 	t->nodes[id - 1] = (struct node){parent, f->name, f->cat, f->user};
-	t->slots[j] = id;
+	*slot = id;
+	t->slots.used++;
 
 	out_str(o, *first ? "\n\"" : ",\n\"");
 	*first = 0;
@@ -529,7 +538,7 @@ void stack_tree_free(struct stack_tree *t)
 		return;
 	}
 	free(t->nodes);
-	free(t->slots);
+	hmap_free(&t->slots);
 	free(t->leaf);
 	free(t);
 }
@@ -543,57 +552,57 @@ struct site_row {
 	uint32_t sgroup, sname;
 };
 
-static struct site_row *srows;
-static uint32_t nsrows, cap_srows;
+static struct hmap srows; /* struct site_row, sname 0: empty */
 
-static uint32_t srow_slot(uint32_t group, uint32_t name, uint32_t site,
-			  uint32_t cap)
+static uint64_t srow_key_hash(uint32_t group, uint32_t name, uint32_t site)
 {
 	uint64_t h = ((uint64_t)group << 32 | name) * 0x9e3779b97f4a7c15ull;
 
 	h = (h ^ site) * 0xff51afd7ed558ccdull;
-	return (uint32_t)(h >> 32) & (cap - 1);
+	return h >> 32;
 }
 
-static int srows_grow(void)
+static int srow_empty(const void *slot)
 {
-	uint32_t cap = cap_srows ? cap_srows * 2 : 1024;
-	struct site_row *t = calloc(cap, sizeof(*t));
-
-	if (!t) {
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < cap_srows; i++) {
-		const struct site_row *e = &srows[i];
-		if (!e->sname) {
-			continue;
-		}
-		uint32_t j = srow_slot(e->group, e->name, e->site, cap);
-		while (t[j].sname) {
-			j = (j + 1) & (cap - 1);
-		}
-		t[j] = *e;
-	}
-	free(srows);
-	srows = t;
-	cap_srows = cap;
-	return 0;
+	return ((const struct site_row *)slot)->sname == 0;
 }
+
+static uint64_t srow_hash(const void *slot, const void *ctx)
+{
+	const struct site_row *e = slot;
+
+	(void)ctx;
+	return srow_key_hash(e->group, e->name, e->site);
+}
+
+/* key: a struct site_row with group, name and site set. */
+static int srow_match(const void *slot, const void *key)
+{
+	const struct site_row *e = slot, *k = key;
+
+	return e->group == k->group && e->name == k->name && e->site == k->site;
+}
+
+static const struct hmap_ops srow_ops = {
+	.size = sizeof(struct site_row),
+	.empty = srow_empty,
+	.hash = srow_hash,
+};
 
 int stack_site_row(uint32_t group, uint32_t name, uint32_t site,
 		   uint32_t *sgroup, uint32_t *sname)
 {
-	if ((nsrows + 1) * 2 > cap_srows && srows_grow() < 0) {
+	if (hmap_reserve(&srows, &srow_ops, 1024, 1, 2, NULL) < 0) {
 		return -ENOMEM;
 	}
-	uint32_t j = srow_slot(group, name, site, cap_srows);
-	for (; srows[j].sname; j = (j + 1) & (cap_srows - 1)) {
-		const struct site_row *e = &srows[j];
-		if (e->group == group && e->name == name && e->site == site) {
-			*sgroup = e->sgroup;
-			*sname = e->sname;
-			return 0;
-		}
+	struct site_row k = {group, name, site, 0, 0};
+	struct site_row *e =
+		hmap_find(&srows, &srow_ops, srow_key_hash(group, name, site),
+			  srow_match, &k);
+	if (e->sname) {
+		*sgroup = e->sgroup;
+		*sname = e->sname;
+		return 0;
 	}
 	const char *g = strtab_get(group), *n = strtab_get(name),
 		   *s = strtab_get(site);
@@ -610,8 +619,8 @@ int stack_site_row(uint32_t group, uint32_t name, uint32_t site,
 	if (!sg || !sn) {
 		return -ENOMEM;
 	}
-	srows[j] = (struct site_row){group, name, site, sg, sn};
-	nsrows++;
+	*e = (struct site_row){group, name, site, sg, sn};
+	srows.used++;
 	*sgroup = sg;
 	*sname = sn;
 	return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "hmap.h"
 
 #define CHUNK_BITS 12
 #define CHUNK_SIZE (1u << CHUNK_BITS)
@@ -23,51 +24,36 @@ static const char **chunks[MAX_CHUNKS];
 static uint32_t count = 1; /* id 0 is the empty name */
 static struct coll_lock lock = COLL_LOCK_INIT(LOCK_STRTAB);
 
-/* Open-addressing hash from string to id; guarded by lock. */
-static uint32_t *slots;
-static uint32_t nslots;
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++) {
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	}
-	return h;
-}
+/* Open-addressing hash from string to id (slots hold ids, 0: empty);
+ * guarded by lock. */
+static struct hmap slots;
 
 static const char *slot_str(uint32_t id)
 {
 	return chunks[id >> CHUNK_BITS][id & (CHUNK_SIZE - 1)];
 }
 
-static int grow(void)
+static int slot_empty(const void *slot)
 {
-	uint32_t n = nslots ? nslots * 2 : 1024;
-	uint32_t *ns = calloc(n, sizeof(*ns));
-
-	if (!ns) {
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < nslots; i++) {
-		uint32_t id = slots[i];
-		if (!id) {
-			continue;
-		}
-		uint64_t h = hash_str(slot_str(id));
-		for (uint32_t j = h & (n - 1);; j = (j + 1) & (n - 1)) {
-			if (!ns[j]) {
-				ns[j] = id;
-				break;
-			}
-		}
-	}
-	free(slots);
-	slots = ns;
-	nslots = n;
-	return 0;
+	return *(const uint32_t *)slot == 0;
 }
+
+static uint64_t slot_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return hmap_fnv1a_str(slot_str(*(const uint32_t *)slot), NULL);
+}
+
+static int slot_match(const void *slot, const void *s)
+{
+	return strcmp(slot_str(*(const uint32_t *)slot), s) == 0;
+}
+
+static const struct hmap_ops slot_ops = {
+	.size = sizeof(uint32_t),
+	.empty = slot_empty,
+	.hash = slot_hash,
+};
 
 uint32_t strtab_intern(const char *s)
 {
@@ -77,16 +63,15 @@ uint32_t strtab_intern(const char *s)
 		return 0;
 	}
 	coll_lock(&lock);
-	if ((count + 1) * 2 > nslots && grow() < 0) {
+	if ((count + 1) * 2 > slots.cap &&
+	    hmap_grow(&slots, &slot_ops, 1024, NULL) < 0) {
 		goto out;
 	}
-	uint64_t h = hash_str(s);
-	uint32_t j = h & (nslots - 1);
-	for (; slots[j]; j = (j + 1) & (nslots - 1)) {
-		if (strcmp(slot_str(slots[j]), s) == 0) {
-			id = slots[j];
-			goto out;
-		}
+	uint32_t *slot = hmap_find(&slots, &slot_ops, hmap_fnv1a_str(s, NULL),
+				   slot_match, s);
+	if (*slot) {
+		id = *slot;
+		goto out;
 	}
 	uint32_t c = count >> CHUNK_BITS;
 	if (c >= MAX_CHUNKS) {
@@ -104,7 +89,8 @@ uint32_t strtab_intern(const char *s)
 	}
 	id = count;
 	chunks[c][id & (CHUNK_SIZE - 1)] = copy;
-	slots[j] = id;
+	*slot = id;
+	slots.used++;
 	__atomic_store_n(&count, id + 1, __ATOMIC_RELEASE);
 out:
 	coll_unlock(&lock);

@@ -22,6 +22,7 @@
 
 #include "cupti.h"
 #include "gpu.h"
+#include "hmap.h"
 
 #define NCBID		  2048
 #define NAME_MAX_DEMANGLE 4096
@@ -35,14 +36,37 @@ static demangle_fn demangle;
 static uint32_t api_names[2][NCBID];
 
 /* Kernel names seen: mangled text -> string id of the shown name. */
-static struct {
-	struct kname {
-		uint64_t hash;
-		char *mangled;
-		uint32_t id;
-	} * v;
-	size_t cap, used;
-} K;
+struct kname {
+	uint64_t hash;
+	char *mangled; /* NULL: an empty slot */
+	uint32_t id;
+};
+static struct hmap K;
+
+static int kname_empty(const void *slot)
+{
+	return ((const struct kname *)slot)->mangled == NULL;
+}
+
+static uint64_t kname_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return ((const struct kname *)slot)->hash;
+}
+
+/* key: a struct kname with hash and mangled set. */
+static int kname_match(const void *slot, const void *key)
+{
+	const struct kname *e = slot, *k = key;
+
+	return e->hash == k->hash && strcmp(e->mangled, k->mangled) == 0;
+}
+
+static const struct hmap_ops kname_ops = {
+	.size = sizeof(struct kname),
+	.empty = kname_empty,
+	.hash = kname_hash,
+};
 
 void convert_init(void *get_callback_name)
 {
@@ -118,16 +142,6 @@ static uint32_t sync_name(uint32_t type)
 	return ids[type];
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++) {
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	}
-	return h;
-}
-
 /* The shown name of a kernel whose name is mangled: demangled when it is
  * a C++ name of reasonable length and the program has a C++ runtime. */
 static uint32_t shown_name(const char *mangled)
@@ -147,52 +161,26 @@ static uint32_t shown_name(const char *mangled)
 	return strtab_intern(mangled);
 }
 
-/* Doubles the kernel name cache. Returns 0, or -1 when out of memory. */
-static int grow_names(void)
-{
-	size_t cap = K.cap ? K.cap * 2 : 256;
-	struct kname *v = calloc(cap, sizeof(*v));
-
-	if (!v) {
-		return -1;
-	}
-	for (size_t i = 0; i < K.cap; i++) {
-		if (!K.v[i].mangled) {
-			continue;
-		}
-		size_t j = K.v[i].hash & (cap - 1);
-		while (v[j].mangled) {
-			j = (j + 1) & (cap - 1);
-		}
-		v[j] = K.v[i];
-	}
-	free(K.v);
-	K.v = v;
-	K.cap = cap;
-	return 0;
-}
-
 static uint32_t kernel_name(const char *mangled)
 {
 	if (!mangled) {
 		return strtab_intern("(unnamed kernel)");
 	}
-	if ((K.used + 1) * 2 > K.cap && grow_names() < 0) {
+	if (hmap_reserve(&K, &kname_ops, 256, 1, 2, NULL) < 0) {
 		return shown_name(mangled);
 	}
-	uint64_t h = hash_str(mangled);
-	size_t j = h & (K.cap - 1);
-	for (; K.v[j].mangled; j = (j + 1) & (K.cap - 1)) {
-		if (K.v[j].hash == h && strcmp(K.v[j].mangled, mangled) == 0) {
-			return K.v[j].id;
-		}
+	uint64_t h = hmap_fnv1a_str(mangled, NULL);
+	struct kname k = {h, (char *)mangled, 0};
+	struct kname *e = hmap_find(&K, &kname_ops, h, kname_match, &k);
+	if (e->mangled) {
+		return e->id;
 	}
 	uint32_t id = shown_name(mangled);
 	char *copy = strdup(mangled);
 	if (copy) {
-		K.v[j].hash = h;
-		K.v[j].mangled = copy;
-		K.v[j].id = id;
+		e->hash = h;
+		e->mangled = copy;
+		e->id = id;
 		K.used++;
 	}
 	return id;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "hook.h"
 
 /* The operator names found in one object: an open-addressing set of
@@ -36,20 +37,9 @@ static struct {
 	const void *dyn;
 	char *arena;
 	size_t arena_n, arena_cap;
-	uint32_t *slots; /* arena offset + 1; 0 is empty */
-	size_t cap, used;
+	struct hmap set; /* uint32_t: arena offset + 1; 0 is empty */
 	int built;
 } ops;
-
-static uint32_t hash(const char *s, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++) {
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	}
-	return h;
-}
 
 static int ident(int c)
 {
@@ -57,52 +47,54 @@ static int ident(int c)
 	       (c >= '0' && c <= '9') || c == '_';
 }
 
+/* A name looked up: s[0..n). */
+struct name {
+	const char *s;
+	size_t n;
+};
+
+static int slot_empty(const void *slot)
+{
+	return *(const uint32_t *)slot == 0;
+}
+
+static uint64_t slot_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return hmap_fnv1a_str(ops.arena + *(const uint32_t *)slot - 1, NULL);
+}
+
+static int slot_match(const void *slot, const void *key)
+{
+	const struct name *k = key;
+	const char *o = ops.arena + *(const uint32_t *)slot - 1;
+
+	return strncmp(o, k->s, k->n) == 0 && o[k->n] == 0;
+}
+
+static const struct hmap_ops slot_ops = {
+	.size = sizeof(uint32_t),
+	.empty = slot_empty,
+	.hash = slot_hash,
+};
+
 /* Returns the slot for s[0..n), empty or holding s. */
 static uint32_t *slot_of(const char *s, size_t n)
 {
-	for (size_t i = hash(s, n) & (ops.cap - 1);;
-	     i = (i + 1) & (ops.cap - 1)) {
-		uint32_t o = ops.slots[i];
+	struct name k = {s, n};
 
-		if (o == 0 || (strncmp(ops.arena + o - 1, s, n) == 0 &&
-			       ops.arena[o - 1 + n] == 0)) {
-			return &ops.slots[i];
-		}
-	}
+	return hmap_find(&ops.set, &slot_ops, hmap_fnv1a(s, n), slot_match, &k);
 }
 
 static int has(const char *s, size_t n)
 {
-	return ops.cap && *slot_of(s, n) != 0;
-}
-
-static int grow(void)
-{
-	size_t cap = ops.cap ? ops.cap * 2 : 4096;
-	uint32_t *old = ops.slots;
-	size_t oldcap = ops.cap;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots) {
-		return -1;
-	}
-	ops.slots = slots;
-	ops.cap = cap;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (old[i]) {
-			const char *s = ops.arena + old[i] - 1;
-
-			*slot_of(s, strlen(s)) = old[i];
-		}
-	}
-	free(old);
-	return 0;
+	return ops.set.cap && *slot_of(s, n) != 0;
 }
 
 /* Adds s[0..n) to the set. Returns 0, or -1 when memory runs out. */
 static int add(const char *s, size_t n)
 {
-	if ((ops.used + 1) * 2 > ops.cap && grow() != 0) {
+	if (hmap_reserve(&ops.set, &slot_ops, 4096, 1, 2, NULL) != 0) {
 		return -1;
 	}
 	uint32_t *sl = slot_of(s, n);
@@ -124,7 +116,7 @@ static int add(const char *s, size_t n)
 	ops.arena[ops.arena_n + n] = 0;
 	*sl = (uint32_t)ops.arena_n + 1;
 	ops.arena_n += n + 1;
-	ops.used++;
+	ops.set.used++;
 	return 0;
 }
 
@@ -162,7 +154,7 @@ static void build(const struct hook_obj *def)
 		return;
 	}
 	free(ops.arena);
-	free(ops.slots);
+	hmap_free(&ops.set);
 	memset(&ops, 0, sizeof(ops));
 	ops.base = def->base;
 	ops.dyn = def->dyn;

@@ -307,7 +307,7 @@ hook_tramp_enter:
  * The TSC path takes the common case: ticks are TSC cycles (top <= end), the
  * frame below the top owns this slot, and the thread's ring is there (not
  * quiet) and has room by its cached tail. It then claims, writes and publishes
- * a slot with the same steps as ring_push() (see ring.c: the ring's depth
+ * a slot with the same steps as ring_push() (see ring.h: the ring's depth
  * counts pushes in progress and the claim is one instruction, so a signal
  * handler that records in between never overwrites or publishes our slot), pops
  * the frame, puts the caller's %rbx back, and returns to the caller. Anything
@@ -340,7 +340,7 @@ hook_tramp_leave:
 	movq	ring_tls@gottpoff(%rip), %r10
 	incl	%fs:RING_TLS_DEPTH(%r10)
 	/* r, read once the depth is up: before, a signal handler's push could
-	 * move the thread to a bigger ring (ring.c). */
+	 * move the thread to a bigger ring (ring_push.c). */
 	movq	%fs:RING_TLS_REC(%r10), %rcx
 	testq	%rcx, %rcx
 	jz	.Lleave_quiet

@@ -11,9 +11,10 @@
  *                  record that ties the id to the event
  *   stack_name.c   frame names, off the hot path: a native address's
  *                  function (demangled) and library
- *   pyframes.c     CPython 3.9 to 3.13: the calling thread's Python frames,
+ *   pyframes*.c    CPython 3.9 to 3.13: the calling thread's Python frames,
  *                  read from the interpreter's memory without calling
  *                  into Python, and their function, file and line
+ *                  (pyframes.h is their map)
  *
  * Threads: capture runs on any thread, in any context a hooked call runs
  * in (a signal handler included): it takes no lock and allocates nothing.
@@ -72,7 +73,7 @@ int stack_py_name(uint64_t w, char *name, size_t len, int *user);
 int stack_name(uint64_t w, char *name, size_t nlen, char *cat, size_t clen,
 	       int *user);
 
-/* ---- Python frames (pyframes.c) ----------------------------------------- */
+/* ---- Python frames (pyframes*.c) ---------------------------------------- */
 
 /*
  * A Python frame as captured: its code object, and the byte offset of the

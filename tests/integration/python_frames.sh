@@ -1,7 +1,7 @@
-# preload/pyframes.c: the calling thread's Python frames, read from the
+# preload/pyframes*.c: the calling thread's Python frames, read from the
 # interpreter's memory, for each CPython it knows (3.9 to 3.13 from pyenv,
 # and Debian's /usr/bin/python3, linked statically). libpyprobe.so
-# (tests/programs/pyprobe/, with build/obj/preload/pyframes.o) is called
+# (tests/programs/pyprobe/, with build/obj/preload/pyframes*.o) is called
 # through ctypes by python_frames.py, copied to script.py, where <module>
 # calls caller_py() which calls leaf_py() which calls the probe:
 #  - through CDLL (GIL released), PyDLL (GIL held), with max 2, through
@@ -22,10 +22,13 @@
 # CPython 3.8 is refused with one line; a program without Python has no
 # frames. A Python that is not installed is skipped.
 . "$ROOT/tests/integration/lib.sh"
-OBJ=$BUILD/obj/preload/pyframes.o
-[ -e "$OBJ" ] || fail "$OBJ is not built"
+OBJ=("$BUILD"/obj/preload/pyframes.o "$BUILD"/obj/preload/pyframes_versions.o
+	"$BUILD"/obj/preload/pyframes_describe.o)
+for o in "${OBJ[@]}"; do
+	[ -e "$o" ] || fail "$o is not built"
+done
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
-# In a sanitizer build pyframes.o needs the runtime, loaded first.
+# In a sanitizer build pyframes*.o need the runtime, loaded first.
 SAN=() SANLIB=
 case "$SANITIZER" in
 asan) SAN=(-fsanitize=address) SANLIB=${PRELOAD% *} ;;
@@ -35,9 +38,9 @@ esac
 CFLAGS=(-std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror -D_GNU_SOURCE
 	-I"$ROOT/include" -I"$ROOT/preload" "${SAN[@]}")
 cc "${CFLAGS[@]}" -shared -o "$WORK/libpyprobe.so" \
-	"$ROOT/tests/programs/pyprobe/pyprobe.c" "$OBJ" -ldl
+	"$ROOT/tests/programs/pyprobe/pyprobe.c" "${OBJ[@]}" -ldl
 cc "${CFLAGS[@]}" -DPYPROBE_MAIN -o "$WORK/nopy" \
-	"$ROOT/tests/programs/pyprobe/pyprobe.c" "$OBJ" -ldl
+	"$ROOT/tests/programs/pyprobe/pyprobe.c" "${OBJ[@]}" -ldl
 cp "$ROOT/tests/integration/python_frames.py" "$WORK/script.py"
 line() { grep -n "# @$1\$" "$WORK/script.py" | cut -d: -f1; }
 LEAF=$(line leaf) CALLER=$(line caller)

@@ -1,5 +1,6 @@
 /*
- * test_ring.c - the per-thread record rings (collector/ring.c).
+ * test_ring.c - the per-thread record rings (collector/ring_push.c,
+ * ring_collect.c).
  *
  * The rings are global: every test drains what earlier tests left, records
  * on threads of its own (a thread's ring capacity is fixed at its first
@@ -636,7 +637,7 @@ static void *fault_page;
 static long page_size;
 static volatile int handler_pushes;
 
-/* The thread's push state, laid out as ring_abi.h says (ring.c). */
+/* The thread's push state, laid out as ring_abi.h says (ring.h). */
 extern __thread char ring_tls[];
 
 /* Makes the page of the slot the thread's next push writes read-only. */

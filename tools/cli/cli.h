@@ -43,6 +43,7 @@
 #include <zlib.h>
 
 #include "collector.h"
+#include "hmap.h"
 
 /* Exit statuses shared by every subcommand. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -311,10 +312,9 @@ struct strsum_ent {
 	uint64_t count;
 };
 
-/* Zeroed means empty; e[0..cap) holds the entries, n of them in use. */
+/* Zeroed means empty; map's slots are struct strsum_ent (hmap.h). */
 struct strsum {
-	struct strsum_ent *e;
-	size_t cap, n;
+	struct hmap map;
 };
 
 /* Adds v (saturating) to the sum of key[0..len) and counts it. Returns 0
@@ -429,10 +429,8 @@ struct merge_tid {
 
 /* A hash map from a pair of integers to a position in an array (owned by
  * merge_index.c; zeroed means empty). */
-struct merge_ent;
 struct merge_map {
-	struct merge_ent *e;
-	size_t cap, len;
+	struct hmap map;
 };
 
 /* One input of a merge. Zero it, set path, then let trace_read_file() call

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hmap.h"
 
 struct df_row {
 	char *section;
@@ -23,67 +24,62 @@ struct df_row {
 	int64_t total_ns[2];
 };
 
-/* An open-addressing table of rows; keys are (section, name). */
+/* A table of rows (hmap.h: slots are struct df_row *, NULL when empty);
+ * keys are (section, name). */
 struct df_map {
-	struct df_row **slot;
-	size_t cap, len;
+	struct hmap rows;
 	int side; /* which trace is being read: 0 = A, 1 = B */
 };
 
+/* The hash of (a, b): FNV-1a of a, a 0x1f byte, then b. */
 static uint64_t df_hash(const char *a, const char *b)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = hmap_fnv1a_add(HMAP_FNV_OFFSET, a, strlen(a));
 
-	while (*a) {
-		h = (h ^ (unsigned char)*a++) * 1099511628211ull;
-	}
-	h = (h ^ 0x1f) * 1099511628211ull;
-	while (*b) {
-		h = (h ^ (unsigned char)*b++) * 1099511628211ull;
-	}
-	return h;
+	h = hmap_fnv1a_add(h, "\x1f", 1);
+	return hmap_fnv1a_add(h, b, strlen(b));
 }
 
-static int df_grow(struct df_map *m)
+static int df_empty(const void *slot)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 256, i, j;
-	struct df_row **ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns) {
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++) {
-		if (!m->slot[i]) {
-			continue;
-		}
-		j = m->slot[i]->hash & (ncap - 1);
-		while (ns[j]) {
-			j = (j + 1) & (ncap - 1);
-		}
-		ns[j] = m->slot[i];
-	}
-	free(m->slot);
-	m->slot = ns;
-	m->cap = ncap;
-	return 0;
+	return *(struct df_row *const *)slot == NULL;
 }
+
+static uint64_t df_slot_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return (*(struct df_row *const *)slot)->hash;
+}
+
+/* key: a struct df_row with section, name and hash set. */
+static int df_match(const void *slot, const void *key)
+{
+	const struct df_row *r = *(struct df_row *const *)slot, *k = key;
+
+	return r->hash == k->hash && strcmp(r->section, k->section) == 0 &&
+	       strcmp(r->name, k->name) == 0;
+}
+
+static const struct hmap_ops df_ops = {
+	.size = sizeof(struct df_row *),
+	.empty = df_empty,
+	.hash = df_slot_hash,
+};
 
 static struct df_row *df_get(struct df_map *m, const char *section,
 			     const char *name)
 {
-	uint64_t h = df_hash(section, name);
-	struct df_row *r;
-	size_t j;
+	struct df_row k = {.section = (char *)section,
+			   .name = (char *)name,
+			   .hash = df_hash(section, name)};
+	struct df_row **slot, *r;
 
-	if ((m->len + 1) * 2 > m->cap && df_grow(m) < 0) {
+	if (hmap_reserve(&m->rows, &df_ops, 256, 1, 2, NULL) < 0) {
 		return NULL;
 	}
-	for (j = h & (m->cap - 1); m->slot[j]; j = (j + 1) & (m->cap - 1)) {
-		r = m->slot[j];
-		if (r->hash == h && strcmp(r->section, section) == 0 &&
-		    strcmp(r->name, name) == 0) {
-			return r;
-		}
+	slot = hmap_find(&m->rows, &df_ops, k.hash, df_match, &k);
+	if (*slot) {
+		return *slot;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->section = strdup(section)) ||
@@ -94,9 +90,9 @@ static struct df_row *df_get(struct df_map *m, const char *section,
 		free(r);
 		return NULL;
 	}
-	r->hash = h;
-	m->slot[j] = r;
-	m->len++;
+	r->hash = k.hash;
+	*slot = r;
+	m->rows.used++;
 	return r;
 }
 
@@ -328,7 +324,7 @@ int cmd_diff(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct df_map m = {0};
-	struct df_row **rows = NULL;
+	struct df_row **rows = NULL, **slots;
 	struct trace_meta meta;
 	unsigned long long top = 0;
 	const char *category = NULL;
@@ -387,15 +383,16 @@ int cmd_diff(int argc, char **argv)
 			trace_read_warn_truncated(path, at);
 		}
 	}
-	rows = calloc(m.len ? m.len : 1, sizeof(*rows));
+	rows = calloc(m.rows.used ? m.rows.used : 1, sizeof(*rows));
 	if (!rows) {
 		util_err("out of memory");
 		goto out;
 	}
-	for (i = 0; i < m.cap; i++) {
-		if (m.slot[i] &&
-		    (!category || strcmp(m.slot[i]->section, category) == 0)) {
-			rows[n++] = m.slot[i];
+	slots = m.rows.slots;
+	for (i = 0; i < m.rows.cap; i++) {
+		if (slots[i] &&
+		    (!category || strcmp(slots[i]->section, category) == 0)) {
+			rows[n++] = slots[i];
 		}
 	}
 	qsort(rows, n, sizeof(*rows), df_cmp);
@@ -407,14 +404,15 @@ int cmd_diff(int argc, char **argv)
 	ret = util_stdout_done("the comparison");
 out:
 	free(rows);
-	for (i = 0; i < m.cap; i++) {
-		if (m.slot[i]) {
-			free(m.slot[i]->section);
-			free(m.slot[i]->name);
-			free(m.slot[i]);
+	slots = m.rows.slots;
+	for (i = 0; i < m.rows.cap; i++) {
+		if (slots[i]) {
+			free(slots[i]->section);
+			free(slots[i]->name);
+			free(slots[i]);
 		}
 	}
-	free(m.slot);
+	hmap_free(&m.rows);
 	return ret;
 usage:
 	fputs(df_usage, stderr);

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "hmap.h"
 
 /* A small cache in front of strtab_intern(), which takes a lock: traces
  * repeat a few hundred names millions of times. */
@@ -50,22 +51,10 @@ struct rp_ctx {
 	int second;	   /* the second pass: call-site rows only */
 };
 
-static uint64_t rp_hash(const char *s, size_t *len)
-{
-	uint64_t h = 1469598103934665603ull;
-	const char *p = s;
-
-	while (*p) {
-		h = (h ^ (unsigned char)*p++) * 1099511628211ull;
-	}
-	*len = (size_t)(p - s);
-	return h;
-}
-
 static uint32_t rp_intern(struct rp_ctx *c, const char *s)
 {
 	size_t len;
-	uint64_t h = rp_hash(s, &len);
+	uint64_t h = hmap_fnv1a_str(s, &len);
 	struct rp_cache_ent *e;
 	uint32_t id;
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hmap.h"
 
 struct frames_node {
 	uint64_t id;
@@ -30,17 +31,37 @@ struct frames_node {
 };
 
 struct frames {
-	struct frames_node *v;
-	size_t cap, n; /* cap: 0 or a power of two */
+	struct hmap nodes; /* struct frames_node */
 };
 
-static size_t fr_slot(uint64_t id, size_t cap)
+static uint64_t fr_hash(uint64_t id)
 {
 	id ^= id >> 33;
 	id *= 0xff51afd7ed558ccdull;
-	id ^= id >> 33;
-	return (size_t)id & (cap - 1);
+	return id ^ (id >> 33);
 }
+
+static int fr_empty(const void *slot)
+{
+	return ((const struct frames_node *)slot)->name == NULL;
+}
+
+static uint64_t fr_slot_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return fr_hash(((const struct frames_node *)slot)->id);
+}
+
+static int fr_match(const void *slot, const void *id)
+{
+	return ((const struct frames_node *)slot)->id == *(const uint64_t *)id;
+}
+
+static const struct hmap_ops fr_ops = {
+	.size = sizeof(struct frames_node),
+	.empty = fr_empty,
+	.hash = fr_slot_hash,
+};
 
 /* Returns a new, empty set, or NULL (ENOMEM). */
 struct frames *frames_create(void)
@@ -52,12 +73,12 @@ struct frames *frames_create(void)
  * can't fail. */
 void frames_clear(struct frames *fr)
 {
-	for (size_t i = 0; i < fr->cap; i++) {
-		free(fr->v[i].name);
+	struct frames_node *v = fr->nodes.slots;
+
+	for (size_t i = 0; i < fr->nodes.cap; i++) {
+		free(v[i].name);
 	}
-	free(fr->v);
-	fr->v = NULL;
-	fr->cap = fr->n = 0;
+	hmap_free(&fr->nodes);
 }
 
 /* Frees fr (NULL accepted). This function can't fail. */
@@ -72,46 +93,18 @@ void frames_destroy(struct frames *fr)
 /* Returns how many nodes fr holds. This function can't fail. */
 size_t frames_count(const struct frames *fr)
 {
-	return fr->n;
+	return fr->nodes.used;
 }
 
 static struct frames_node *fr_find(const struct frames *fr, uint64_t id)
 {
-	if (!fr->cap) {
+	struct frames_node *e;
+
+	if (!fr->nodes.cap) {
 		return NULL;
 	}
-	for (size_t i = fr_slot(id, fr->cap);; i = (i + 1) & (fr->cap - 1)) {
-		if (!fr->v[i].name) {
-			return NULL;
-		}
-		if (fr->v[i].id == id) {
-			return &fr->v[i];
-		}
-	}
-}
-
-static int fr_grow(struct frames *fr)
-{
-	size_t cap = fr->cap ? fr->cap * 2 : 256;
-	struct frames_node *v = calloc(cap, sizeof(*v));
-
-	if (!v) {
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < fr->cap; i++) {
-		if (fr->v[i].name) {
-			size_t j = fr_slot(fr->v[i].id, cap);
-
-			while (v[j].name) {
-				j = (j + 1) & (cap - 1);
-			}
-			v[j] = fr->v[i];
-		}
-	}
-	free(fr->v);
-	fr->v = v;
-	fr->cap = cap;
-	return 0;
+	e = hmap_find(&fr->nodes, &fr_ops, fr_hash(id), fr_match, &id);
+	return e->name ? e : NULL;
 }
 
 /* Adds frame f; a second frame with the same id replaces the first.
@@ -125,17 +118,13 @@ int frames_add(struct frames *fr, const struct trace_frame *f)
 		return -ENOMEM;
 	}
 	if (!e) {
-		if ((fr->n + 1) * 4 > fr->cap * 3 && fr_grow(fr) < 0) {
+		if (hmap_reserve(&fr->nodes, &fr_ops, 256, 3, 4, NULL) < 0) {
 			free(name);
 			return -ENOMEM;
 		}
-		size_t i = fr_slot(f->id, fr->cap);
-
-		while (fr->v[i].name) {
-			i = (i + 1) & (fr->cap - 1);
-		}
-		e = &fr->v[i];
-		fr->n++;
+		e = hmap_find(&fr->nodes, &fr_ops, fr_hash(f->id), fr_match,
+			      &f->id);
+		fr->nodes.used++;
 	}
 	free(e->name);
 	*e = (struct frames_node){.id = f->id,
@@ -154,7 +143,7 @@ const char *frames_site(const struct frames *fr, uint64_t id)
 {
 	const struct frames_node *leaf = fr_find(fr, id), *e = leaf;
 
-	for (size_t steps = 0; e && steps <= fr->n; steps++) {
+	for (size_t steps = 0; e && steps <= fr->nodes.used; steps++) {
 		if (e->user) {
 			return e->name;
 		}
@@ -231,11 +220,11 @@ int frames_path(const struct frames *fr, uint64_t id, struct sbuf *b)
 	if (!e) {
 		return -ENOENT;
 	}
-	chain = malloc((fr->n + 1) * sizeof(*chain));
+	chain = malloc((fr->nodes.used + 1) * sizeof(*chain));
 	if (!chain) {
 		return -ENOMEM;
 	}
-	while (e && n <= fr->n) {
+	while (e && n <= fr->nodes.used) {
 		chain[n++] = e;
 		e = e->has_parent ? fr_find(fr, e->parent) : NULL;
 	}

@@ -20,20 +20,40 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hmap.h"
 
 #define LAUNCHES_MAX (1u << 22)
 
 struct launches {
-	struct launch *v;
-	size_t cap, n; /* cap: 0 or a power of two */
+	struct hmap v; /* struct launch, used 0: an empty slot */
 };
 
-static size_t ln_slot(int64_t corr, size_t cap)
+static uint64_t ln_hash(int64_t corr)
 {
-	uint64_t h = (uint64_t)corr * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 20) & (cap - 1);
+	return ((uint64_t)corr * 0x9e3779b97f4a7c15ull) >> 20;
 }
+
+static int ln_empty(const void *slot)
+{
+	return !((const struct launch *)slot)->used;
+}
+
+static uint64_t ln_slot_hash(const void *slot, const void *ctx)
+{
+	(void)ctx;
+	return ln_hash(((const struct launch *)slot)->corr);
+}
+
+static int ln_match(const void *slot, const void *corr)
+{
+	return ((const struct launch *)slot)->corr == *(const int64_t *)corr;
+}
+
+static const struct hmap_ops ln_ops = {
+	.size = sizeof(struct launch),
+	.empty = ln_empty,
+	.hash = ln_slot_hash,
+};
 
 /* Returns a new, empty table, or NULL (ENOMEM). */
 struct launches *launches_create(void)
@@ -44,9 +64,7 @@ struct launches *launches_create(void)
 /* Forgets every launch. This function can't fail. */
 void launches_clear(struct launches *l)
 {
-	free(l->v);
-	l->v = NULL;
-	l->cap = l->n = 0;
+	hmap_free(&l->v);
 }
 
 /* Frees l (NULL accepted). This function can't fail. */
@@ -70,41 +88,13 @@ int launches_is_gpu(const char *cat)
  * fail. */
 const struct launch *launches_get(const struct launches *l, int64_t corr)
 {
-	if (!l->cap) {
+	const struct launch *e;
+
+	if (!l->v.cap) {
 		return NULL;
 	}
-	for (size_t i = ln_slot(corr, l->cap);; i = (i + 1) & (l->cap - 1)) {
-		if (!l->v[i].used) {
-			return NULL;
-		}
-		if (l->v[i].corr == corr) {
-			return &l->v[i];
-		}
-	}
-}
-
-static int ln_grow(struct launches *l)
-{
-	size_t cap = l->cap ? l->cap * 2 : 1024;
-	struct launch *v = calloc(cap, sizeof(*v));
-
-	if (!v) {
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < l->cap; i++) {
-		if (l->v[i].used) {
-			size_t j = ln_slot(l->v[i].corr, cap);
-
-			while (v[j].used) {
-				j = (j + 1) & (cap - 1);
-			}
-			v[j] = l->v[i];
-		}
-	}
-	free(l->v);
-	l->v = v;
-	l->cap = cap;
-	return 0;
+	e = hmap_find(&l->v, &ln_ops, ln_hash(corr), ln_match, &corr);
+	return e->used ? e : NULL;
 }
 
 /* Keeps launch x under x->corr, replacing one kept before. Returns 0,
@@ -114,19 +104,15 @@ int launches_put(struct launches *l, const struct launch *x)
 	struct launch *e = (struct launch *)launches_get(l, x->corr);
 
 	if (!e) {
-		if (l->n >= LAUNCHES_MAX) {
+		if (l->v.used >= LAUNCHES_MAX) {
 			return -ENOSPC;
 		}
-		if ((l->n + 1) * 4 > l->cap * 3 && ln_grow(l) < 0) {
+		if (hmap_reserve(&l->v, &ln_ops, 1024, 3, 4, NULL) < 0) {
 			return -ENOMEM;
 		}
-		size_t i = ln_slot(x->corr, l->cap);
-
-		while (l->v[i].used) {
-			i = (i + 1) & (l->cap - 1);
-		}
-		e = &l->v[i];
-		l->n++;
+		e = hmap_find(&l->v, &ln_ops, ln_hash(x->corr), ln_match,
+			      &x->corr);
+		l->v.used++;
 	}
 	*e = *x;
 	e->used = 1;

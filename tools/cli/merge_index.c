@@ -19,25 +19,49 @@ struct merge_ent {
 	size_t pos; /* the position + 1; 0 marks an empty slot */
 };
 
-static size_t mi_slot(int64_t a, int64_t b, size_t cap)
+static uint64_t mi_hash(int64_t a, int64_t b)
 {
 	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull;
 
 	h = (h ^ (h >> 29) ^ (uint64_t)b) * 0xff51afd7ed558ccdull;
-	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+	return h ^ (h >> 32);
 }
 
+static int mi_empty(const void *slot)
+{
+	return ((const struct merge_ent *)slot)->pos == 0;
+}
+
+static uint64_t mi_slot_hash(const void *slot, const void *ctx)
+{
+	const struct merge_ent *e = slot;
+
+	(void)ctx;
+	return mi_hash(e->a, e->b);
+}
+
+/* key: a struct merge_ent with a and b set. */
+static int mi_match(const void *slot, const void *key)
+{
+	const struct merge_ent *e = slot, *k = key;
+
+	return e->a == k->a && e->b == k->b;
+}
+
+static const struct hmap_ops mi_ops = {
+	.size = sizeof(struct merge_ent),
+	.empty = mi_empty,
+	.hash = mi_slot_hash,
+};
+
 /* Returns the slot of (a, b) in m: its entry, or the empty slot where it
- * belongs. m->cap is a power of two and m is never full. */
+ * belongs. m has slots and is never full. */
 static struct merge_ent *mi_map_slot(const struct merge_map *m, int64_t a,
 				     int64_t b)
 {
-	size_t i = mi_slot(a, b, m->cap);
+	struct merge_ent k = {a, b, 0};
 
-	while (m->e[i].pos && (m->e[i].a != a || m->e[i].b != b)) {
-		i = (i + 1) & (m->cap - 1);
-	}
-	return &m->e[i];
+	return hmap_find(&m->map, &mi_ops, mi_hash(a, b), mi_match, &k);
 }
 
 /* Returns the position stored for (a, b), or -1 when there is none. */
@@ -45,7 +69,7 @@ static ssize_t mi_map_find(const struct merge_map *m, int64_t a, int64_t b)
 {
 	const struct merge_ent *e;
 
-	if (!m->cap) {
+	if (!m->map.cap) {
 		return -1;
 	}
 	e = mi_map_slot(m, a, b);
@@ -56,27 +80,12 @@ static ssize_t mi_map_find(const struct merge_map *m, int64_t a, int64_t b)
  * (printed). */
 static int mi_map_add(struct merge_map *m, int64_t a, int64_t b, size_t pos)
 {
-	if ((m->len + 1) * 2 > m->cap) {
-		struct merge_map n = {.cap = m->cap ? m->cap * 2 : 64};
-		size_t i;
-
-		n.e = calloc(n.cap, sizeof(*n.e));
-		if (!n.e) {
-			util_err("out of memory");
-			return -ENOMEM;
-		}
-		for (i = 0; i < m->cap; i++) {
-			if (m->e[i].pos) {
-				*mi_map_slot(&n, m->e[i].a, m->e[i].b) =
-					m->e[i];
-			}
-		}
-		n.len = m->len;
-		free(m->e);
-		*m = n;
+	if (hmap_reserve(&m->map, &mi_ops, 64, 1, 2, NULL) < 0) {
+		util_err("out of memory");
+		return -ENOMEM;
 	}
 	*mi_map_slot(m, a, b) = (struct merge_ent){a, b, pos + 1};
-	m->len++;
+	m->map.used++;
 	return 0;
 }
 
@@ -212,8 +221,8 @@ int merge_index_assign_pids(struct merge_file *files, size_t nf)
 			}
 		}
 	}
-	free(used.e);
-	free(taken.e);
+	hmap_free(&used.map);
+	hmap_free(&taken.map);
 	return ret;
 }
 
@@ -334,6 +343,6 @@ void merge_index_free(struct merge_file *f)
 {
 	free(f->pids);
 	free(f->tids);
-	free(f->pid_map.e);
-	free(f->tid_map.e);
+	hmap_free(&f->pid_map.map);
+	hmap_free(&f->tid_map.map);
 }

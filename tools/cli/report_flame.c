@@ -172,8 +172,10 @@ static int fl_early(struct fl_ctx *c)
 {
 	int rc = 0;
 
-	for (size_t i = 0; i < c->early.cap && !rc; i++) {
-		const struct strsum_ent *e = &c->early.e[i];
+	const struct strsum_ent *v = c->early.map.slots;
+
+	for (size_t i = 0; i < c->early.map.cap && !rc; i++) {
+		const struct strsum_ent *e = &v[i];
 		int64_t corr;
 
 		if (!e->key) {
@@ -198,8 +200,10 @@ static int fl_resolve(struct fl_ctx *c)
 	struct sbuf b = {0};
 	int rc = 0;
 
-	for (size_t i = 0; i < c->stacks.cap && !rc; i++) {
-		const struct strsum_ent *e = &c->stacks.e[i];
+	const struct strsum_ent *v = c->stacks.map.slots;
+
+	for (size_t i = 0; i < c->stacks.map.cap && !rc; i++) {
+		const struct strsum_ent *e = &v[i];
 		uint64_t sf;
 		uint32_t launch;
 
@@ -291,7 +295,9 @@ static int fl_cmp(const void *pa, const void *pb)
  * CLI_OK or CLI_FAIL after one line. */
 static int fl_write(struct strsum *paths, const char *outpath)
 {
-	const struct strsum_ent **v = malloc((paths->n + 1) * sizeof(*v));
+	const struct strsum_ent **v =
+		malloc((paths->map.used + 1) * sizeof(*v));
+	const struct strsum_ent *e = paths->map.slots;
 	struct out *o = NULL;
 	char num[32];
 	size_t n = 0;
@@ -301,9 +307,9 @@ static int fl_write(struct strsum *paths, const char *outpath)
 		util_err("out of memory");
 		return CLI_FAIL;
 	}
-	for (size_t i = 0; i < paths->cap; i++) {
-		if (paths->e[i].key && paths->e[i].sum > 0) {
-			v[n++] = &paths->e[i];
+	for (size_t i = 0; i < paths->map.cap; i++) {
+		if (e[i].key && e[i].sum > 0) {
+			v[n++] = &e[i];
 		}
 	}
 	qsort(v, n, sizeof(*v), fl_cmp);

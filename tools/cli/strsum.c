@@ -9,72 +9,60 @@
 
 #include "cli.h"
 
-static uint64_t ss_hash(const void *key, size_t len)
+static int ss_empty(const void *slot)
 {
-	const unsigned char *p = key;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++) {
-		h = (h ^ p[i]) * 1099511628211ull;
-	}
-	return h;
+	return ((const struct strsum_ent *)slot)->key == NULL;
 }
 
-static int ss_grow(struct strsum *m)
+static uint64_t ss_hash(const void *slot, const void *ctx)
 {
-	size_t cap = m->cap ? m->cap * 2 : 256;
-	struct strsum_ent *v = calloc(cap, sizeof(*v));
-
-	if (!v) {
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->e[i].key) {
-			size_t j = m->e[i].hash & (cap - 1);
-
-			while (v[j].key) {
-				j = (j + 1) & (cap - 1);
-			}
-			v[j] = m->e[i];
-		}
-	}
-	free(m->e);
-	m->e = v;
-	m->cap = cap;
-	return 0;
+	(void)ctx;
+	return ((const struct strsum_ent *)slot)->hash;
 }
+
+/* key: a struct strsum_ent with key, len and hash set. */
+static int ss_match(const void *slot, const void *key)
+{
+	const struct strsum_ent *e = slot, *k = key;
+
+	return e->hash == k->hash && e->len == k->len &&
+	       !memcmp(e->key, k->key, k->len);
+}
+
+static const struct hmap_ops ss_ops = {
+	.size = sizeof(struct strsum_ent),
+	.empty = ss_empty,
+	.hash = ss_hash,
+};
 
 /* Adds v to the sum of key[0..len) (a new key starts at 0) and counts it.
  * Sums saturate. Returns 0 or -ENOMEM. */
 int strsum_add(struct strsum *m, const void *key, size_t len, int64_t v)
 {
-	uint64_t h = ss_hash(key, len);
-	size_t i;
+	struct strsum_ent k = {
+		.key = (char *)key, .len = len, .hash = hmap_fnv1a(key, len)};
+	struct strsum_ent *e;
 
-	if ((m->n + 1) * 4 > m->cap * 3 && ss_grow(m) < 0) {
+	if (hmap_reserve(&m->map, &ss_ops, 256, 3, 4, NULL) < 0) {
 		return -ENOMEM;
 	}
-	for (i = h & (m->cap - 1); m->e[i].key; i = (i + 1) & (m->cap - 1)) {
-		struct strsum_ent *e = &m->e[i];
-
-		if (e->hash == h && e->len == len &&
-		    !memcmp(e->key, key, len)) {
-			e->sum = agg_sat_add(e->sum, v);
-			e->count++;
-			return 0;
-		}
+	e = hmap_find(&m->map, &ss_ops, k.hash, ss_match, &k);
+	if (e->key) {
+		e->sum = agg_sat_add(e->sum, v);
+		e->count++;
+		return 0;
 	}
-	m->e[i].key = malloc(len + 1);
-	if (!m->e[i].key) {
+	e->key = malloc(len + 1);
+	if (!e->key) {
 		return -ENOMEM;
 	}
-	memcpy(m->e[i].key, key, len);
-	m->e[i].key[len] = 0;
-	m->e[i].len = len;
-	m->e[i].hash = h;
-	m->e[i].sum = v;
-	m->e[i].count = 1;
-	m->n++;
+	memcpy(e->key, key, len);
+	e->key[len] = 0;
+	e->len = len;
+	e->hash = k.hash;
+	e->sum = v;
+	e->count = 1;
+	m->map.used++;
 	return 0;
 }
 
@@ -82,9 +70,10 @@ int strsum_add(struct strsum *m, const void *key, size_t len, int64_t v)
  * fail. */
 void strsum_clear(struct strsum *m)
 {
-	for (size_t i = 0; i < m->cap; i++) {
-		free(m->e[i].key);
+	struct strsum_ent *e = m->map.slots;
+
+	for (size_t i = 0; i < m->map.cap; i++) {
+		free(e[i].key);
 	}
-	free(m->e);
-	memset(m, 0, sizeof(*m));
+	hmap_free(&m->map);
 }

@@ -1,7 +1,7 @@
 /*
- * pyprobe.c - drives preload/pyframes.c from inside a Python process for
+ * pyprobe.c - drives preload/pyframes*.c from inside a Python process for
  * tests/integration/python_frames.sh. Built there as a shared library with
- * build/obj/preload/pyframes.o linked in, and loaded by the test's script
+ * build/obj/preload/pyframes*.o linked in, and loaded by the test's script
  * through ctypes: CDLL (the GIL released around each call) or PyDLL (the
  * GIL held). With -DPYPROBE_MAIN it is instead a program that checks the
  * capture in a process without Python.
