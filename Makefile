@@ -161,7 +161,8 @@ programs: $(PROG_BIN)
 deps:
 	@tests/deps.sh
 
-# One summary line: "N passed, N failed".
+# One summary line: "N passed, N failed, N skipped" (a test that cannot
+# run here exits 77 and counts as skipped; tests/run.sh).
 test: deps all $(UNIT_BIN) $(PROG_BIN) $(FAKES) $(CU_BIN)
 	@BUILD=$(BUILD) SANITIZER="$(SANITIZER)" ONLY="$(ONLY)" tests/run.sh
 

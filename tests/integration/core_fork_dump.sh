@@ -7,7 +7,7 @@
 . "$ROOT/tests/integration/lib.sh"
 fakes=$BUILD/fakes
 prog=$BUILD/programs/cuda_fork_dump
-[ -e "$fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers (no fake libcupti)"; exit 0; }
+[ -e "$fakes/libcupti.so.13" ] || skip "built without the CUDA toolkit headers (no fake libcupti)"
 
 for run in 1 2 3; do
 	rm -f "$WORK"/fd*.json "$WORK"/fd*.txt

@@ -4,6 +4,18 @@ set -euo pipefail
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# skip REASON: the whole test cannot run here: one line, then exit 77,
+# which tests/run.sh counts as skipped (automake's code for a skip).
+skip() { echo "skip: $*"; exit 77; }
+
+# skip_part REASON: a part of the test cannot run here; the rest goes on.
+# One line, and the reason goes to $SKIPS (set by tests/run.sh), which
+# run.sh shows on the test's line: a pass that left checks out says so.
+skip_part() {
+	echo "skip: $*"
+	if [ -n "${SKIPS:-}" ]; then echo "$*" >>"$SKIPS"; fi
+}
+
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
 	if [ "$2" != "$3" ]; then fail "$1: expected '$2', got '$3'"; fi

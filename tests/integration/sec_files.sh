@@ -18,8 +18,7 @@
 . "$ROOT/tests/integration/lib.sh"
 if [ -z "${SEC_INNER:-}" ]; then
 	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
-		echo "SKIP: needs root and a private mount namespace"
-		exit 0
+		skip "needs root and a private mount namespace"
 	fi
 	exec env SEC_INNER=1 unshare -m --propagation private bash "$0"
 fi
