@@ -16,6 +16,31 @@ skip_part() {
 	if [ -n "${SKIPS:-}" ]; then echo "$*" >>"$SKIPS"; fi
 }
 
+# wait_until [-p PID] [-t SECONDS] WHAT CONDITION: evaluates the shell
+# CONDITION every 10 ms until it holds. Fails, naming WHAT, as soon as
+# process PID has ended without it, or after SECONDS (default 300: ample
+# on a loaded machine; a hang fails here rather than at run.sh's timeout).
+wait_until() {
+	local _wu_pid= _wu_limit=300 _wu_what _wu_end
+	while [ $# -gt 2 ]; do
+		case $1 in
+		-p) _wu_pid=$2 && shift 2 ;;
+		-t) _wu_limit=$2 && shift 2 ;;
+		*) break ;;
+		esac
+	done
+	_wu_what=$1 _wu_end=$((SECONDS + _wu_limit))
+	until eval "$2"; do
+		if [ -n "$_wu_pid" ] && ! kill -0 "$_wu_pid" 2>/dev/null; then
+			eval "$2" && return 0
+			fail "waiting for $_wu_what: process $_wu_pid ended first"
+		fi
+		[ "$SECONDS" -lt "$_wu_end" ] ||
+			fail "waiting for $_wu_what: not there after $_wu_limit s"
+		sleep 0.01
+	done
+}
+
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
 	if [ "$2" != "$3" ]; then fail "$1: expected '$2', got '$3'"; fi

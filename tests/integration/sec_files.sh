@@ -68,7 +68,8 @@ expect_eq "status folder: steps" 200 "$(jget s.json 'd["spans"]["core/step"]')"
 # 2. mxprof dump and a status file it must not trust.
 LD_PRELOAD="$PRELOAD" sleep 1000 &
 target=$!
-until grep -q libmxprof "/proc/$target/maps" 2>/dev/null; do sleep 0.01; done
+wait_until -p "$target" "mxprof in process $target" \
+	'grep -q libmxprof "/proc/$target/maps" 2>/dev/null'
 printf 'output=/tmp/x.json\nstats=/tmp/x.stats.txt\nsignal=9\ndumps=0\n' >st
 chmod 644 st
 as_nobody cp st "/tmp/mxprof-0/$target.status"
@@ -150,7 +151,7 @@ mkdir /tmp/two /tmp/sync
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=/tmp/two/t.json LD_PRELOAD="$PRELOAD" \
 	"$prog" 2 100 /tmp/sync >/dev/null 2>errA.txt &
 first=$!
-until [ -e /tmp/two/t.json.journal ]; do sleep 0.01; done
+wait_until -p "$first" "the first journal" '[ -e /tmp/two/t.json.journal ]'
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=/tmp/two/t.json LD_PRELOAD="$PRELOAD" \
 	"$prog" 1 30 >/dev/null 2>errB.txt &
 second=$!
