@@ -75,8 +75,10 @@ PROG_BIN := $(PROG_SRC:tests/programs/%.c=$(BUILD)/programs/%) \
 CLI_SRC  := tools/mxprof.c $(sort $(wildcard tools/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_BIN := $(BUILD)/mxprof
-HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h tests/unit/*.h \
-              cupti/*.h tests/fakes/*.h)
+HEADERS  := $(wildcard include/*.h collector/*.h preload/*.h cupti/*.h \
+              tests/fakes/*.h)
+# The unit suites' own header (testutil.h): only they are rebuilt for it.
+UNIT_HDR := $(wildcard tests/unit/*.h)
 
 SO       := $(BUILD)/libmxprof.so
 AR_LIB   := $(BUILD)/libmxprof.a
@@ -110,7 +112,7 @@ $(AR_LIB): $(AR_OBJ)
 	@rm -f $@
 	ar rcs $@ $(AR_OBJ)
 
-$(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS)
+$(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS) $(UNIT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -fvisibility=default -o $@ $< \
 	    $(AR_LIB) $(TEST_LDLIBS)
