@@ -3,6 +3,9 @@
 #   make              libmxprof.so, libmxprof.a and the mxprof command
 #   make test         unit and integration tests (one summary line at the end)
 #   make check        make test, then the same under ASan, UBSan and TSan
+#   SLOW=1 make test  the same with the long forms of the longest tests
+#                     (tests/run.sh lists them; the default forms cover
+#                     the same code in a fraction of the time)
 #   make demo         profile the bundled example and print its tables
 #   make asan|ubsan|tsan   the test suite under a sanitizer (build-<name>/)
 #   make format-check clang-format without changes

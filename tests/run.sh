@@ -18,7 +18,15 @@
 #   WORK        an empty scratch folder of its own
 #   SANITIZER   asan, ubsan, tsan or empty
 #   SKIPS       the file lib.sh's skip_part writes its reasons to
+#   PYTHON3     the interpreter that python3 runs (lib.sh's helpers use it)
+#   SLOW        1 for the long forms of the longest tests (see below)
 # Their output goes to $BUILD/test-logs/NAME.log, shown when they fail.
+# SLOW=1 runs the long forms of the tests that have one: more of the same,
+# not other code paths; the default forms make the same checks in a
+# fraction of the time. core_exact_tables: 10 M calls and a 1.3 GB trace
+# (default 1 M, with the big-trace mark lowered); cli_merge: 300000
+# threads and 100000 pids (default a tenth); core_fork_dump: three runs
+# (default one); core_dump_signal: 20 blocking calls (default 6).
 # ONLY=unit or ONLY=integration limits the run; so do name globs in TESTS
 # (space-separated), e.g. TESTS='test_ring core_*'.
 set -u
@@ -34,7 +42,11 @@ ubsan) PRELOAD="$(${CC:-cc} -print-file-name=libubsan.so) $MXPROF_LIB"
 	export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ;;
 tsan) export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ;;
 esac
-export ROOT BUILD MXPROF_LIB PRELOAD SANITIZER
+# The interpreter python3 runs, found once: lib.sh's helpers call it
+# directly, not through a pyenv shim (about 0.3 s a call).
+PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+[ -x "$PYTHON3" ] || PYTHON3=python3
+export ROOT BUILD MXPROF_LIB PRELOAD SANITIZER PYTHON3
 # selected NAME: is NAME picked by $TESTS (space-separated globs)?
 selected() {
 	local g found=1
@@ -57,8 +69,10 @@ if [ "${ONLY:-unit}" = unit ] || [ -z "${ONLY:-}" ]; then
 		name=$(basename "$t")
 		selected "$name" || continue
 		out=$logs/$name.log
+		start=$(date +%s)
 		"$t" >"$out" 2>&1
 		rc=$?
+		secs=$(($(date +%s) - start))
 		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
 		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
 		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
@@ -68,9 +82,9 @@ if [ "${ONLY:-unit}" = unit ] || [ -z "${ONLY:-}" ]; then
 		if [ "$f" -ne 0 ]; then
 			failures+=("$name") && echo "FAIL $name" && tail -30 "$out"
 		elif [ "$s" -ne 0 ]; then
-			echo "ok   $name ($p tests, $s skipped:$(sed -n 's/^\[  SKIPPED \] \([^0-9].*\)/ \1/p' "$out" | sort -u | tr -d '\n'))"
+			echo "ok   $name ($p tests, ${secs}s, $s skipped:$(sed -n 's/^\[  SKIPPED \] \([^0-9].*\)/ \1/p' "$out" | sort -u | tr -d '\n'))"
 		else
-			echo "ok   $name ($p tests)"
+			echo "ok   $name ($p tests, ${secs}s)"
 		fi
 	done
 fi

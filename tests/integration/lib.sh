@@ -47,12 +47,17 @@ expect_eq() {
 	echo "ok: $1 = $3"
 }
 
+# tracesummary and jget run Python often (hundreds of times a suite): they
+# use $PYTHON3 (tests/run.sh sets it to the interpreter python3 runs, so
+# that a pyenv shim, a shell script in front of it, runs once) without
+# the site module (-S: they need only the standard library).
+
 # tracesummary TRACE > summary.json  (fails when the trace is invalid)
-tracesummary() { python3 "$ROOT/tests/tools/tracecheck.py" "$1"; }
+tracesummary() { "${PYTHON3:-python3}" -S "$ROOT/tests/tools/tracecheck.py" "$1"; }
 
 # jq-like lookup in a JSON file with a Python expression on `d`:
 #   jget summary.json 'd["spans"]["demo/step"]'
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+jget() { "${PYTHON3:-python3}" -S -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 # row_count STATS SECTION NAME: prints the Total Count of a table row.
 row_count() {
