@@ -7,11 +7,7 @@ PROG=$BUILD/programs/cli_tasks
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$WORK/live.json LD_PRELOAD=$PRELOAD \
 	"$PROG" -u 100 -w "$WORK/go" &
 pid=$!
-for _ in $(seq 400); do
-	[ -e "$WORK/go.ready" ] && break
-	sleep 0.05
-done
-[ -e "$WORK/go.ready" ] || fail "the program did not get ready"
+wait_until -p "$pid" "the program to get ready" '[ -e "$WORK/go.ready" ]'
 
 "$MX" dump "$pid" > out.txt
 expect_eq "printed path" "$WORK/live.json" "$(cat out.txt)"
@@ -58,16 +54,9 @@ echo "ok: errors"
 rm -f "$WORK/go" "$WORK/go.ready"
 "$MX" run -q -o viarun.json -- "$PROG" -u 100 -w "$WORK/go" 2>/dev/null &
 mx=$!
-for _ in $(seq 400); do
-	[ -e "$WORK/go.ready" ] && break
-	sleep 0.05
-done
-[ -e "$WORK/go.ready" ] || fail "the program under mxprof run did not get ready"
+wait_until -p "$mx" "the program under mxprof run to get ready" '[ -e "$WORK/go.ready" ]'
 kill -USR1 "$mx"
-for _ in $(seq 400); do
-	[ -s viarun.stats.txt ] && break
-	sleep 0.05
-done
+wait_until -p "$mx" "the tables of the dump through mxprof run" '[ -s viarun.stats.txt ]'
 expect_eq "dump through mxprof run: steps" 10 "$(row_count viarun.stats.txt cli step)"
 kill -0 "$mx" || fail "mxprof run ended after the dump signal"
 touch "$WORK/go"

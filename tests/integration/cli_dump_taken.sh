@@ -31,18 +31,18 @@ check() { # WHEN PID NAME
 
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=a.json LD_PRELOAD="$PRELOAD" "$PY" h.py after a 2> a.prog.err &
 pid=$!
-while [ ! -e a.ready ]; do sleep 0.01; done
+wait_until -p $pid a.ready '[ -e a.ready ]'
 check "handler installed after load" $pid a
 
 (trap '' USR1; MXPROF_AUTOSTART=1 MXPROF_OUTPUT=b.json LD_PRELOAD="$PRELOAD" exec "$PY" h.py before b) 2> b.prog.err &
 pid=$!
-while [ ! -e b.ready ]; do sleep 0.01; done
+wait_until -p $pid b.ready '[ -e b.ready ]'
 check "signal ignored before load" $pid b
 
 # MXPROF_SIGNAL=none still says so.
 MXPROF_SIGNAL=none MXPROF_AUTOSTART=1 MXPROF_OUTPUT=c.json LD_PRELOAD="$PRELOAD" "$PY" h.py none c &
 pid=$!
-while [ ! -e c.ready ]; do sleep 0.01; done
+wait_until -p $pid c.ready '[ -e c.ready ]'
 set +e
 "$MX" dump "$pid" 2> c.err
 set -e

@@ -15,7 +15,7 @@ mkdir sync
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$WORK/t.json LD_PRELOAD="$PRELOAD" \
 	"$prog" 2 50 sync >/dev/null &
 pid=$!
-until [ -e sync/half ] && [ -s t.json.journal ]; do sleep 0.01; done
+wait_until -p $pid "the half-way point and the journal" '[ -e sync/half ] && [ -s t.json.journal ]'
 cp t.json.journal j.journal
 touch sync/go
 wait $pid

@@ -65,11 +65,9 @@ expect_eq "found beside mxprof: steps" 10 "$(row_count h.stats.txt cli step)"
 # Signals sent to mxprof reach the program.
 "$MX" run -q -o i.json -- sh -c 'echo $$ > child.pid; exec sleep 30' 2>/dev/null &
 mx=$!
-# No deadline: a loaded machine may take its time to start the child;
-# mxprof run ending first is the failure.
-while [ ! -s child.pid ] && kill -0 "$mx" 2>/dev/null; do
-	sleep 0.05
-done
+# A loaded machine may take its time to start the child; mxprof run
+# ending first is the failure.
+wait_until -p "$mx" "the child of mxprof run" '[ -s child.pid ]'
 child=$(cat child.pid 2>/dev/null || true)
 [ -n "$child" ] || fail "no child of mxprof run"
 kill -TERM "$mx"

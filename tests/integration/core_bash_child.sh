@@ -11,8 +11,12 @@ import os, subprocess, time, zlib
 for i in range(100):
     zlib.crc32(b"a")
 # bash starts once the root's journal is on disk.
-while not os.path.exists("t.json.journal"):
+for _ in range(30000):
+    if os.path.exists("t.json.journal"):
+        break
     time.sleep(0.01)
+else:
+    raise SystemExit("no t.json.journal after 300 s")
 subprocess.run(["bash", "-c", "echo child $$ >child.txt; echo done"], check=True)
 for i in range(50):
     zlib.crc32(b"b")

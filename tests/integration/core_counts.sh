@@ -16,15 +16,14 @@ mkdir sync
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/core.json" LD_PRELOAD="$PRELOAD" \
 	"$prog" $T $N "$WORK/sync" $K >out.txt &
 pid=$!
-for _ in $(seq 3000); do [ -e sync/half ] && break; sleep 0.01; done
-[ -e sync/half ] || fail "the program never reached half-way"
+wait_until -p "$pid" "the program to reach half-way" '[ -e sync/half ]'
 
 status=/tmp/mxprof-$(id -u)/$pid.status
 [ -n "${XDG_RUNTIME_DIR:-}" ] && status=$XDG_RUNTIME_DIR/mxprof/$pid.status
 grep -q '^dumps=0$' "$status" || fail "status file before the dump: $(cat "$status" 2>&1)"
 kill -USR1 $pid
-for _ in $(seq 3000); do grep -q '^dumps=1$' "$status" 2>/dev/null && break; sleep 0.01; done
-grep -q '^dumps=1$' "$status" || fail "the dump signal gave no dump"
+wait_until -p "$pid" "the dump signal's dump (dumps=1 in $status)" \
+	"grep -q '^dumps=1$' \"\$status\" 2>/dev/null"
 grep -qx "output=$WORK/core.json" "$status" || fail "status names $(grep output= "$status")"
 cp core.json mid.json
 cp core.stats.txt mid.stats.txt

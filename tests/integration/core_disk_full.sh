@@ -12,15 +12,15 @@ expected=$("$prog" 2 5000)
 cd "$WORK"
 if [ "$(id -u)" = 0 ]; then ns=(unshare -m); else ns=(unshare -rm); fi
 cat >inner.sh <<'INNER'
-set -eu
+. "$ROOT/tests/integration/lib.sh"
 mount -t tmpfs -o size=2m tmpfs "$D"
 mkdir "$D/sync"
 dd if=/dev/zero of="$D/filler" bs=1k count=1984 status=none
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/t.json" LD_PRELOAD="$PRELOAD" \
 	"$PROG" 2 5000 "$D/sync" >"$W/out.txt" 2>"$W/err.txt" &
 pid=$!
-for _ in $(seq 3000); do [ -e "$D/sync/half" ] && break; sleep 0.01; done
-until grep -q "the timeline stops here" "$W/err.txt"; do sleep 0.01; done
+wait_until -p "$pid" "the half-way point" '[ -e "$D/sync/half" ]'
+wait_until -p "$pid" "mxprof's line" 'grep -q "the timeline stops here" "$W/err.txt"'
 rm "$D/filler"
 touch "$D/sync/go"
 wait "$pid"

@@ -12,13 +12,14 @@ expected=$("$prog" 2 5000)
 cd "$WORK"
 if [ "$(id -u)" = 0 ]; then ns=(unshare -m); else ns=(unshare -rm); fi
 cat >inner.sh <<'INNER'
-set -eu
+. "$ROOT/tests/integration/lib.sh"
 mount -t tmpfs -o size=1m tmpfs "$D"
 mkdir "$D/sync"
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/t.json" LD_PRELOAD="$PRELOAD" \
 	"$PROG" 2 5000 "$D/sync" >"$W/out.txt" 2>"$W/err.txt" &
 pid=$!
-until [ -e "$D/sync/half" ] && [ -s "$D/t.json.journal" ]; do sleep 0.01; done
+wait_until -p "$pid" "the half-way point and the journal" \
+	'[ -e "$D/sync/half" ] && [ -s "$D/t.json.journal" ]'
 rc=0
 dd if=/dev/zero of="$D/own" bs=1k count=512 status=none 2>"$W/dd.txt" || rc=$?
 echo "$rc" >"$W/dd-rc.txt"

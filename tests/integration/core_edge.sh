@@ -10,8 +10,7 @@ run() { env MXPROF_AUTOSTART=1 LD_PRELOAD="$PRELOAD" "$@"; }
 wait_loaded() {
 	local st=/tmp/mxprof-$(id -u)/$1.status
 	[ -n "${XDG_RUNTIME_DIR:-}" ] && st=$XDG_RUNTIME_DIR/mxprof/$1.status
-	for _ in $(seq 3000); do [ -e "$st" ] && return 0; sleep 0.01; done
-	fail "mxprof never started in $1"
+	wait_until -p "$1" "mxprof to start in $1 ($st)" '[ -e "$st" ]'
 }
 
 # exec keeps the pid: the exec'ed image is the root and starts fresh; the
@@ -42,7 +41,7 @@ mkdir sync
 env MXPROF_AUTOSTART=1 LD_PRELOAD="$PRELOAD" MXPROF_OUTPUT=t.json MXPROF_OVERFLOW=block \
 	"$prog" 2 20000 "$PWD/sync" >out.txt &
 pid=$!
-for _ in $(seq 3000); do [ -e sync/half ] && break; sleep 0.01; done
+wait_until -p "$pid" "the program to reach half-way" '[ -e sync/half ]'
 wait_loaded $pid
 for _ in $(seq 200); do kill -USR1 $pid 2>/dev/null || break; done
 touch sync/go
@@ -111,9 +110,9 @@ mkdir sync
 env MXPROF_AUTOSTART=1 LD_PRELOAD="$PRELOAD" MXPROF_OUTPUT=t.json \
 	MXPROF_SIGNAL=USR2 "$prog" 2 1000 "$PWD/sync" >/dev/null &
 pid=$!
-for _ in $(seq 3000); do [ -e sync/half ] && break; sleep 0.01; done
+wait_until -p "$pid" "the program to reach half-way" '[ -e sync/half ]'
 kill -USR2 $pid
-for _ in $(seq 3000); do [ -e t.json ] && break; sleep 0.01; done
+wait_until -p "$pid" "the USR2 dump" '[ -e t.json ]'
 tracesummary t.json >s
 expect_eq "USR2 dump: steps at half-way" 1000 "$(jget s 'd["spans"]["core/step"]')"
 kill -USR1 $pid

@@ -11,7 +11,8 @@ mkdir run sync tmp
 TMPDIR=$WORK/tmp MXPROF_AUTOSTART=1 MXPROF_OUTPUT=$WORK/run/t.json LD_PRELOAD="$PRELOAD" \
 	"$prog" 2 100 sync >out.txt 2>err.txt &
 pid=$!
-until [ -e sync/half ] && [ -s run/t.json.journal ]; do sleep 0.01; done
+wait_until -p "$pid" "the half-way point and the journal" \
+	'[ -e sync/half ] && [ -s run/t.json.journal ]'
 rm -rf run
 touch sync/go
 wait "$pid"

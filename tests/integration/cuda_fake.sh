@@ -10,7 +10,7 @@
 . "$ROOT/tests/integration/lib.sh"
 fakes=$BUILD/fakes
 prog=$BUILD/programs/cuda_fake_train
-[ -e "$fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers (no fake libcupti)"; exit 0; }
+[ -e "$fakes/libcupti.so.13" ] || skip "built without the CUDA toolkit headers (no fake libcupti)"
 S=5
 
 expected=$("$prog" "$fakes/libcudart.so.13" $S)

@@ -7,8 +7,8 @@
 . "$ROOT/tests/integration/lib.sh"
 fakes=$BUILD/fakes
 prog=$BUILD/programs/cuda_fake_train
-[ -e "$fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers (no fake libcupti)"; exit 0; }
-[ -e "$BUILD/obj/preload/hook.o" ] || { echo "skip: built without the hook engine (NO_HOOK=1)"; exit 0; }
+[ -e "$fakes/libcupti.so.13" ] || skip "built without the CUDA toolkit headers (no fake libcupti)"
+[ -e "$BUILD/obj/preload/hook.o" ] || skip "built without the hook engine (NO_HOOK=1)"
 S=5
 
 expected=$("$prog" "$fakes/libcudart.so.13" $S)

@@ -5,8 +5,10 @@
 # injected through CUDA_INJECTION64_PATH alone, without LD_PRELOAD. The
 # traces load. (tests/gpu/ checks the GPU figures where a GPU is present.)
 . "$ROOT/tests/integration/lib.sh"
-[ -e "$BUILD/fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers"; exit 0; }
-[ -x "$BUILD/programs/cuda_mix" ] || { echo "skip: nvcc not found at build time (no cuda_mix)"; exit 0; }
+[ -e "$BUILD/fakes/libcupti.so.13" ] || skip "built without the CUDA toolkit headers"
+[ -x "$BUILD/programs/cuda_mix" ] || skip "nvcc not found at build time (no cuda_mix)"
+nvidia-smi -L >/dev/null 2>&1 ||
+	skip_part "the programs' work on a GPU (no GPU here; tests/gpu/run.sh checks it where there is one)"
 
 for p in cuda_mix cuda_mix_shared; do
 	prog=$BUILD/programs/$p

@@ -83,5 +83,5 @@ if $PY -c 'import torch' 2>/dev/null; then
 	n=$(run dl dl.py | tee /dev/stderr | tail -1)
 	expect_eq "DataLoader workers with calls" 2 "$n"
 else
-	echo "skip: DataLoader (no torch for $PY)"
+	skip_part "DataLoader (no torch for $PY)"
 fi

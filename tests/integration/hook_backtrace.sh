@@ -24,7 +24,7 @@ MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/s.json" MXPROF_HOOK="$HOOK_SPEC" \
 cat sample.err
 diff sample.plain.txt sample.mxprof.txt || fail "a sample did not reach main"
 if ! command -v gdb >/dev/null; then
-	echo "gdb is not installed: the gdb check is skipped"
+	skip_part "the gdb check (gdb is not installed)"
 	exit 0
 fi
 gdb -q -batch -ex 'set breakpoint pending on' -ex 'break ht_add' -ex run \

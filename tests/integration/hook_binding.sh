@@ -45,7 +45,7 @@ expect_eq "dropped" 0 "$(jget b.summary.json 'd["dropped"]')"
 # LD_PRELOAD with a dlopen of its own, which mxprof takes over on purpose
 # (docs/hooks.md), so a shim behind it is passed by.
 if [ "$PRELOAD" != "$MXPROF_LIB" ]; then
-	echo "ok: (the shim case runs in the plain build only)"
+	skip_part "the dlopen interposer (plain build only)"
 	exit 0
 fi
 LD_PRELOAD="$WORK/libbindshim.so" ./bind_main "$WORK" >shim.plain.txt

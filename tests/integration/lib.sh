@@ -4,18 +4,60 @@ set -euo pipefail
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# skip REASON: the whole test cannot run here: one line, then exit 77,
+# which tests/run.sh counts as skipped (automake's code for a skip).
+skip() { echo "skip: $*"; exit 77; }
+
+# skip_part REASON: a part of the test cannot run here; the rest goes on.
+# One line, and the reason goes to $SKIPS (set by tests/run.sh), which
+# run.sh shows on the test's line: a pass that left checks out says so.
+skip_part() {
+	echo "skip: $*"
+	if [ -n "${SKIPS:-}" ]; then echo "$*" >>"$SKIPS"; fi
+}
+
+# wait_until [-p PID] [-t SECONDS] WHAT CONDITION: evaluates the shell
+# CONDITION every 10 ms until it holds. Fails, naming WHAT, as soon as
+# process PID has ended without it, or after SECONDS (default 300: ample
+# on a loaded machine; a hang fails here rather than at run.sh's timeout).
+wait_until() {
+	local _wu_pid= _wu_limit=300 _wu_what _wu_end
+	while [ $# -gt 2 ]; do
+		case $1 in
+		-p) _wu_pid=$2 && shift 2 ;;
+		-t) _wu_limit=$2 && shift 2 ;;
+		*) break ;;
+		esac
+	done
+	_wu_what=$1 _wu_end=$((SECONDS + _wu_limit))
+	until eval "$2"; do
+		if [ -n "$_wu_pid" ] && ! kill -0 "$_wu_pid" 2>/dev/null; then
+			eval "$2" && return 0
+			fail "waiting for $_wu_what: process $_wu_pid ended first"
+		fi
+		[ "$SECONDS" -lt "$_wu_end" ] ||
+			fail "waiting for $_wu_what: not there after $_wu_limit s"
+		sleep 0.01
+	done
+}
+
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
 	if [ "$2" != "$3" ]; then fail "$1: expected '$2', got '$3'"; fi
 	echo "ok: $1 = $3"
 }
 
+# tracesummary and jget run Python often (hundreds of times a suite): they
+# use $PYTHON3 (tests/run.sh sets it to the interpreter python3 runs, so
+# that a pyenv shim, a shell script in front of it, runs once) without
+# the site module (-S: they need only the standard library).
+
 # tracesummary TRACE > summary.json  (fails when the trace is invalid)
-tracesummary() { python3 "$ROOT/tests/tools/tracecheck.py" "$1"; }
+tracesummary() { "${PYTHON3:-python3}" -S "$ROOT/tests/tools/tracecheck.py" "$1"; }
 
 # jq-like lookup in a JSON file with a Python expression on `d`:
 #   jget summary.json 'd["spans"]["demo/step"]'
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+jget() { "${PYTHON3:-python3}" -S -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 # row_count STATS SECTION NAME: prints the Total Count of a table row.
 row_count() {

@@ -6,7 +6,7 @@
 # "inner" depends on timing.)
 . "$ROOT/tests/integration/lib.sh"
 prog=$BUILD/programs/nvtx_ranges
-[ -x "$prog" ] || { echo "skip: nvtx_ranges not built (no CUDA toolkit headers for nvtx3)"; exit 0; }
+[ -x "$prog" ] || skip "nvtx_ranges not built (no CUDA toolkit headers for nvtx3)"
 N=200
 
 MXPROF_AUTOSTART=1 MXPROF_CAPTURE_NVTX=inner MXPROF_OUTPUT="$WORK/c.json" \

@@ -6,7 +6,7 @@
 # NVTX_INJECTION64_PATH, mxprof says so in one line and records no range.
 . "$ROOT/tests/integration/lib.sh"
 prog=$BUILD/programs/nvtx_ranges
-[ -x "$prog" ] || { echo "skip: nvtx_ranges not built (no CUDA toolkit headers for nvtx3)"; exit 0; }
+[ -x "$prog" ] || skip "nvtx_ranges not built (no CUDA toolkit headers for nvtx3)"
 N=200
 
 expected=$("$prog" $N)

@@ -33,7 +33,7 @@ SAN=() SANLIB=
 case "$SANITIZER" in
 asan) SAN=(-fsanitize=address) SANLIB=${PRELOAD% *} ;;
 ubsan) SAN=(-fsanitize=undefined) SANLIB=${PRELOAD% *} ;;
-tsan) echo "skip: TSan's runtime cannot be injected into python"; exit 0 ;;
+tsan) skip "TSan's runtime cannot be injected into python" ;;
 esac
 CFLAGS=(-std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror -D_GNU_SOURCE
 	-I"$ROOT/include" -I"$ROOT/preload" "${SAN[@]}")
@@ -137,7 +137,7 @@ ran=0
 for minor in 9 10 11 12 13; do
 	py=$(ls -d "$PYENV"/3.$minor.*/bin/python3.$minor 2>/dev/null | tail -1)
 	if [ -z "$py" ] || [ ! -x "$py" ]; then
-		echo "skip: CPython 3.$minor (not installed under $PYENV)"
+		skip_part "CPython 3.$minor (not installed under $PYENV)"
 		continue
 	fi
 	check "$py" $minor
@@ -148,7 +148,7 @@ if [ -x /usr/bin/python3 ]; then
 	check /usr/bin/python3 "$minor"
 	ran=$((ran + 1))
 else
-	echo "skip: /usr/bin/python3 (not installed)"
+	skip_part "/usr/bin/python3 (not installed)"
 fi
 echo "ran $ran Pythons"
 
@@ -166,5 +166,5 @@ print(l.pyprobe_stack(b, 4096, 64), b.value.decode().strip())' \
 	expect_eq "3.8: stderr" "mxprof: CPython 3.8 is not known to the stack capture; Python frames are left out" \
 		"$(cat "$WORK/py38.err")"
 else
-	echo "skip: CPython 3.8 (not installed under $PYENV)"
+	skip_part "CPython 3.8 (not installed under $PYENV)"
 fi

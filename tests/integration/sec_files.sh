@@ -18,8 +18,7 @@
 . "$ROOT/tests/integration/lib.sh"
 if [ -z "${SEC_INNER:-}" ]; then
 	if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
-		echo "SKIP: needs root and a private mount namespace"
-		exit 0
+		skip "needs root and a private mount namespace"
 	fi
 	exec env SEC_INNER=1 unshare -m --propagation private bash "$0"
 fi
@@ -69,7 +68,8 @@ expect_eq "status folder: steps" 200 "$(jget s.json 'd["spans"]["core/step"]')"
 # 2. mxprof dump and a status file it must not trust.
 LD_PRELOAD="$PRELOAD" sleep 1000 &
 target=$!
-until grep -q libmxprof "/proc/$target/maps" 2>/dev/null; do sleep 0.01; done
+wait_until -p "$target" "mxprof in process $target" \
+	'grep -q libmxprof "/proc/$target/maps" 2>/dev/null'
 printf 'output=/tmp/x.json\nstats=/tmp/x.stats.txt\nsignal=9\ndumps=0\n' >st
 chmod 644 st
 as_nobody cp st "/tmp/mxprof-0/$target.status"
@@ -151,7 +151,7 @@ mkdir /tmp/two /tmp/sync
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=/tmp/two/t.json LD_PRELOAD="$PRELOAD" \
 	"$prog" 2 100 /tmp/sync >/dev/null 2>errA.txt &
 first=$!
-until [ -e /tmp/two/t.json.journal ]; do sleep 0.01; done
+wait_until -p "$first" "the first journal" '[ -e /tmp/two/t.json.journal ]'
 MXPROF_AUTOSTART=1 MXPROF_OUTPUT=/tmp/two/t.json LD_PRELOAD="$PRELOAD" \
 	"$prog" 1 30 >/dev/null 2>errB.txt &
 second=$!

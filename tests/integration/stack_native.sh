@@ -64,6 +64,8 @@ if [ "${SANITIZER:-}" != asan ]; then
 		"$(stacks "$child" 3)"
 	expect_eq "fork: the parent made no call" "" \
 		"$(stacks "$WORK/fork.json")"
+else
+	skip_part "the fork check (ASan's allocator is not fork-safe)"
 fi
 
 run depth2 2 "$WORK/stack_chain" chain
@@ -83,7 +85,7 @@ expect_eq "MXPROF_STACKS=0: no call sites" "" \
 	"$(grep 'Call Sites' "$WORK/off.stats.txt" || true)"
 
 if ! command -v g++ >/dev/null; then
-	echo "g++ is not installed: the C++ check is skipped"
+	skip_part "the C++ check (g++ is not installed)"
 	exit 0
 fi
 g++ -O1 -g -o "$WORK/stack_cxx" "$SRC/stack_cxx.cpp" -lz

@@ -15,7 +15,7 @@ cd "$WORK"
 pythons=(/usr/bin/python3)
 for v in 3.9 3.10 3.11 3.12 3.13; do
 	p=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | tail -1)
-	if [ -n "$p" ]; then pythons+=("$p"); else echo "skip: CPython $v is not installed"; fi
+	if [ -n "$p" ]; then pythons+=("$p"); else skip_part "CPython $v (not installed)"; fi
 done
 n=0
 for py in "${pythons[@]}"; do

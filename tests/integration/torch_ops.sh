@@ -9,7 +9,7 @@
 . "$ROOT/tests/integration/lib.sh"
 PY=/usr/bin/python3
 "$PY" -c 'import torch' 2>/dev/null ||
-	{ echo "skip: torch cannot be imported by $PY (python3-torch)"; exit 0; }
+	skip "torch cannot be imported by $PY (python3-torch)"
 TRAIN=$ROOT/tests/programs/torch_train.py
 STEPS=7
 

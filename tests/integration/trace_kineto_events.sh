@@ -15,7 +15,7 @@
 #    labels, and stream, sync and host thread tracks named.
 . "$ROOT/tests/integration/lib.sh"
 fakes=$BUILD/fakes
-[ -e "$fakes/libcupti.so.13" ] || { echo "skip: built without the CUDA toolkit headers (no fake libcupti)"; exit 0; }
+[ -e "$fakes/libcupti.so.13" ] || skip "built without the CUDA toolkit headers (no fake libcupti)"
 sync_prog=$BUILD/programs/cuda_fake_sync
 train_prog=$BUILD/programs/cuda_fake_train
 

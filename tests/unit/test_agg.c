@@ -7,11 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "internal.h"
 

@@ -21,11 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 #include <yajl/yajl_tree.h>
 
 #include "internal.h"
@@ -40,60 +36,6 @@ static char dir[] = "/tmp/mxprof-test-chrome-XXXXXX";
 static char trace_path[256], stats_path[256], journal_path[256];
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!f) {
-		return NULL;
-	}
-	for (;;) {
-		if (n + 65536 + 1 > cap) {
-			cap = (n + 65536 + 1) * 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		size_t k = fread(buf + n, 1, 65536, f);
-		n += k;
-		if (k == 0) {
-			break;
-		}
-	}
-	fclose(f);
-	buf[n] = 0;
-	if (len) {
-		*len = n;
-	}
-	return buf;
-}
-
-static char *read_gz(const char *path)
-{
-	gzFile g = gzopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	assert_non_null(g);
-	for (;;) {
-		if (n + 65536 + 1 > cap) {
-			cap = (n + 65536 + 1) * 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		int k = gzread(g, buf + n, 65536);
-		assert_true(k >= 0);
-		n += (size_t)k;
-		if (k == 0) {
-			break;
-		}
-	}
-	assert_int_equal(gzclose(g), Z_OK);
-	buf[n] = 0;
-	return buf;
-}
 
 static yajl_val parse_json(const char *text)
 {
@@ -338,7 +280,7 @@ static void free_trace(struct trace *t)
 static void load_trace(struct trace *t)
 {
 	run_scenario();
-	char *text = read_all(trace_path, NULL);
+	char *text = tu_read_file(trace_path, NULL);
 	assert_non_null(text);
 	index_trace(t, text);
 }
@@ -678,7 +620,7 @@ static void test_chrome_tables_file_has_expected_rows(void **st)
 {
 	(void)st;
 	run_scenario();
-	char *text = read_all(stats_path, NULL);
+	char *text = tu_read_file(stats_path, NULL);
 	assert_non_null(text);
 	static const char *const lines[] = {
 		"Profile Statistics:\n",
@@ -766,7 +708,7 @@ static void test_chrome_gzip_output_has_same_events(void **st)
 	assert_int_equal(magic[0], 0x1f);
 	assert_int_equal(magic[1], 0x8b);
 
-	index_trace(&gz, read_gz(gz_path));
+	index_trace(&gz, tu_read_gz(gz_path, NULL));
 	assert_int_equal(gz.n, plain.n);
 	for (size_t i = 0; i < plain.n; i++) {
 		const struct ev *a = &plain.evs[i], *b = &gz.evs[i];
@@ -1084,7 +1026,7 @@ static void read_truncated(const char *src, const char *dst, off_t cut,
 			   struct jlog **out, int *rc)
 {
 	size_t len;
-	char *data = read_all(src, &len);
+	char *data = tu_read_file(src, &len);
 	struct journal_header h;
 
 	assert_non_null(data);
@@ -1249,12 +1191,9 @@ static int group_setup(void **st)
 	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
 	snprintf(stats_path, sizeof(stats_path), "%s/trace.stats.txt", dir);
 	snprintf(journal_path, sizeof(journal_path), "%s.journal", trace_path);
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.output, sizeof(cfg.output), "%s", trace_path);
+	TU_COLL_CONFIG(cfg, trace_path);
 	cfg.ring_records = RING;
 	cfg.overflow = COLL_OVERFLOW_DROP;
-	cfg.drain_period_ms = 10;
-	cfg.rank = -1;
 	if (coll_start(&cfg) != 0) {
 		return -1;
 	}
@@ -1264,24 +1203,10 @@ static int group_setup(void **st)
 
 static int group_teardown(void **st)
 {
-	DIR *d;
-	struct dirent *e;
-	char path[600];
-
 	(void)st;
 	coll_recording.on = 0;
 	coll_finish(0);
-	if ((d = opendir(dir))) {
-		while ((e = readdir(d))) {
-			if (e->d_name[0] != '.') {
-				snprintf(path, sizeof(path), "%s/%s", dir,
-					 e->d_name);
-				unlink(path);
-			}
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	tu_rmdir(dir);
 	return 0;
 }
 

@@ -13,11 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "internal.h"
 
@@ -44,12 +40,8 @@ static void test_final_dump_bounded_then_written_once(void **st)
 	snprintf(trace, sizeof(trace), "%s/t.json", dir);
 	snprintf(stats, sizeof(stats), "%s/t.stats.txt", dir);
 	snprintf(journal, sizeof(journal), "%s.journal", trace);
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.output, sizeof(cfg.output), "%s", trace);
-	cfg.ring_records = 1024;
+	TU_COLL_CONFIG(cfg, trace);
 	cfg.overflow = COLL_OVERFLOW_DROP;
-	cfg.drain_period_ms = 10;
-	cfg.rank = -1;
 	assert_int_equal(coll_start(&cfg), 0);
 
 	/* The owner lock held: the drain thread cannot write; the wait ends
@@ -69,9 +61,7 @@ static void test_final_dump_bounded_then_written_once(void **st)
 	/* A second signal shares the dump. */
 	assert_int_equal(coll_finish_signal(0), 0);
 	coll_finish(1); /* after it: nothing left to do */
-	unlink(trace);
-	unlink(stats);
-	rmdir(dir);
+	tu_rmdir(dir);
 }
 
 int main(void)

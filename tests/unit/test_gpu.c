@@ -28,11 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "cupti.h"
 #include "gpu.h"
@@ -42,27 +38,6 @@ static char dir[] = "/tmp/mxprof-test-gpu-XXXXXX";
 static char trace_path[256], stats_path[256];
 static char *trace, *stats;
 static uint64_t base;
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f) {
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
 
 static int count(const char *hay, const char *needle)
 {
@@ -149,8 +124,8 @@ static void scenario(void)
 	store_set_device(&d);
 	coll_disown();
 	assert_int_equal(coll_dump(), 0);
-	trace = read_all(trace_path);
-	stats = read_all(stats_path);
+	trace = tu_read_file(trace_path, NULL);
+	stats = tu_read_file(stats_path, NULL);
 	assert_non_null(trace);
 	assert_non_null(stats);
 }
@@ -279,8 +254,8 @@ static void test_gpu_dumps_reset_clears_the_gpu_tables(void **st)
 	free(before);
 	free(after);
 	assert_int_equal(coll_dump(), 0);
-	char *t = read_all(trace_path);
-	char *tables = read_all(stats_path);
+	char *t = tu_read_file(trace_path, NULL);
+	char *tables = tu_read_file(stats_path, NULL);
 	assert_non_null(t);
 	assert_non_null(tables);
 	assert_int_equal(count(t, "\"cat\":\"kernel\""), 3);
@@ -302,11 +277,7 @@ static int group_setup(void **st)
 	base = clock_base_mono_ns();
 	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
 	snprintf(stats_path, sizeof(stats_path), "%s/trace.stats.txt", dir);
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.output, sizeof(cfg.output), "%s", trace_path);
-	cfg.ring_records = 1024;
-	cfg.drain_period_ms = 10;
-	cfg.rank = -1;
+	TU_COLL_CONFIG(cfg, trace_path);
 	if (coll_start(&cfg) != 0) {
 		return -1;
 	}
@@ -317,26 +288,12 @@ static int group_setup(void **st)
 
 static int group_teardown(void **st)
 {
-	DIR *d;
-	struct dirent *e;
-	char path[600];
-
 	(void)st;
 	coll_recording.on = 0;
 	coll_finish(0);
 	free(trace);
 	free(stats);
-	if ((d = opendir(dir))) {
-		while ((e = readdir(d))) {
-			if (e->d_name[0] != '.') {
-				snprintf(path, sizeof(path), "%s/%s", dir,
-					 e->d_name);
-				unlink(path);
-			}
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	tu_rmdir(dir);
 	return 0;
 }
 

@@ -4,11 +4,7 @@
  * at their own time, since CUPTI hands them over late; the store keeps
  * only those.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "gpu.h"
 

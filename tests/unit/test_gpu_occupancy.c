@@ -7,11 +7,7 @@
  * warp takes 1024 registers, so 8 such blocks fill an SM's registers as
  * they fill its 64 warps.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "gpu.h"
 

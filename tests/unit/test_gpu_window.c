@@ -9,11 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "cupti.h"
 #include "gpu.h"
@@ -21,27 +17,6 @@
 
 static char dir[] = "/tmp/mxprof-gpuwin-XXXXXX";
 static char path[256];
-
-static char *slurp(const char *p)
-{
-	FILE *f = fopen(p, "rb");
-	char *buf;
-	long n;
-
-	if (!f) {
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
 
 static struct gpu_rec at(int kind, const char *name, uint64_t t, uint64_t bytes)
 {
@@ -74,11 +49,7 @@ static void test_gpu_work_outside_recording_is_left_out(void **st)
 	snprintf(path, sizeof(path), "%s/t.json", dir);
 	assert_int_equal(coll_init(), 0);
 	assert_int_equal(coll_source_add(&cupti_source), 0);
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.output, sizeof(cfg.output), "%s", path);
-	cfg.ring_records = 1024;
-	cfg.drain_period_ms = 10;
-	cfg.rank = -1;
+	TU_COLL_CONFIG(cfg, path);
 	assert_int_equal(coll_start(&cfg), 0);
 
 	coll_note_recording(1);
@@ -90,7 +61,7 @@ static void test_gpu_work_outside_recording_is_left_out(void **st)
 	coll_note_recording(0);
 	assert_int_equal(coll_dump(), 0);
 
-	char *trace = slurp(path);
+	char *trace = tu_read_file(path, NULL);
 	assert_non_null(trace);
 	assert_non_null(strstr(trace, "\"name\":\"while_running\""));
 	assert_non_null(strstr(trace, "\"name\":\"after_resume\""));
@@ -99,11 +70,7 @@ static void test_gpu_work_outside_recording_is_left_out(void **st)
 	assert_non_null(strstr(trace, "28672"));
 	free(trace);
 	coll_finish(0);
-	unlink(path);
-	char stats[300];
-	snprintf(stats, sizeof(stats), "%s/t.stats.txt", dir);
-	unlink(stats);
-	rmdir(dir);
+	tu_rmdir(dir);
 }
 
 int main(void)

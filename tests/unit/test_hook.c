@@ -14,11 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <pthread.h>
 #include <signal.h>

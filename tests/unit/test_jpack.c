@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "internal.h"
 

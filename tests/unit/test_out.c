@@ -15,11 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 #include <yajl/yajl_tree.h>
 
 #include "collector.h"
@@ -276,26 +272,6 @@ static void test_out_json_escape_gives_json_for_any_bytes(void **st)
 	}
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	gzFile f = gzopen(path, "rb");
-	size_t cap = 1 << 20, n = 0;
-	char *p = malloc(cap);
-	int r;
-
-	assert_non_null(f);
-	while ((r = gzread(f, p + n, (unsigned)(cap - n))) > 0) {
-		n += (size_t)r;
-		if (n == cap) {
-			cap *= 2;
-			p = realloc(p, cap);
-		}
-	}
-	gzclose(f);
-	*len = n;
-	return p;
-}
-
 static void test_out_json_str_streams_strings_longer_than_its_buffer(void **st)
 {
 	struct out *o = malloc(sizeof(*o));
@@ -331,7 +307,7 @@ static void test_out_json_str_streams_strings_longer_than_its_buffer(void **st)
 		assert_int_equal(out_open(o, path, 1), 0);
 		out_json_str(o, s);
 		assert_int_equal(out_commit(o), 0);
-		char *got = slurp(path, &len);
+		char *got = tu_read_gz(path, &len);
 		assert_int_equal(len, want_len);
 		assert_memory_equal(got, want, len);
 		free(got);
@@ -341,7 +317,7 @@ static void test_out_json_str_streams_strings_longer_than_its_buffer(void **st)
 	assert_int_equal(out_open(o, path, 0), 0);
 	out_json_strn(o, "a\0b", 3);
 	assert_int_equal(out_commit(o), 0);
-	char *got = slurp(path, &len);
+	char *got = tu_read_gz(path, &len);
 	assert_int_equal(len, 10);
 	assert_memory_equal(got, "\"a\\u0000b\"", 10);
 	free(got);
@@ -544,7 +520,7 @@ static void test_out_gzip_by_ending_and_atomic_replace(void **st)
 	assert_int_equal(read(fd, buf, 2), 2);
 	close(fd);
 	assert_memory_equal(buf, "\x1f\x8b", 2);
-	char *got = slurp(path, &len);
+	char *got = tu_read_gz(path, &len);
 	assert_int_equal(len, strlen("{\"n\":-42,\"ts\":1234.567}"));
 	assert_memory_equal(got, "{\"n\":-42,\"ts\":1234.567}", len);
 	free(got);
@@ -562,7 +538,7 @@ static void test_out_gzip_by_ending_and_atomic_replace(void **st)
 	out_str(o, "half");
 	out_abort(o);
 	assert_int_equal(stat(o->tmp, &sb), -1);
-	got = slurp(path, &len);
+	got = tu_read_gz(path, &len);
 	assert_int_equal(len, 5);
 	assert_memory_equal(got, "plain", 5);
 	free(got);
@@ -582,11 +558,9 @@ static int setup(void **st)
 
 static int teardown(void **st)
 {
-	char cmd[128];
-
 	(void)st;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	tu_rmdir(dir);
+	return 0;
 }
 
 /* Formats v with out_fmt_u64 and returns it as a C string (static
@@ -678,7 +652,7 @@ static void test_out_room_writes_in_order_across_buffer_fills(void **st)
 	}
 	assert_int_equal(out_bytes(o), n);
 	assert_int_equal(out_commit(o), 0);
-	got = slurp(path, &len);
+	got = tu_read_gz(path, &len);
 	assert_int_equal(len, n);
 	assert_memory_equal(got, want, n);
 	free(got);
@@ -708,7 +682,7 @@ static void test_out_pipe_writes_the_same_bytes_as_one_thread(void **st)
 			assert_int_equal(write_pieces(path, want, n, 1, gz), 0);
 			unsigned char *got =
 				gz ? inflate_one_member(path, &len)
-				   : (unsigned char *)slurp(path, &len);
+				   : (unsigned char *)tu_read_gz(path, &len);
 			assert_int_equal(len, n);
 			assert_memory_equal(got, want, n);
 			free(got);
@@ -745,7 +719,7 @@ static void test_out_pipe_write_error_keeps_the_previous_file(void **st)
 	assert_int_equal(write_pieces(gzpath, want, n, 1, 1), -EFBIG);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
-	unsigned char *got = (unsigned char *)slurp(path, &len);
+	unsigned char *got = (unsigned char *)tu_read_gz(path, &len);
 	assert_int_equal(len, 1000);
 	free(got);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());

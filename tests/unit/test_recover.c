@@ -12,11 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "internal.h"
 
@@ -588,20 +584,8 @@ static int group_setup(void **st)
 
 static int group_teardown(void **st)
 {
-	static const char *const names[] = {
-		"torn-src.journal", "torn.journal",	"huge.journal",
-		"ref.journal",	    "tables.journal",	"tables.stats.txt",
-		"tail-src.journal", "tail.journal",	"damage-src.journal",
-		"damage.journal",   "file-src.journal", "file.journal",
-	};
-	char path[300];
-
 	(void)st;
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		path_of(path, sizeof(path), names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	tu_rmdir(dir);
 	return 0;
 }
 

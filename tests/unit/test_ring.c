@@ -15,11 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "collector.h"
 #include "internal.h"

@@ -10,11 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "collector.h"
 
