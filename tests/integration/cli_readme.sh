@@ -72,7 +72,7 @@ while IFS=$'\t' read -r doc cmd; do
 	case "$cmd" in
 	*torch_train.py* | *'--category aten'*)
 		if [ $torch = 0 ]; then
-			echo "skip: $cmd (no torch for /usr/bin/python3)"
+			skip_part "$cmd (no torch for /usr/bin/python3)"
 			continue
 		fi ;;
 	esac
