@@ -18,32 +18,6 @@
 
 #include "gpu.h"
 
-uint64_t events_flow_at(uint64_t start, uint64_t dur)
-{
-	return start + dur / 2;
-}
-
-void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
-		 int64_t pid, int64_t tid, uint64_t mono_ns)
-{
-	struct out *o = coll_trace_event(t);
-
-	out_str(o, "{\"ph\":\"");
-	out_str(o, ph);
-	out_str(o, "\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-	out_u64(o, corr);
-	out_str(o, ",\"pid\":");
-	out_i64(o, pid);
-	out_str(o, ",\"tid\":");
-	out_i64(o, tid);
-	out_str(o, ",\"ts\":");
-	coll_trace_ts(t, mono_ns);
-	if (ph[0] == 'f') {
-		out_str(o, ",\"bp\":\"e\"");
-	}
-	out_str(o, "}");
-}
-
 static const char *copy_cat(uint16_t kind)
 {
 	switch (kind) {
@@ -191,8 +165,8 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 	}
 	out_str(o, "}}");
 	if (api && r->correlation) {
-		events_flow(t, "f", r->correlation, r->device, r->stream,
-			    events_flow_at(r->start, gpu_dur(r)));
+		marks_flow(t, "f", r->correlation, r->device, r->stream,
+			   marks_flow_at(r->start, gpu_dur(r)));
 	}
 }
 
@@ -219,28 +193,6 @@ static int add_stream(struct stream_key **v, size_t *n, size_t *cap,
 	}
 	(*v)[(*n)++] = (struct stream_key){device, stream};
 	return 0;
-}
-
-void events_meta(struct coll_trace *t, const char *what, int64_t pid,
-		 int64_t tid, const char *key, const char *sval, int64_t ival)
-{
-	struct out *o = coll_trace_event(t);
-
-	out_str(o, "{\"ph\":\"M\",\"name\":\"");
-	out_str(o, what);
-	out_str(o, "\",\"pid\":");
-	out_i64(o, pid);
-	out_str(o, ",\"tid\":");
-	out_i64(o, tid);
-	out_str(o, ",\"args\":{\"");
-	out_str(o, key);
-	out_str(o, "\":");
-	if (sval) {
-		out_json_str(o, sval);
-	} else {
-		out_i64(o, ival);
-	}
-	out_str(o, "}}");
 }
 
 /*
@@ -279,10 +231,9 @@ void events_write(struct coll_trace *t)
 			out_u64(o, r->cbid);
 			out_str(o, "}}");
 			if (link_has_device_work(r->correlation)) {
-				events_flow(
-					t, "s", r->correlation, host_pid,
-					r->tid,
-					events_flow_at(r->start, gpu_dur(r)));
+				marks_flow(t, "s", r->correlation, host_pid,
+					   r->tid,
+					   marks_flow_at(r->start, gpu_dur(r)));
 			}
 		}
 	}
@@ -352,22 +303,22 @@ void events_write(struct coll_trace *t)
 		} else {
 			snprintf(label, sizeof(label), "GPU %d", d);
 		}
-		events_meta(t, "process_name", d, 0, "name", label, 0);
-		events_meta(t, "process_sort_index", d, 0, "sort_index", NULL,
-			    0x1000000 + d);
+		marks_meta(t, "process_name", d, 0, "name", label, 0);
+		marks_meta(t, "process_sort_index", d, 0, "sort_index", NULL,
+			   0x1000000 + d);
 		if (counter_dev[d]) {
-			events_meta(t, "thread_name", d, 0, "name",
-				    "device memory", 0);
+			marks_meta(t, "thread_name", d, 0, "name",
+				   "device memory", 0);
 		}
 	}
 	for (size_t i = 0; i < nstreams; i++) {
 		char label[64];
 		snprintf(label, sizeof(label), "stream %u", streams[i].stream);
-		events_meta(t, "thread_name", streams[i].device,
-			    streams[i].stream, "name", label, 0);
-		events_meta(t, "thread_sort_index", streams[i].device,
-			    streams[i].stream, "sort_index", NULL,
-			    streams[i].stream);
+		marks_meta(t, "thread_name", streams[i].device,
+			   streams[i].stream, "name", label, 0);
+		marks_meta(t, "thread_sort_index", streams[i].device,
+			   streams[i].stream, "sort_index", NULL,
+			   streams[i].stream);
 	}
 	free(streams);
 	sync_end(t);

@@ -165,6 +165,21 @@ void launch_stack_put(uint32_t corr, uint32_t stack);
 /* The stack kept for corr, 0 when none (or lost). */
 uint32_t launch_stack_get(uint32_t corr);
 
+/* ---- marks.c: flows and track metadata, written by events, link, sync -- */
+
+/* Where a flow end goes on a slice from start lasting dur ns: its middle,
+ * strictly inside it when dur >= 2. */
+uint64_t marks_flow_at(uint64_t start, uint64_t dur);
+
+/* Writes a flow end or start (ph "s"/"f") of correlation corr. */
+void marks_flow(struct coll_trace *t, const char *ph, uint32_t corr,
+		int64_t pid, int64_t tid, uint64_t mono_ns);
+
+/* Writes a metadata event ("process_name", "thread_name", ...) with one
+ * arg, key: the string sval, or the number ival when sval is NULL. */
+void marks_meta(struct coll_trace *t, const char *what, int64_t pid,
+		int64_t tid, const char *key, const char *sval, int64_t ival);
+
 /* ---- link.c: GPU records and host spans -------------------------------- */
 
 /* r's duration in ns (0 for a record that ends before it starts). */
@@ -210,19 +225,6 @@ size_t link_count(void);
 void link_reset(void);
 
 /* ---- events.c: the GPU part of the trace -------------------------------- */
-
-/* Where a flow end goes on a slice from start lasting dur ns: its middle,
- * strictly inside it when dur >= 2. */
-uint64_t events_flow_at(uint64_t start, uint64_t dur);
-
-/* Writes a flow end or start (ph "s"/"f") of correlation corr. */
-void events_flow(struct coll_trace *t, const char *ph, uint32_t corr,
-		 int64_t pid, int64_t tid, uint64_t mono_ns);
-
-/* Writes a metadata event ("process_name", "thread_name", ...) with one
- * arg, key: the string sval, or the number ival when sval is NULL. */
-void events_meta(struct coll_trace *t, const char *what, int64_t pid,
-		 int64_t tid, const char *key, const char *sval, int64_t ival);
 
 /* The coll_source members: the devices of deviceProperties, and the GPU
  * events after the host events. */

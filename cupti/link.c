@@ -348,8 +348,8 @@ void link_span(struct coll_trace *t, int tid, const struct coll_rec *r,
 		return;
 	}
 	if (current.ok && current.l.flow) {
-		events_flow(t, "s", current.l.corr, t->pid, tid,
-			    events_flow_at(r->t0 + t->base, r->t1));
+		marks_flow(t, "s", current.l.corr, t->pid, tid,
+			   marks_flow_at(r->t0 + t->base, r->t1));
 	}
 	current.ok = 0;
 }

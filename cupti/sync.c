@@ -243,8 +243,8 @@ uint32_t sync_write(struct coll_trace *t, const struct gpu_rec *r,
 	arg_i64(o, ",\"context\":", r->context);
 	out_str(o, "}}");
 	if (api && r->correlation) {
-		events_flow(t, "f", r->correlation, device, tid,
-			    events_flow_at(r->start, dur));
+		marks_flow(t, "f", r->correlation, device, tid,
+			   marks_flow_at(r->start, dur));
 	}
 	return device;
 }
@@ -262,10 +262,10 @@ void sync_end(struct coll_trace *t)
 				 (long long)(k->tid - SYNC_TRACK));
 			sort = k->tid - SYNC_TRACK;
 		}
-		events_meta(t, "thread_name", k->device, k->tid, "name", label,
-			    0);
-		events_meta(t, "thread_sort_index", k->device, k->tid,
-			    "sort_index", NULL, sort);
+		marks_meta(t, "thread_name", k->device, k->tid, "name", label,
+			   0);
+		marks_meta(t, "thread_sort_index", k->device, k->tid,
+			   "sort_index", NULL, sort);
 	}
 	sync_end_free();
 }

@@ -13,7 +13,7 @@ EXPECTED_PRELOAD='preload: loop: hook_rt hook_tramp'
 EXPECTED_COLLECTOR='collector: loop: out out_pipe
 collector: loop: ring threads
 collector: loop: chrome drain dump meta recover'
-EXPECTED_CUPTI='cupti: loop: events link sync'
+EXPECTED_CUPTI=''
 EXPECTED_CLI=''
 
 # Only the objects of sources that exist: a renamed or removed file's old
