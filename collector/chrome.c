@@ -574,8 +574,11 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "\"traceName\":");
 	out_json_str(o, out_path);
 	out_str(o, ",");
-	if (m->meta) {
-		meta_write_trace(o);
+	for (size_t i = 0; m->meta && m->meta[i]; i += 2) {
+		out_json_str(o, m->meta[i]);
+		out_str(o, ":");
+		out_json_str(o, m->meta[i + 1]);
+		out_str(o, ",");
 	}
 	if (m->rank >= 0 || m->world_size > 0 || m->has_local_rank) {
 		/* Kineto's keys, those the launcher's variables give. */

@@ -64,6 +64,7 @@ enum coll_lock_rank {
 	LOCK_GPU_START,	 /* the GPU source: loading its library        */
 	LOCK_OWNER,	 /* drain.c: the collector's state             */
 	LOCK_REQUESTS,	 /* drain.c: requests to the drain thread      */
+	LOCK_META,	 /* meta.c: the metadata the program added     */
 	LOCK_WINDOWS,	 /* window.c: when recording was on            */
 	LOCK_NAMES,	 /* threads.c: thread names the program gave   */
 	LOCK_CATEGORIES, /* cat.c: registering categories              */
@@ -309,10 +310,6 @@ struct coll_config {
 	 * the journal of output; append to it, and start the tables from
 	 * its records. */
 	int continue_journal;
-	/* Called on the drain thread once per drain period, with
-	 * CLOCK_MONOTONIC ns, no collector lock held (the capture window
-	 * lives there). */
-	void (*tick)(uint64_t now_ns);
 };
 
 /*
@@ -519,20 +516,12 @@ struct agg;
 /*
  * Adds key with value to the metadata written at the top level of the
  * trace and at the head of the tables from the next dump on; a key added
- * again takes the new value. Takes LOCK_OWNER. Returns 0, -EINVAL for an
- * empty or too long key or value or a key the trace's top level uses
- * (schemaVersion, traceEvents, mxprof, ...), -ENOSPC past 64 keys, or
- * -ENOMEM.
+ * again takes the new value. Takes LOCK_META (nothing is taken under it).
+ * Returns 0, -EINVAL for an empty or too long key or value or a key the
+ * trace's top level uses (schemaVersion, traceEvents, mxprof, ...),
+ * -ENOSPC past 64 keys, or -ENOMEM.
  */
 int meta_set(const char *key, const char *value);
-
-/* Writes every pair as "key":"value", each followed by a comma. Owner
- * held. */
-void meta_write_trace(struct out *o);
-
-/* Returns the pairs as key, value, ..., NULL (for table_opts.meta), valid
- * while the owner lock is held; NULL when there are none. */
-const char **meta_pairs(void);
 
 /* ---- sources ------------------------------------------------------------ */
 
@@ -545,10 +534,13 @@ const char **meta_pairs(void);
  */
 struct coll_source {
 	const char *name;
-	/* Once per drain period, and before every dump and dumps(): hand
-	 * over whatever the source buffers (flush then delivers it all).
-	 * No collector lock held: the source may call into libraries whose
-	 * callbacks come back to it. */
+	/* tick: once per drain period, with CLOCK_MONOTONIC ns, in the
+	 * order the sources were added (the state machine's, which opens
+	 * and closes the capture window, is added first); flush: before
+	 * every dump and dumps(), hand over whatever the source buffers
+	 * (flush then delivers it all). No collector lock held for either:
+	 * the source may call into libraries whose callbacks come back to
+	 * it, or take its own lock ranked before LOCK_OWNER. */
 	void (*tick)(uint64_t now_ns);
 	void (*flush)(void);
 	/* Every pass: take in what was handed over; samples for the tables

@@ -43,6 +43,9 @@
 
 #include "drain.h"
 
+/* The collector's state (internal.h): the drain thread's, under the
+ * owner lock. */
+struct coll_state coll_state;
 #define S coll_state
 
 struct coll_lock drain_owner = COLL_LOCK_INIT(LOCK_OWNER);
@@ -130,7 +133,7 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
 	struct coll_rec buf[256];
 	struct clock_line line;
-	int journal_ok = dump_ensure_journal() == 0;
+	int journal_ok = dump_ensure_journal(&S) == 0;
 	/* The run's end: past the ring's newest record, or the end of its
 	 * array when the run is the first of two. */
 	const struct coll_rec *last = recs + n;
@@ -207,7 +210,7 @@ static void tally_emit(void *ctx, const struct tally_row *w)
 
 void coll_thread_seen(int tid)
 {
-	if (dump_ensure_journal() == 0) {
+	if (dump_ensure_journal(&S) == 0) {
 		threads_name(S.j, tid, 0);
 	}
 }
@@ -256,7 +259,7 @@ static int dump_now(void)
 	int rc = -ESRCH;
 	if (S.agg && !drain_t.finished) {
 		pass();
-		rc = dump_write(ring_dropped());
+		rc = dump_write(&S, ring_dropped());
 	}
 	coll_unlock(&drain_owner);
 	return rc;
@@ -274,7 +277,8 @@ static char *tables_now(const struct request *r)
 	}
 	o.dropped = ring_dropped();
 	o.extra = source_tables;
-	o.meta = meta_pairs();
+	const char **pairs = meta_copy();
+	o.meta = pairs;
 	if (S.agg) {
 		s = table_format(S.agg, &o);
 		if (r->reset) {
@@ -291,6 +295,7 @@ static char *tables_now(const struct request *r)
 		agg_destroy(empty);
 	}
 	coll_unlock(&drain_owner);
+	free(pairs);
 	if (!s) {
 		errno = ENOMEM;
 	}
@@ -312,8 +317,8 @@ static void finish_now(int dump)
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal) {
 				uint64_t dropped = ring_dropped();
-				dump_write(dropped);
-				dump_say_cut(dropped);
+				dump_write(&S, dropped);
+				dump_say_cut(&S, dropped);
 			}
 		}
 		if (S.journal_open > 0) {
@@ -321,7 +326,7 @@ static void finish_now(int dump)
 			 * written: it is then the only copy of the timeline. */
 			journal_close(S.j, S.last_trace_err == 0);
 		}
-		dump_remove_status();
+		dump_remove_status(&S);
 	}
 	coll_unlock(&drain_owner);
 }
@@ -346,7 +351,7 @@ static int exec_now(struct request *r)
 			}
 		}
 		/* The next image writes its own when it starts. */
-		dump_remove_status();
+		dump_remove_status(&S);
 	}
 	coll_unlock(&drain_owner);
 	return rc;
@@ -439,7 +444,7 @@ static void dump_signal_mask(int *unblocked)
 		coll_lock(&drain_owner);
 		S.cfg.dump_signal = 0;
 		S.cfg.dump_signal_taken = *unblocked;
-		dump_write_status();
+		dump_write_status(&S);
 		coll_unlock(&drain_owner);
 	}
 	*unblocked = sig;
@@ -467,7 +472,7 @@ static void *drain_main(void *arg)
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
 	out_pipe_allow(1); /* big dumps are written by other threads */
 	coll_lock(&drain_owner);
-	dump_write_status();
+	dump_write_status(&S);
 	coll_unlock(&drain_owner);
 	/*
 	 * The wait adapts to the load: a pass that found an eighth of a ring
@@ -504,7 +509,6 @@ static void *drain_main(void *arg)
 		int periodic = S.cfg.dump_period_s > 0 &&
 			       now - S.last_dump_ns >=
 				       (uint64_t)(S.cfg.dump_period_s * 1e9);
-		void (*tick)(uint64_t) = S.cfg.tick;
 		coll_unlock(&drain_owner);
 		if (got >= ring_capacity / 8) {
 			wait_ms = 0;
@@ -524,9 +528,6 @@ static void *drain_main(void *arg)
 		last_tick = now;
 		/* No collector lock held: the state machine's tick takes
 		 * LOCK_STATE, which comes before the owner lock. */
-		if (tick) {
-			tick(now);
-		}
 		sources_tick(now);
 	}
 	/* Requests that came while the last one was served: their callers

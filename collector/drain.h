@@ -28,6 +28,9 @@ struct request {
 	struct request *next;
 };
 
+/* The collector's state (internal.h), kept by drain.c. */
+extern struct coll_state coll_state;
+
 /* LOCK_OWNER: held for each pass and each dump (drain.c). */
 extern struct coll_lock drain_owner;
 

@@ -45,6 +45,7 @@ void coll_fork_prepare(void)
 	}
 	coll_lock(&drain_owner);
 	coll_lock(&drain_q.lock);
+	meta_fork_prepare();
 	window_fork_prepare();
 	threads_fork_prepare();
 	cat_fork_prepare();
@@ -63,6 +64,7 @@ static void fork_release(int which)
 	} else {
 		window_fork_child();
 	}
+	meta_fork_parent();
 	coll_unlock(&drain_q.lock);
 	coll_unlock(&drain_owner);
 	for (int rank = LOCK_OWNER - 1; rank >= 1; rank--) {

@@ -11,11 +11,11 @@
 #include "collector.h"
 
 /*
- * out.c: writes p[0..n) to fd whole, again after EINTR and short writes.
+ * out_fd.c: writes p[0..n) to fd whole, again after EINTR and short writes.
  * Returns 0 or write()'s errno negated. Uses write() alone: safe in a
  * signal handler. Every file writer of the collector goes through it.
  */
-int out_write_fd(int fd, const void *p, size_t n);
+int out_fd_write(int fd, const void *p, size_t n);
 
 /* out_pipe.c: a big output written by other threads (out.c calls it) */
 /*
@@ -254,9 +254,9 @@ struct chrome_meta {
 	/* Names of categories 2 and up for a version 1 journal, which does
 	 * not carry them (NULL-terminated), or NULL. */
 	const char *const *legacy_cats;
-	/* Write the metadata (meta.c) at the top level: a dump, not a
-	 * recovery. */
-	int meta;
+	/* The metadata (meta.c) as key, value, ..., NULL, written at the
+	 * top level as "key":"value" pairs; NULL for none (a recovery). */
+	const char *const *meta;
 	/* Where to say what was written, or NULL: the JSON's size before
 	 * gzip, and whether the trace has stacks. */
 	struct chrome_written *written;
@@ -299,8 +299,9 @@ extern const struct coll_source *coll_sources[];
 void source_tables(struct sbuf *b, const struct table_opts *o);
 
 /*
- * The collector's state: the drain thread's, under LOCK_OWNER (drain.c
- * runs the passes and requests, dump.c writes the outputs).
+ * The collector's state: the drain thread's, under LOCK_OWNER. drain.c
+ * keeps it and runs the passes and requests; dump.c writes the outputs
+ * of the state it is given.
  */
 struct coll_state {
 	struct coll_config cfg;
@@ -317,22 +318,32 @@ struct coll_state {
 	char stats_path[4200];
 	char journal_path[4200];
 };
-extern struct coll_state coll_state;
 
-/* dump.c. ensure_journal: creates the journal on first use (with the
- * $TMPDIR fallback); returns 0 or a negative errno. write: the trace, the
- * tables and the status file; returns 0 or the first error. */
-int dump_ensure_journal(void);
-int dump_write(uint64_t dropped);
+/* dump.c, on the state s that drain.c passes in, owner held.
+ * ensure_journal: creates the journal on first use (with the $TMPDIR
+ * fallback); returns 0 or a negative errno. write: the trace, the tables
+ * and the status file; returns 0 or the first error. */
+int dump_ensure_journal(struct coll_state *s);
+int dump_write(struct coll_state *s, uint64_t dropped);
 /* One line at exit when the timeline lost slices to full buffers or was
  * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
-void dump_say_cut(uint64_t dropped);
-void dump_write_status(void);
-void dump_remove_status(void);
-/* The tables file of a dump (its name: paths_stats, collector.h); extra
- * gives the sources' sections, or NULL. */
-int dump_write_tables(const struct agg *a, uint64_t dropped,
-		      const struct table_opts *extra, const char *path);
+void dump_say_cut(const struct coll_state *s, uint64_t dropped);
+void dump_write_status(const struct coll_state *s);
+void dump_remove_status(const struct coll_state *s);
+
+/* table.c: the tables file of a dump or a recovery (its name:
+ * paths_stats, collector.h); extra gives the sources' sections and the
+ * metadata, or NULL. */
+int table_write_file(const struct agg *a, uint64_t dropped,
+		     const struct table_opts *extra, const char *path);
+
+/* meta.c. copy: the metadata as key, value, ..., NULL in one malloc'ed
+ * block (free() it), for table_opts.meta and chrome_meta.meta; NULL when
+ * there is none or without memory. Takes LOCK_META. fork_*: held across
+ * fork() (coll_fork_prepare). */
+const char **meta_copy(void);
+void meta_fork_prepare(void);
+void meta_fork_parent(void);
 
 /* threads.c: thread names in the journal (owner). read_comm: the OS name
  * of tid (0: the process). name: writes tid's name to j when new, or when

@@ -103,7 +103,7 @@ static void raw_write(struct journal *j, const void *p, size_t n)
 		}
 	}
 	if (j->err == 0) {
-		int rc = out_write_fd(j->fd, p, n);
+		int rc = out_fd_write(j->fd, p, n);
 		if (rc) {
 			journal_fail(j, rc);
 		}

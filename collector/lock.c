@@ -25,15 +25,11 @@
 static __thread uint32_t held __attribute__((tls_model("initial-exec")));
 
 static const char *const rank_names[LOCK_RANKS] = {
-	[LOCK_HOOK] = "hook patcher",
-	[LOCK_STATE] = "state",
-	[LOCK_GPU_START] = "GPU source start",
-	[LOCK_OWNER] = "collector owner",
-	[LOCK_REQUESTS] = "requests",
-	[LOCK_WINDOWS] = "recording windows",
-	[LOCK_NAMES] = "thread names",
-	[LOCK_CATEGORIES] = "categories",
-	[LOCK_DOMAINS] = "domains",
+	[LOCK_HOOK] = "hook patcher",	       [LOCK_STATE] = "state",
+	[LOCK_GPU_START] = "GPU source start", [LOCK_OWNER] = "collector owner",
+	[LOCK_REQUESTS] = "requests",	       [LOCK_META] = "metadata",
+	[LOCK_WINDOWS] = "recording windows",  [LOCK_NAMES] = "thread names",
+	[LOCK_CATEGORIES] = "categories",      [LOCK_DOMAINS] = "domains",
 	[LOCK_STRTAB] = "string table",
 };
 

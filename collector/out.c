@@ -53,29 +53,10 @@ static const char digit_pairs[201] = "00010203040506070809"
 				     "80818283848586878889"
 				     "90919293949596979899";
 
-/* See internal.h. */
-int out_write_fd(int fd, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	while (n > 0) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			return -errno;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void flush_raw(struct out *o, const unsigned char *p, size_t n)
 {
 	if (o->err == 0) {
-		o->err = out_write_fd(o->fd, p, n);
+		o->err = out_fd_write(o->fd, p, n);
 	}
 }
 

@@ -135,9 +135,9 @@ static void write_in_order(struct out_pipe *p)
 			/* The file is removed: write nothing more. */
 		} else if (p->gz) {
 			p->crc = crc32_gzip_refl(p->crc, s->in, s->n);
-			rc = out_write_fd(p->fd, s->z, s->zn);
+			rc = out_fd_write(p->fd, s->z, s->zn);
 		} else {
-			rc = out_write_fd(p->fd, s->in, s->n);
+			rc = out_fd_write(p->fd, s->in, s->n);
 		}
 		pthread_mutex_lock(&p->mu);
 		if (rc < 0 && p->err == 0) {
@@ -307,7 +307,7 @@ int out_pipe_start(struct out *o)
 	/* The workers wait for a chunk, and the first is handed over under
 	 * the lock: they see the header's error, if any. */
 	if (o->gz) {
-		p->err = out_write_fd(p->fd, gzip_head, sizeof(gzip_head));
+		p->err = out_fd_write(p->fd, gzip_head, sizeof(gzip_head));
 	}
 	/* The formatter goes on in the first slot; what the inline buffer
 	 * holds is handed over as the first chunk by the caller's submit. */
@@ -359,7 +359,7 @@ int out_pipe_finish(struct out *o)
 			tail[4 + i] = (unsigned char)(size >> (8 * i));
 		}
 		if (p->err == 0) {
-			p->err = out_write_fd(p->fd, tail, sizeof(tail));
+			p->err = out_fd_write(p->fd, tail, sizeof(tail));
 		}
 	}
 	err = p->err;

@@ -6,7 +6,7 @@
  * an OOM kill, _exit) leaves <trace>.journal, complete up to its last drain
  * pass, and nothing else. Recovery turns it into the two files a dump
  * writes, with the code a dump uses: chrome_write_from_journal() for the
- * trace, agg_add_rec() and dump_write_tables() for the tables.
+ * trace, agg_add_rec() and table_write_file() for the tables.
  *
  * The journal is read twice. The first pass, recover_open(), checks every
  * entry and aggregates the records; the second is the trace writer's own.
@@ -343,7 +343,7 @@ int recover_write_trace(struct recovery *r, const char *path)
  */
 int recover_write_tables(struct recovery *r, const char *path)
 {
-	return dump_write_tables(r->agg, r->dropped, NULL, path);
+	return table_write_file(r->agg, r->dropped, NULL, path);
 }
 
 /* Frees what recover_open() allocated. Accepts a recovery that failed. */
