@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "files.h"
 
 struct agg {
 	struct agg_row *rows; /* count == 0 marks an empty slot */

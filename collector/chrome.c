@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "output.h"
 #include "mxprof.h"
 
 struct thread_name {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "output.h"
 
 /* What the last dump's trace held, for the line at exit. */
 static struct chrome_written last_written;

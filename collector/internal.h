@@ -1,6 +1,8 @@
 /*
- * internal.h - declarations shared by the files of collector/ only.
- * Other modules use collector.h.
+ * internal.h - declarations shared by the files of collector/ only (the
+ * map is collector.h). Other modules use the faces: source.h, control.h,
+ * paths.h, files.h, output.h. It includes neither of the last two: the
+ * files that read or write files include them themselves.
  */
 #ifndef MXPROF_COLLECTOR_INTERNAL_H
 #define MXPROF_COLLECTOR_INTERNAL_H
@@ -8,7 +10,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "collector.h"
+#include "control.h"
+#include "paths.h"
+#include "source.h"
 
 /*
  * out_fd.c: writes p[0..n) to fd whole, again after EINTR and short writes.

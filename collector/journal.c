@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "files.h"
 
 #define EVENT_JSON_BYTES JOURNAL_EVENT_BYTES
 

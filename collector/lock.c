@@ -2,7 +2,7 @@
  * lock.c - mxprof's mutexes, and the check of the lock order.
  *
  * Every mutex of the library is a struct coll_lock with a rank from enum
- * coll_lock_rank (collector.h), which is the one written lock order: a
+ * coll_lock_rank (lock.h), which is the one written lock order: a
  * thread that holds a lock may only take locks of a higher rank. fork()'s
  * prepare handler takes them all in that order (coll_fork_prepare), so
  * that the child starts with every table consistent.
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "collector.h"
+#include "lock.h"
 
 #ifdef MXPROF_LOCK_CHECK
 static __thread uint32_t held __attribute__((tls_model("initial-exec")));

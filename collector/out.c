@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "output.h"
 
 #define OUT_GZ_LEVEL 1
 
@@ -176,7 +177,7 @@ void out_write(struct out *o, const void *p, size_t n)
 	}
 }
 
-/* Room for n bytes at the buffer's end (see collector.h). This function
+/* Room for n bytes at the buffer's end (see output.h). This function
  * can't fail. */
 char *out_room(struct out *o, size_t n)
 {
@@ -294,7 +295,7 @@ void out_us(struct out *o, uint64_t ns)
 }
 
 /* Returns the length of the valid UTF-8 sequence at s[0..n), or 0 (see
- * collector.h). This function can't fail. */
+ * output.h). This function can't fail. */
 size_t out_utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len, i;
@@ -343,7 +344,7 @@ static inline int json_plain(unsigned char c)
 }
 
 /*
- * Escapes s[0..n) into dst[0..cap) (see collector.h). Runs of plain ASCII
+ * Escapes s[0..n) into dst[0..cap) (see output.h). Runs of plain ASCII
  * are copied whole, so that names, nearly all ASCII, cost a scan and a
  * memcpy. This function can't fail; it allocates nothing.
  */

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "output.h"
 
 #define OUT_PIPE_WORKERS 4
 
@@ -72,7 +73,7 @@ struct out_pipe {
 
 static __thread int allowed;
 
-/* See collector.h. */
+/* See output.h. */
 void out_pipe_allow(int on)
 {
 	allowed = on;

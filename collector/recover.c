@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "files.h"
 
 /* The first pass's state. */
 struct check {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
+#include "internal.h"
 
 #define CHUNK_BITS 12
 #define CHUNK_SIZE (1u << CHUNK_BITS)

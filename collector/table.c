@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "output.h"
 
 #define NAME_W	30
 #define COUNT_W 11

@@ -34,7 +34,7 @@
 
 #include <cupti.h>
 
-#include "collector.h"
+#include "source.h"
 #include "cupti.h"
 #include "gpu.h"
 

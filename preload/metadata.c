@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
+#include "source.h"
 #include "mxprof.h"
 #include "preload.h"
 

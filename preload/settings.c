@@ -16,7 +16,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "paths.h"
+#include "source.h"
 #include "preload.h"
 
 /* KiB as records, rounded down to a power of two. */

@@ -17,7 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 
 static struct coll_lock state_lock = COLL_LOCK_INIT(LOCK_STATE);

@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 static void add(struct agg *a, uint32_t group, uint32_t name, uint16_t kind,

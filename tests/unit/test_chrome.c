@@ -28,6 +28,7 @@
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
 
+#include "collector.h"
 #include "internal.h"
 
 #define NREC  3		 /* threads with spans, frames, markers, counters */

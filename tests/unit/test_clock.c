@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 #define NT 2000

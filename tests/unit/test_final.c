@@ -19,6 +19,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 static char dir[] = "/tmp/mxprof-final-XXXXXX";

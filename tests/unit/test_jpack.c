@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 #define N 4096

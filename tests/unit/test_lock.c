@@ -18,6 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 static struct coll_lock state = COLL_LOCK_INIT(LOCK_STATE);

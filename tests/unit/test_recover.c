@@ -18,6 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 #define HDR  ((long)sizeof(struct journal_header))

@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "internal.h"
 
 static void words(uint64_t *w, unsigned n, uint64_t tag, unsigned k)

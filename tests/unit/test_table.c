@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
 
+#include "collector.h"
 #include "internal.h"
 
 static void add(struct agg *a, const char *group, const char *name,
