@@ -22,19 +22,29 @@
  * code that the loader runs (constructors, dlopen from them) may record,
  * name things and change the state, but never waits for LOCK_HOOK (the
  * dl wrappers only try it).
+ *
+ * The ranks name what a lock guards, not who owns it: an event source
+ * that must load its library under a lock of its own takes
+ * LOCK_SOURCE_START (before the owner lock, held across fork() by the
+ * source's fork_prepare), and a source's small table that nothing else
+ * is taken under, LOCK_SOURCE_LEAF. The last ranks are leaves: a thread
+ * may take one whatever it holds, and takes nothing while it holds it.
+ * Two leaves are not held across fork() (lock.c says why).
  */
 enum coll_lock_rank {
-	LOCK_HOOK = 1,	 /* preload/hook: patterns, objects, stubs     */
-	LOCK_STATE,	 /* preload/state.c: run, pause, windows       */
-	LOCK_GPU_START,	 /* the GPU source: loading its library        */
-	LOCK_OWNER,	 /* drain.c: the collector's state             */
-	LOCK_REQUESTS,	 /* queue.c: requests to the drain thread      */
-	LOCK_META,	 /* meta.c: the metadata the program added     */
-	LOCK_WINDOWS,	 /* window.c: when recording was on            */
-	LOCK_NAMES,	 /* threads.c: thread names the program gave   */
-	LOCK_CATEGORIES, /* cat.c: registering categories              */
-	LOCK_DOMAINS,	 /* preload/api.c: the domains                 */
-	LOCK_STRTAB,	 /* strtab.c: interning                        */
+	LOCK_HOOK = 1,	   /* preload/hook: patterns, objects, stubs     */
+	LOCK_STATE,	   /* preload/state.c: run, pause, windows       */
+	LOCK_SOURCE_START, /* a source's start: loading its library */
+	LOCK_OWNER,	   /* drain.c: the collector's state             */
+	LOCK_REQUESTS,	   /* queue.c: requests to the drain thread      */
+	LOCK_META,	   /* meta.c: the metadata the program added     */
+	LOCK_WINDOWS,	   /* window.c: when recording was on            */
+	LOCK_NAMES,	   /* threads.c: thread names the program gave   */
+	LOCK_CATEGORIES,   /* cat.c: registering categories              */
+	LOCK_DOMAINS,	   /* preload/api.c: the domains                 */
+	LOCK_STRTAB,	   /* strtab.c: interning                        */
+	LOCK_SOURCE_LEAF,  /* a source's own small table (a leaf)      */
+	LOCK_PIPE,	   /* out_pipe.c: one output's chunks (a leaf)   */
 	LOCK_RANKS,
 };
 
