@@ -63,8 +63,9 @@
  *   stacks.c                          strtab.c, out.c
  *   table.c                           agg.c, out.c, strtab.c
  *   chrome.c                          journal.c, stacks.c, out.c, cat.c
- *   recover.c                         journal.c, agg.c, chrome.c, table.c
- *   dump.c                            chrome.c, table.c, meta.c, journal.c,
+ *   writer.c                          chrome.c, table.c: the formats
+ *   recover.c                         journal.c, agg.c, writer.c
+ *   dump.c                            writer.c, meta.c, journal.c,
  *                                     threads.c, ring.c, sweep.c, source.c
  *   drain.c                           dump.c, recover.c, ring.c, agg.c,
  *                                     stacks.c, meta.c, source.c

@@ -24,7 +24,7 @@
 #include "output.h"
 
 /* What the last dump's trace held, for the line at exit. */
-static struct chrome_written last_written;
+static struct writer_written last_written;
 
 /*
  * The size in MB past which the exit says that the timeline is big: 1024,
@@ -370,7 +370,7 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 		gethostname(host, sizeof(host) - 1);
 		threads_read_comm(0, comm, sizeof(comm));
 		read_cmdline(cmdline, sizeof(cmdline));
-		struct chrome_meta m = {.pid = (int)getpid(),
+		struct writer_meta m = {.pid = (int)getpid(),
 					.rank = s->cfg.rank,
 					.world_size = s->cfg.world_size,
 					.has_local_rank = s->cfg.has_local_rank,
@@ -385,7 +385,7 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 					.sources = coll_sources,
 					.meta = pairs,
 					.written = &last_written};
-		rc_trace = chrome_write_from_journal(
+		rc_trace = writers_trace(
 			dump_journal_source(s, jsrc, sizeof(jsrc)),
 			s->cfg.output, &m);
 		if (rc_trace < 0 && rc_trace != s->last_trace_err) {
@@ -397,7 +397,7 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 
 	struct table_opts with_meta = with_sources;
 	with_meta.meta = pairs;
-	rc_stats = table_write_file(s->agg, dropped, &with_meta, s->stats_path);
+	rc_stats = writers_tables(s->agg, dropped, &with_meta, s->stats_path);
 	free(pairs);
 	if (rc_stats < 0 && rc_stats != s->last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", s->stats_path,

@@ -239,8 +239,9 @@ struct journal_ops {
 int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 		 struct journal_header *hdr);
 
-/* chrome.c */
-struct chrome_meta {
+/* writer.c: what a trace writer is told about the run (a dump's or a
+ * recovery's), and where it says what it wrote. */
+struct writer_meta {
 	int pid;
 	int rank;	    /* -1 when unknown */
 	int world_size;	    /* 0 when unknown */
@@ -263,14 +264,15 @@ struct chrome_meta {
 	const char *const *meta;
 	/* Where to say what was written, or NULL: the JSON's size before
 	 * gzip, and whether the trace has stacks. */
-	struct chrome_written *written;
+	struct writer_written *written;
 };
-struct chrome_written {
+struct writer_written {
 	uint64_t json_bytes;
 	int stacks;
 };
+/* chrome.c: the Chrome trace (see writer.c's table). */
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
-			      const struct chrome_meta *meta);
+			      const struct writer_meta *meta);
 
 /* agg.c: rows, for the table writer. */
 enum agg_class { AGG_TIME = 0, AGG_COUNTER = 1, AGG_MARKER = 2 };
@@ -341,8 +343,39 @@ void dump_remove_status(const struct coll_state *s);
 int table_write_file(const struct agg *a, uint64_t dropped,
 		     const struct table_opts *extra, const char *path);
 
+/*
+ * writer.c: the output formats, as a table of methods (SQLite's way). A
+ * dump and a recovery write every entry's trace from the journal to the
+ * trace path, and every entry's tables to the tables path, in the order
+ * of writers[] (NULL-terminated); the first error ends the trace's or
+ * the tables' turn and is returned. Today: the Chrome trace (chrome.c)
+ * and the text tables (table.c). A format plugs in here, with a file
+ * name of its own (paths.c) when it does not replace one of these.
+ */
+struct writer_ops {
+	const char *name;
+	/* The timeline of the journal at journal_path into path (gzip when
+	 * path ends in ".gz"), replaced atomically; 0 or a negative errno.
+	 * NULL: the writer writes no trace. */
+	int (*trace)(const char *journal_path, const char *path,
+		     const struct writer_meta *m);
+	/* The tables of a, with extra's sources' sections and metadata (when
+	 * not NULL), to path, replaced atomically; 0 or a negative errno.
+	 * NULL: the writer writes no tables. */
+	int (*tables)(const struct agg *a, uint64_t dropped,
+		      const struct table_opts *extra, const char *path);
+};
+extern const struct writer_ops *const writers[];
+
+/* Runs every writer's trace (writers_trace) or tables (writers_tables)
+ * as struct writer_ops says. Returns 0 or the first negative errno. */
+int writers_trace(const char *journal_path, const char *path,
+		  const struct writer_meta *m);
+int writers_tables(const struct agg *a, uint64_t dropped,
+		   const struct table_opts *extra, const char *path);
+
 /* meta.c. copy: the metadata as key, value, ..., NULL in one malloc'ed
- * block (free() it), for table_opts.meta and chrome_meta.meta; NULL when
+ * block (free() it), for table_opts.meta and writer_meta.meta; NULL when
  * there is none or without memory. Takes LOCK_META. fork_*: held across
  * fork() (coll_fork_prepare). */
 const char **meta_copy(void);

@@ -746,7 +746,7 @@ static void test_chrome_gzip_output_has_same_events(void **st)
 		cmdline[i] = cmdline[i] ? cmdline[i] : ' ';
 	}
 	cmdline[cn] = 0;
-	struct chrome_meta m = {.pid = getpid(),
+	struct writer_meta m = {.pid = getpid(),
 				.rank = 5,
 				.world_size = 8,
 				.has_local_rank = 1,
