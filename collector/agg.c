@@ -16,6 +16,7 @@
 
 #include "hmap.h"
 #include "internal.h"
+#include "files.h"
 
 struct agg {
 	struct hmap rows;    /* struct agg_row; count == 0: an empty slot */

@@ -27,7 +27,7 @@
  * events after the host events, and list devices in "deviceProperties".
  *
  * Category names come from the journal (J_CAT); a journal of version 1
- * has none, and chrome_meta.legacy_cats names its categories 2 and up.
+ * has none, and writer_meta.legacy_cats names its categories 2 and up.
  *
  * A big run's dump writes a gigabyte of events, so what an event shares
  * with others is made once: each name is escaped and quoted once, with its
@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "output.h"
 #include "mxprof.h"
 
 struct thread_name {
@@ -68,7 +69,7 @@ struct name_ent {
 struct writer {
 	struct coll_trace t;
 	struct out *o;
-	const struct chrome_meta *meta;
+	const struct writer_meta *meta;
 	struct journal_header hdr;
 	char cats[COLL_CAT_MAX][32]; /* from J_CAT */
 	unsigned cat_gen;	     /* changes when a category is renamed */
@@ -470,7 +471,7 @@ static void on_claim(void *ctx, int tid, const struct coll_rec *r, size_t n)
 static void metadata(struct writer *w)
 {
 	struct out *o = w->o;
-	const struct chrome_meta *m = w->meta;
+	const struct writer_meta *m = w->meta;
 
 	next_event(w);
 	out_str(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
@@ -534,7 +535,7 @@ static void metadata(struct writer *w)
  * errno; on error the previous file at out_path is left as it was.
  */
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
-			      const struct chrome_meta *m)
+			      const struct writer_meta *m)
 {
 	static const struct journal_ops ops = {.str = on_str,
 					       .thread = on_thread,
@@ -574,8 +575,11 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	out_str(o, "\"traceName\":");
 	out_json_str(o, out_path);
 	out_str(o, ",");
-	if (m->meta) {
-		meta_write_trace(o);
+	for (size_t i = 0; m->meta && m->meta[i]; i += 2) {
+		out_json_str(o, m->meta[i]);
+		out_str(o, ":");
+		out_json_str(o, m->meta[i + 1]);
+		out_str(o, ",");
 	}
 	if (m->rank >= 0 || m->world_size > 0 || m->has_local_rank) {
 		/* Kineto's keys, those the launcher's variables give. */

@@ -1,99 +1,43 @@
 /*
- * drain.c - the drain thread: the owner of the collector's state.
+ * drain.c - the collector's state and what the drain thread does with it:
+ * one pass over the rings and the sources, and the work of each request
+ * (flush, dump, dumps(), the end, exec), each under the owner lock.
  *
- * The drain thread runs every pass over the rings, every dump and every
+ * The drain thread (queue.c) runs every pass, every dump and every
  * source's callbacks; nothing else touches the journal, the aggregates or
- * a source's records. Other threads ask, through requests: a request
- * (flush, dump, dumps(), the final dump) is queued under a small lock, the
- * thread is woken, serves it in order and wakes the requester, who waits
- * on a futex without holding any lock. The dump signal's handler and the
- * continuous-dump timer only raise a flag the thread looks at.
+ * a source's records. When there is no drain thread (not started,
+ * finished, or not restarted in a forked child), a requester serves its
+ * own request with the same functions, under the same lock.
  *
  * The owner lock (LOCK_OWNER) is held for each pass and each dump, never
  * while waiting and never around a source's flush or tick: a source may
  * call into its library there (a GPU library's flush runs its callback),
  * and that library may hold locks of its own that other threads need.
  * fork()'s prepare handler takes the owner lock, so a child sees the
- * state between two steps. When there is no drain thread (not started,
- * finished, or not restarted in a forked child), a requester takes the
- * owner lock and serves its request itself.
+ * state between two steps.
  *
  * A pass moves every ring's new records through clock conversion into the
  * journal and the aggregates, lets every source take in what it was
  * handed, then writes the journal out, so that at most one drain period
  * is lost if the process is killed. A dump then writes the trace and the
- * tables (dump.c).
- *
- * The drain thread blocks every signal (the program's handlers never run on
- * it) and marks itself quiet (nothing it does is recorded).
+ * tables (dump.c, given the state).
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
-#include <time.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "drain.h"
+#include "files.h"
 
+/* The collector's state (internal.h): the drain thread's, under the
+ * owner lock. */
+struct coll_state coll_state;
 #define S coll_state
 
 struct coll_lock drain_owner = COLL_LOCK_INIT(LOCK_OWNER);
-struct drain_queue drain_q = {.lock = COLL_LOCK_INIT(LOCK_REQUESTS)};
 struct drain_thread drain_t;
-
-int coll_dump_signal;
-
-/*
- * In a forked child the drain thread is started again from the fork
- * handler, except under AddressSanitizer: its allocator (GCC 12's) is not
- * made safe across fork, and a thread created inside the child's fork
- * handler sometimes waits forever on it. There the child's drain starts
- * at the next safe point instead (a new thread's first record, or a
- * request), and requests are served by their callers until then.
- */
-int drain_defer_child;
-
-static void futex_wake(int *addr)
-{
-	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/*
- * Waking the drain thread. A futex, not a file descriptor: programs close
- * every descriptor they did not open (daemons, closefrom) and reuse the
- * numbers, and a descriptor of ours would then be the program's file or
- * pipe. futex(2) is async-signal-safe, so the dump signal's handler wakes
- * the thread with it.
- */
-void drain_wake(void)
-{
-	/* Already 1: the thread has not taken the last wake yet, and does
-	 * not sleep before it does. */
-	if (!__atomic_exchange_n(&drain_t.wake, 1, __ATOMIC_ACQ_REL)) {
-		futex_wake(&drain_t.wake);
-	}
-}
-
-/* Waits up to ms milliseconds, or not at all when woken since the last
- * wait. */
-static void drain_wait(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-
-	if (__atomic_exchange_n(&drain_t.wake, 0, __ATOMIC_ACQ_REL) ||
-	    ms <= 0) {
-		return;
-	}
-	syscall(SYS_futex, &drain_t.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
-}
 
 /* Adds record c of thread tid to the tables, with its call site when it
  * is a span with a stack. */
@@ -130,7 +74,7 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
 	struct coll_rec buf[256];
 	struct clock_line line;
-	int journal_ok = dump_ensure_journal() == 0;
+	int journal_ok = dump_ensure_journal(&S) == 0;
 	/* The run's end: past the ring's newest record, or the end of its
 	 * array when the run is the first of two. */
 	const struct coll_rec *last = recs + n;
@@ -207,13 +151,13 @@ static void tally_emit(void *ctx, const struct tally_row *w)
 
 void coll_thread_seen(int tid)
 {
-	if (dump_ensure_journal() == 0) {
+	if (dump_ensure_journal(&S) == 0) {
 		threads_name(S.j, tid, 0);
 	}
 }
 
 /* One pass; owner held. Returns the records taken from the rings. */
-static uint64_t pass(void)
+uint64_t drain_pass(void)
 {
 	ring_set_tally_sink(tally_emit, NULL);
 	uint64_t n = ring_collect(emit, NULL);
@@ -230,7 +174,7 @@ static uint64_t pass(void)
 }
 
 /* Every source hands over what it buffers; no collector lock held. */
-static void sources_flush(void)
+void drain_flush_sources(void)
 {
 	for (int i = 0; coll_sources[i]; i++) {
 		if (coll_sources[i]->flush) {
@@ -239,7 +183,7 @@ static void sources_flush(void)
 	}
 }
 
-static void sources_tick(uint64_t now)
+void drain_tick_sources(uint64_t now)
 {
 	for (int i = 0; coll_sources[i]; i++) {
 		if (coll_sources[i]->tick) {
@@ -249,14 +193,14 @@ static void sources_tick(uint64_t now)
 }
 
 /* A dump: the sources' buffers, a pass, the files. Owner not held. */
-static int dump_now(void)
+int drain_dump(void)
 {
-	sources_flush();
+	drain_flush_sources();
 	coll_lock(&drain_owner);
 	int rc = -ESRCH;
 	if (S.agg && !drain_t.finished) {
-		pass();
-		rc = dump_write(ring_dropped());
+		drain_pass();
+		rc = dump_write(&S, ring_dropped());
 	}
 	coll_unlock(&drain_owner);
 	return rc;
@@ -267,14 +211,15 @@ static char *tables_now(const struct request *r)
 	struct table_opts o = *r->o;
 	char *s = NULL;
 
-	sources_flush();
+	drain_flush_sources();
 	coll_lock(&drain_owner);
 	if (drain_t.started && !drain_t.finished) {
-		pass();
+		drain_pass();
 	}
 	o.dropped = ring_dropped();
 	o.extra = source_tables;
-	o.meta = meta_pairs();
+	const char **pairs = meta_copy();
+	o.meta = pairs;
 	if (S.agg) {
 		s = table_format(S.agg, &o);
 		if (r->reset) {
@@ -291,6 +236,7 @@ static char *tables_now(const struct request *r)
 		agg_destroy(empty);
 	}
 	coll_unlock(&drain_owner);
+	free(pairs);
 	if (!s) {
 		errno = ENOMEM;
 	}
@@ -299,21 +245,21 @@ static char *tables_now(const struct request *r)
 
 /* The end: the final dump when asked, the journal and status file gone.
  * Owner not held. */
-static void finish_now(int dump)
+void drain_finish(int dump)
 {
 	if (dump) {
-		sources_flush();
+		drain_flush_sources();
 	}
 	coll_lock(&drain_owner);
 	if (!drain_t.finished) {
 		__atomic_store_n(&drain_t.finished, 1, __ATOMIC_RELEASE);
 		if (dump && S.agg) {
-			pass();
+			drain_pass();
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal) {
 				uint64_t dropped = ring_dropped();
-				dump_write(dropped);
-				dump_say_cut(dropped);
+				dump_write(&S, dropped);
+				dump_say_cut(&S, dropped);
 			}
 		}
 		if (S.journal_open > 0) {
@@ -321,7 +267,7 @@ static void finish_now(int dump)
 			 * written: it is then the only copy of the timeline. */
 			journal_close(S.j, S.last_trace_err == 0);
 		}
-		dump_remove_status();
+		dump_remove_status(&S);
 	}
 	coll_unlock(&drain_owner);
 }
@@ -332,10 +278,10 @@ static int exec_now(struct request *r)
 {
 	int rc = -ESRCH;
 
-	sources_flush();
+	drain_flush_sources();
 	coll_lock(&drain_owner);
 	if (drain_t.started && !drain_t.finished && S.agg) {
-		pass();
+		drain_pass();
 		rc = 0;
 		if (S.journal_open > 0) {
 			journal_stats(S.j, ring_dropped());
@@ -346,274 +292,39 @@ static int exec_now(struct request *r)
 			}
 		}
 		/* The next image writes its own when it starts. */
-		dump_remove_status();
+		dump_remove_status(&S);
 	}
 	coll_unlock(&drain_owner);
 	return rc;
 }
 
-static void serve(struct request *r)
+void drain_serve(struct request *r)
 {
 	switch (r->type) {
 	case REQ_FLUSH:
-		sources_flush();
+		drain_flush_sources();
 		coll_lock(&drain_owner);
 		r->rc = drain_t.started && !drain_t.finished ? 0 : -ESRCH;
 		if (r->rc == 0) {
-			pass();
+			drain_pass();
 		}
 		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
-		r->rc = dump_now();
+		r->rc = drain_dump();
 		break;
 	case REQ_DUMPS:
 		r->text = tables_now(r);
 		r->rc = r->text ? 0 : -ENOMEM;
 		break;
 	case REQ_FINISH:
-		finish_now(r->dump);
+		drain_finish(r->dump);
 		r->rc = 0;
 		break;
 	case REQ_EXEC:
 		r->rc = exec_now(r);
 		break;
 	}
-}
-
-/* Takes the queued requests, oldest first. */
-static struct request *take_requests(void)
-{
-	coll_lock(&drain_q.lock);
-	struct request *r = drain_q.head;
-	drain_q.head = drain_q.tail = NULL;
-	coll_unlock(&drain_q.lock);
-	return r;
-}
-
-/* Serves the requests in list and wakes their requesters. Returns
- * non-zero when one of them was the final one. */
-static int serve_all(struct request *list)
-{
-	int finished = 0;
-
-	while (list) {
-		struct request *next = list->next;
-		serve(list);
-		finished |= list->type == REQ_FINISH;
-		/* The requester may return, and its stack frame go, as soon
-		 * as done is set: nothing of it is touched after this. */
-		__atomic_store_n(&list->done, 1, __ATOMIC_RELEASE);
-		futex_wake(&list->done);
-		list = next;
-	}
-	return finished;
-}
-
-/*
- * Keeps the dump signal unblocked on this thread while it is the dump
- * signal (the program's threads block it), blocked once the program took
- * it over. The raw system call: the library's own pthread_sigmask and
- * sigaction are the program's view (signals.c).
- */
-static void dump_signal_mask(int *unblocked)
-{
-	int sig = __atomic_load_n(&coll_dump_signal, __ATOMIC_ACQUIRE);
-	uint64_t bit;
-
-	if (sig == *unblocked) {
-		return;
-	}
-	if (*unblocked) {
-		bit = 1ull << (*unblocked - 1);
-		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, sizeof(bit));
-	}
-	if (sig > 0 && sig <= 64) {
-		bit = 1ull << (sig - 1);
-		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL,
-			sizeof(bit));
-	}
-	if (sig == 0) {
-		/* The status file no longer names it: mxprof dump must not
-		 * send the program a signal it handles itself. */
-		coll_lock(&drain_owner);
-		S.cfg.dump_signal = 0;
-		S.cfg.dump_signal_taken = *unblocked;
-		dump_write_status();
-		coll_unlock(&drain_owner);
-	}
-	*unblocked = sig;
-}
-
-/* The end a fatal signal asked for: the final dump, then the waiters. */
-static int serve_final(void)
-{
-	if (!__atomic_load_n(&drain_t.final_req, __ATOMIC_ACQUIRE)) {
-		return 0;
-	}
-	finish_now(1);
-	__atomic_store_n(&drain_t.final_done, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &drain_t.final_done, FUTEX_WAKE_PRIVATE, INT32_MAX,
-		NULL, NULL, 0);
-	return 1;
-}
-
-static void *drain_main(void *arg)
-{
-	int unblocked = 0;
-
-	(void)arg;
-	ring_set_quiet(1);
-	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
-	out_pipe_allow(1); /* big dumps are written by other threads */
-	coll_lock(&drain_owner);
-	dump_write_status();
-	coll_unlock(&drain_owner);
-	/*
-	 * The wait adapts to the load: a pass that found an eighth of a ring
-	 * or more starts the next at once, one that found a 64th waits 1 ms,
-	 * and a lighter pass waits the full period (a program that records
-	 * little is woken no more often than that). A flooding thread fills
-	 * its ring in a few milliseconds, and a fixed period would turn that
-	 * into drops. The ticks still come once per period.
-	 */
-	int wait_ms = (int)S.cfg.drain_period_ms;
-	uint64_t last_tick = 0;
-	uint64_t period_ns = (uint64_t)S.cfg.drain_period_ms * 1000000u;
-	for (;;) {
-		dump_signal_mask(&unblocked);
-		drain_wait(wait_ms);
-		int ex = __atomic_exchange_n(&drain_t.exit_req, 0,
-					     __ATOMIC_ACQ_REL);
-		if (ex) {
-			/* _exit: the caller waits on exit_done, not on a
-			 * request (coll_finish_quick). */
-			finish_now(ex - 1);
-			__atomic_store_n(&drain_t.exit_done, 1,
-					 __ATOMIC_RELEASE);
-			syscall(SYS_futex, &drain_t.exit_done,
-				FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-			break;
-		}
-		if (serve_final() || serve_all(take_requests())) {
-			break;
-		}
-		coll_lock(&drain_owner);
-		uint64_t got = pass();
-		uint64_t now = ticks_mono_ns();
-		int periodic = S.cfg.dump_period_s > 0 &&
-			       now - S.last_dump_ns >=
-				       (uint64_t)(S.cfg.dump_period_s * 1e9);
-		void (*tick)(uint64_t) = S.cfg.tick;
-		coll_unlock(&drain_owner);
-		if (got >= ring_capacity / 8) {
-			wait_ms = 0;
-		} else if (got >= ring_capacity / 64) {
-			wait_ms = 1;
-		} else {
-			wait_ms = (int)S.cfg.drain_period_ms;
-		}
-		if (__atomic_exchange_n(&drain_t.dump_req, 0,
-					__ATOMIC_ACQ_REL) ||
-		    periodic) {
-			dump_now();
-		}
-		if (now - last_tick < period_ns) {
-			continue;
-		}
-		last_tick = now;
-		/* No collector lock held: the state machine's tick takes
-		 * LOCK_STATE, which comes before the owner lock. */
-		if (tick) {
-			tick(now);
-		}
-		sources_tick(now);
-	}
-	/* Requests that came while the last one was served: their callers
-	 * find the collector finished. */
-	coll_lock(&drain_q.lock);
-	drain_q.accepting = 0;
-	coll_unlock(&drain_q.lock);
-	serve_all(take_requests());
-	return NULL;
-}
-
-int drain_start_thread(void)
-{
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	coll_lock(&drain_q.lock);
-	int rc = pthread_create(&drain_t.thread, NULL, drain_main, NULL);
-	if (rc == 0) {
-		drain_q.accepting = 1;
-		__atomic_store_n(&drain_t.running, 1, __ATOMIC_RELEASE);
-		ring_drain_alive = 1;
-	}
-	coll_unlock(&drain_q.lock);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -rc;
-}
-
-/* Starts a forked child's drain thread if it was left for later. Only
- * where threads may start (not in a signal handler). */
-static void start_pending(void)
-{
-	if (!__atomic_exchange_n(&drain_t.pending, 0, __ATOMIC_ACQ_REL)) {
-		return;
-	}
-	coll_lock(&drain_owner);
-	if (drain_t.started && !drain_t.finished && !drain_t.running &&
-	    drain_start_thread() < 0) {
-		fprintf(stderr, "mxprof: cannot start the drain thread in "
-				"child; records are drained at exit only\n");
-	}
-	coll_unlock(&drain_owner);
-}
-
-/*
- * Serves r on the drain thread and waits for it, or, when there is no
- * drain thread, on this thread. Returns r->rc.
- */
-int drain_request(struct request *r)
-{
-	int quiet = ring_set_quiet(1);
-
-	/* Neither the end nor an exec needs a thread: never start the one
-	 * a forked child deferred for them (under AddressSanitizer a thread
-	 * started in such a child can wait forever on the allocator's lock,
-	 * which the fork left taken). An exec that fails leaves it for the
-	 * next request. */
-	if (r->type == REQ_FINISH) {
-		__atomic_store_n(&drain_t.pending, 0, __ATOMIC_RELEASE);
-	} else if (r->type != REQ_EXEC) {
-		start_pending();
-	}
-	r->done = 0;
-	r->next = NULL;
-	coll_lock(&drain_q.lock);
-	int queued = drain_q.accepting;
-	if (queued) {
-		if (drain_q.tail) {
-			drain_q.tail->next = r;
-		} else {
-			drain_q.head = r;
-		}
-		drain_q.tail = r;
-	}
-	coll_unlock(&drain_q.lock);
-	if (queued) {
-		drain_wake();
-		while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
-			syscall(SYS_futex, &r->done, FUTEX_WAIT_PRIVATE, 0,
-				NULL, NULL, 0);
-		}
-	} else {
-		serve(r);
-	}
-	ring_set_quiet(quiet);
-	return r->rc;
 }
 
 /* The tables of an exec'ed image start from the records of the images
@@ -668,80 +379,6 @@ int drain_setup(const struct coll_config *cfg)
 	return 0;
 }
 
-int coll_init(void)
-{
-	clock_init();
-	journal_reserve_fds();
-	drain_defer_child = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
-	ring_set_attach_notify(start_pending);
-	ring_set_wake(drain_wake);
-	return ring_init();
-}
-
-int coll_start(const struct coll_config *cfg)
-{
-	int rc;
-
-	coll_lock(&drain_owner);
-	if (drain_t.started) {
-		coll_unlock(&drain_owner);
-		return 0;
-	}
-	rc = drain_setup(cfg);
-	if (rc == 0) {
-		__atomic_store_n(&drain_t.started, 1, __ATOMIC_RELEASE);
-		rc = drain_start_thread();
-	}
-	coll_unlock(&drain_owner);
-	if (rc < 0) {
-		fprintf(stderr,
-			"mxprof: cannot start the drain thread: %s; records "
-			"are drained at dumps only\n",
-			strerror(-rc));
-	}
-	return rc;
-}
-
-int coll_set_output(const char *output)
-{
-	coll_lock(&drain_owner);
-	int busy = S.journal_open != 0;
-	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
-	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
-	coll_unlock(&drain_owner);
-	return busy;
-}
-
-void coll_set_dump_period(double seconds)
-{
-	coll_lock(&drain_owner);
-	S.cfg.dump_period_s = seconds;
-	coll_unlock(&drain_owner);
-}
-
-int coll_live_here(void)
-{
-	/* A vfork child must not wait for the parent's locks. */
-	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid()) {
-		return 0;
-	}
-	coll_lock(&drain_owner);
-	int live =
-		drain_t.started && !drain_t.finished && S.pid == (int)getpid();
-	coll_unlock(&drain_owner);
-	return live;
-}
-
-int coll_dump(void)
-{
-	struct request r = {.type = REQ_DUMP};
-
-	coll_lock(&drain_owner);
-	int live = drain_t.started && !drain_t.finished;
-	coll_unlock(&drain_owner);
-	return live ? drain_request(&r) : -ESRCH;
-}
-
 void coll_own(void)
 {
 	coll_lock(&drain_owner);
@@ -750,68 +387,4 @@ void coll_own(void)
 void coll_disown(void)
 {
 	coll_unlock(&drain_owner);
-}
-
-void coll_dump_async(void)
-{
-	int saved = errno;
-
-	__atomic_store_n(&drain_t.dump_req, 1, __ATOMIC_RELEASE);
-	drain_wake();
-	errno = saved;
-}
-
-int coll_flush(void)
-{
-	struct request r = {.type = REQ_FLUSH};
-
-	return drain_request(&r);
-}
-
-char *coll_dumps(int reset, const char *format, const char *sort_by,
-		 int ascending, unsigned top)
-{
-	struct table_opts o = {.ascending = ascending, .top = top};
-	struct request r = {.type = REQ_DUMPS, .reset = reset, .o = &o};
-
-	if (table_parse_opts(&o, format, sort_by) < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	drain_request(&r);
-	if (!r.text) {
-		errno = ENOMEM;
-	}
-	return r.text;
-}
-
-void coll_finish(int dump)
-{
-	struct request r = {.type = REQ_FINISH, .dump = dump};
-	static int sources_told;
-
-	ring_set_quiet(1);
-	if (!__atomic_exchange_n(&sources_told, 1, __ATOMIC_ACQ_REL)) {
-		for (int i = 0; coll_sources[i]; i++) {
-			if (coll_sources[i]->finish) {
-				coll_sources[i]->finish();
-			}
-		}
-	}
-	coll_lock(&drain_owner);
-	int live = drain_t.started && !drain_t.finished;
-	coll_unlock(&drain_owner);
-	if (live) {
-		drain_request(&r);
-	}
-	/* The drain thread ends after the final dump, also after one a
-	 * signal asked for (coll_finish_signal). */
-	coll_lock(&drain_q.lock);
-	int running = drain_t.running;
-	__atomic_store_n(&drain_t.running, 0, __ATOMIC_RELEASE);
-	coll_unlock(&drain_q.lock);
-	if (running) {
-		pthread_join(drain_t.thread, NULL);
-	}
-	ring_drain_alive = 0;
 }

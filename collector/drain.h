@@ -1,9 +1,16 @@
 /*
- * drain.h - the drain thread's own state, shared by the files that make up
- * the drain: drain.c (the thread, its passes and the requests it serves),
- * endings.c (the endings that cannot queue a request: _exit, a fatal
- * signal, exec) and fork.c (fork's handlers). Sources never include it:
- * collector.h is theirs.
+ * drain.h - the drain's own face, shared by the files that make up the
+ * drain, in this order (each calls only those before it):
+ *
+ *   drain.c    the state, one pass, the work of each request (owner held)
+ *   queue.c    the drain thread and its queue; calls drain.c
+ *   control.c  the coll_* calls of control.h; calls queue.c and drain.c
+ *   endings.c  the endings that cannot queue a request (_exit, a fatal
+ *              signal, exec); calls control.c, queue.c, drain.c
+ *   fork.c     fork's handlers; calls queue.c and drain.c
+ *
+ * dump.c (the files a dump writes) works on the state drain.c gives it.
+ * Sources never include this header: source.h and control.h are theirs.
  */
 #ifndef MXPROF_DRAIN_H
 #define MXPROF_DRAIN_H
@@ -28,18 +35,22 @@ struct request {
 	struct request *next;
 };
 
+/* The collector's state (internal.h), kept by drain.c. */
+extern struct coll_state coll_state;
+
 /* LOCK_OWNER: held for each pass and each dump (drain.c). */
 extern struct coll_lock drain_owner;
 
-/* The requests waiting for the drain thread. */
-struct drain_queue {
+/* The requests waiting for the drain thread (queue.c). */
+struct queue {
 	struct coll_lock lock; /* LOCK_REQUESTS: the queue and accepting */
 	struct request *head, *tail;
 	int accepting; /* the drain thread serves requests */
 };
-extern struct drain_queue drain_q;
+extern struct queue queue_q;
 
-/* The drain thread and its flags (atomic where marked). */
+/* The drain thread and its flags (atomic where marked); drain.c keeps
+ * it, queue.c runs the thread. */
 struct drain_thread {
 	int started;  /* coll_start() ran (owner)              */
 	int finished; /* coll_finish() ran (owner)             */
@@ -56,21 +67,33 @@ struct drain_thread {
 extern struct drain_thread drain_t;
 
 /* Set under AddressSanitizer: a forked child starts its drain thread at
- * the next safe point, not in the fork handler (drain.c). */
-extern int drain_defer_child;
+ * the next safe point, not in the fork handler (queue.c). */
+extern int queue_defer_child;
 
-/* Wakes the drain thread. Async-signal-safe. */
-void drain_wake(void);
+/* queue.c. wake: wakes the drain thread (async-signal-safe). request:
+ * serves r on the drain thread and waits for it, or, when there is no
+ * drain thread, on this thread; returns r->rc. start_thread: starts the
+ * drain thread, 0 or a negative errno, owner held. start_pending: starts
+ * a forked child's deferred drain thread (a ring's attach notify). */
+void queue_wake(void);
+int queue_request(struct request *r);
+int queue_start_thread(void);
+void queue_start_pending(void);
 
-/* Serves r on the drain thread and waits for it, or, when there is no
- * drain thread, on this thread. Returns r->rc. */
-int drain_request(struct request *r);
-
-/* Starts the drain thread; 0 or a negative errno. Owner held. */
-int drain_start_thread(void);
-
-/* (Re)initialises the collector's state for cfg; 0 or -ENOMEM. Owner
- * held. */
+/* drain.c, each taking the owner lock itself unless said otherwise.
+ * pass: one pass, owner held; returns the records taken from the rings.
+ * flush_sources, tick_sources: every source's flush or tick, no lock
+ * held. dump: the sources' buffers, a pass and the files; 0 or a
+ * negative errno. finish: the end, the final dump when dump is non-zero
+ * (COLL_FINISH_IF_RECORDED: only when something was recorded). serve:
+ * does r's work and sets r->rc (and r->text, r->trace). setup:
+ * (re)initialises the state for cfg, owner held; 0 or -ENOMEM. */
+uint64_t drain_pass(void);
+void drain_flush_sources(void);
+void drain_tick_sources(uint64_t now);
+int drain_dump(void);
+void drain_finish(int dump);
+void drain_serve(struct request *r);
 int drain_setup(const struct coll_config *cfg);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * All of it runs on the drain thread (or a requester's thread when there
  * is none) with the owner lock held: the state it works on, struct
- * coll_state, is the drain thread's (internal.h).
+ * coll_state, is the drain thread's (drain.c keeps it and passes it in).
  *
  * The journal is created on the first pass that has records, so a process
  * that records nothing (a forked child that execs at once) leaves no file.
@@ -21,12 +21,10 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-struct coll_state coll_state;
-#define S coll_state
+#include "output.h"
 
 /* What the last dump's trace held, for the line at exit. */
-static struct chrome_written last_written;
+static struct writer_written last_written;
 
 /*
  * The size in MB past which the exit says that the timeline is big: 1024,
@@ -81,23 +79,23 @@ static const char *output_unusable(const char *path)
  * programs given the same MXPROF_OUTPUT): this one writes beside it, as
  * X.<pid>.json, and says so once. Returns journal_open's result.
  */
-static int open_beside(int owner)
+static int open_beside(struct coll_state *s, int owner)
 {
-	char tag[24], beside[sizeof(S.cfg.output)];
+	char tag[24], beside[sizeof(s->cfg.output)];
 	int rc, again;
 
 	snprintf(tag, sizeof(tag), "%d", (int)getpid());
-	if (paths_child(S.cfg.output, tag, beside, sizeof(beside)) < 0) {
+	if (paths_child(s->cfg.output, tag, beside, sizeof(beside)) < 0) {
 		return -ENAMETOOLONG;
 	}
 	fprintf(stderr,
 		"mxprof: %s is being written by process %d; writing %s "
 		"beside it\n",
-		S.cfg.output, owner, beside);
-	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", beside);
-	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
-	paths_journal(S.cfg.output, S.journal_path, sizeof(S.journal_path));
-	rc = journal_open_owned(S.j, S.journal_path, (int)getpid(), &again);
+		s->cfg.output, owner, beside);
+	snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", beside);
+	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
+	paths_journal(s->cfg.output, s->journal_path, sizeof(s->journal_path));
+	rc = journal_open_owned(s->j, s->journal_path, (int)getpid(), &again);
 	return rc;
 }
 
@@ -107,13 +105,14 @@ static int open_beside(int owner)
  * trace under its own name, or "profile.json" when that name is refused
  * or too long to take the journal's ending. Writes its path into buf.
  */
-static int fallback_path(const char *why, char *buf, size_t len)
+static int fallback_path(const struct coll_state *s, const char *why, char *buf,
+			 size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
-	const char *base = strrchr(S.cfg.output, '/');
+	const char *base = strrchr(s->cfg.output, '/');
 	char dir[4096];
 
-	base = base ? base + 1 : S.cfg.output;
+	base = base ? base + 1 : s->cfg.output;
 	if (why || !*base || strlen(base) + sizeof(".journal") > NAME_MAX + 1) {
 		base = "profile.json";
 	}
@@ -130,67 +129,69 @@ static int fallback_path(const char *why, char *buf, size_t len)
 		       : -ENAMETOOLONG;
 }
 
-int dump_ensure_journal(void)
+int dump_ensure_journal(struct coll_state *s)
 {
 	int owner = 0;
 
-	if (S.journal_open) {
-		return S.journal_open > 0 ? 0 : -EIO;
+	if (s->journal_open) {
+		return s->journal_open > 0 ? 0 : -EIO;
 	}
-	paths_journal(S.cfg.output, S.journal_path, sizeof(S.journal_path));
-	S.j->max_bytes = S.cfg.max_trace_bytes;
-	const char *why = output_unusable(S.cfg.output);
+	paths_journal(s->cfg.output, s->journal_path, sizeof(s->journal_path));
+	s->j->max_bytes = s->cfg.max_trace_bytes;
+	const char *why = output_unusable(s->cfg.output);
 	int rc = -EINVAL;
 
-	if (!why && S.cfg.continue_journal) {
+	if (!why && s->cfg.continue_journal) {
 		/* An earlier image of this process (before exec) began it. */
-		rc = journal_continue(S.j, S.journal_path, (int)getpid());
+		rc = journal_continue(s->j, s->journal_path, (int)getpid());
 		if (rc == 0) {
-			S.j->bytes = S.continued_records * JOURNAL_EVENT_BYTES;
-			S.j->max_bytes = S.cfg.max_trace_bytes;
-			S.journal_open = 1;
+			s->j->bytes =
+				s->continued_records * JOURNAL_EVENT_BYTES;
+			s->j->max_bytes = s->cfg.max_trace_bytes;
+			s->journal_open = 1;
 			return 0;
 		}
 		fprintf(stderr,
 			"mxprof: cannot continue %s after exec: %s; the "
 			"timeline starts again here\n",
-			S.journal_path, strerror(-rc));
-		S.cfg.continue_journal = 0;
+			s->journal_path, strerror(-rc));
+		s->cfg.continue_journal = 0;
 	}
 	if (!why) {
-		rc = journal_open_owned(S.j, S.journal_path, (int)getpid(),
+		rc = journal_open_owned(s->j, s->journal_path, (int)getpid(),
 					&owner);
 	}
 	if (rc == -EBUSY) {
-		rc = open_beside(owner);
+		rc = open_beside(s, owner);
 	}
-	char fallback[sizeof(S.cfg.output)];
+	char fallback[sizeof(s->cfg.output)];
 	if (rc < 0 && rc != -ENOMEM &&
-	    fallback_path(why, fallback, sizeof(fallback)) == 0) {
+	    fallback_path(s, why, fallback, sizeof(fallback)) == 0) {
 		/* The output folder is not writable, or the path is not one
 		 * a file may replace: keep everything, in a private folder
 		 * of the temporary folder, and say where once. */
 		fprintf(stderr,
 			"mxprof: cannot write %s %s: %s; writing "
 			"%s instead\n",
-			why ? "to" : "beside", S.cfg.output,
+			why ? "to" : "beside", s->cfg.output,
 			why ? why : strerror(-rc), fallback);
-		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", fallback);
-		paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
-		paths_journal(S.cfg.output, S.journal_path,
-			      sizeof(S.journal_path));
-		rc = journal_open(S.j, S.journal_path, (int)getpid());
+		snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", fallback);
+		paths_stats(s->cfg.output, s->stats_path,
+			    sizeof(s->stats_path));
+		paths_journal(s->cfg.output, s->journal_path,
+			      sizeof(s->journal_path));
+		rc = journal_open(s->j, s->journal_path, (int)getpid());
 	}
 	if (rc < 0) {
 		fprintf(stderr,
 			"mxprof: cannot create %s: %s; no timeline will be "
 			"written, the tables will\n",
-			S.journal_path, strerror(-rc));
-		S.journal_open = -1;
+			s->journal_path, strerror(-rc));
+		s->journal_open = -1;
 		return rc;
 	}
-	S.j->max_bytes = S.cfg.max_trace_bytes;
-	S.journal_open = 1;
+	s->j->max_bytes = s->cfg.max_trace_bytes;
+	s->journal_open = 1;
 	return 0;
 }
 
@@ -232,7 +233,7 @@ static int status_dir_ok(const char *dir)
 	return -EPERM;
 }
 
-void dump_write_status(void)
+void dump_write_status(const struct coll_state *s)
 {
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
 	struct out *o = malloc(sizeof(*o));
@@ -248,58 +249,28 @@ void dump_write_status(void)
 		swept = 1;
 		sweep_status_dir(dir);
 	}
-	abs_path(S.cfg.output, out_abs, sizeof(out_abs));
-	abs_path(S.stats_path, stats_abs, sizeof(stats_abs));
+	abs_path(s->cfg.output, out_abs, sizeof(out_abs));
+	abs_path(s->stats_path, stats_abs, sizeof(stats_abs));
 	if (out_open(o, path, 0) == 0) {
 		snprintf(line, sizeof(line),
 			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
 			 "taken=%d\n",
-			 out_abs, stats_abs, S.cfg.dump_signal,
-			 (unsigned long long)S.dumps_done,
-			 S.cfg.dump_signal_taken);
+			 out_abs, stats_abs, s->cfg.dump_signal,
+			 (unsigned long long)s->dumps_done,
+			 s->cfg.dump_signal_taken);
 		out_str(o, line);
 		out_commit(o);
 	}
 	free(o);
 }
 
-void dump_remove_status(void)
+void dump_remove_status(const struct coll_state *s)
 {
 	char path[4200];
 
 	if (paths_status((int)getpid(), path, sizeof(path)) == 0) {
 		unlink(path);
 	}
-}
-
-/*
- * Writes the tables of a, with the sections extra->extra adds (when extra
- * is not NULL) and the count of dropped records, to path (replaced
- * atomically). Returns 0 or a negative errno, and prints nothing. Shared
- * by a dump and a journal's recovery.
- */
-int dump_write_tables(const struct agg *a, uint64_t dropped,
-		      const struct table_opts *extra, const char *path)
-{
-	struct table_opts opts = {.dropped = dropped};
-	struct out *o = malloc(sizeof(*o));
-	char *text;
-	int rc;
-
-	if (extra) {
-		opts.extra = extra->extra;
-		opts.meta = extra->meta;
-	}
-	text = table_format(a, &opts);
-	if (!text || !o) {
-		rc = -ENOMEM;
-	} else if ((rc = out_open(o, path, 0)) == 0) {
-		out_str(o, text);
-		rc = out_commit(o);
-	}
-	free(text);
-	free(o);
-	return rc;
 }
 
 /* Reads this process's command line, its arguments joined by spaces (cut
@@ -325,9 +296,10 @@ static void read_cmdline(char *buf, size_t len)
 
 static void refresh_thread(void *ctx, int tid, int dead)
 {
-	(void)ctx;
+	struct coll_state *s = ctx;
+
 	if (!dead) {
-		threads_name(S.j, tid, 1);
+		threads_name(s->j, tid, 1);
 	}
 }
 
@@ -337,58 +309,60 @@ static void refresh_thread(void *ctx, int tid, int dead)
  * output that could not be written at start, with one line. The journal
  * is still open; dump_journal_source() reads it through its descriptor.
  */
-static void output_folder_check(void)
+static void output_folder_check(struct coll_state *s)
 {
-	char dir[sizeof(S.cfg.output)], fallback[sizeof(S.cfg.output)];
+	char dir[sizeof(s->cfg.output)], fallback[sizeof(s->cfg.output)];
 	char *slash;
 	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%s", S.cfg.output);
+	snprintf(dir, sizeof(dir), "%s", s->cfg.output);
 	slash = strrchr(dir, '/');
 	if (!slash || slash == dir) {
 		return;
 	}
 	*slash = 0;
 	if (stat(dir, &st) == 0 || errno != ENOENT ||
-	    fallback_path(NULL, fallback, sizeof(fallback)) < 0) {
+	    fallback_path(s, NULL, fallback, sizeof(fallback)) < 0) {
 		return;
 	}
 	fprintf(stderr, "mxprof: %s was removed; writing %s instead\n", dir,
 		fallback);
-	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", fallback);
-	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+	snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", fallback);
+	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
 }
 
 /* Where a dump reads the journal: its path, or, when the file was removed
  * while it is still open, its descriptor in /proc. */
-static const char *dump_journal_source(char *buf, size_t len)
+static const char *dump_journal_source(const struct coll_state *s, char *buf,
+				       size_t len)
 {
-	if (S.j->fd >= 0 && access(S.journal_path, F_OK) != 0 &&
+	if (s->j->fd >= 0 && access(s->journal_path, F_OK) != 0 &&
 	    errno == ENOENT) {
-		snprintf(buf, len, "/proc/self/fd/%d", S.j->fd);
+		snprintf(buf, len, "/proc/self/fd/%d", s->j->fd);
 		return buf;
 	}
-	return S.journal_path;
+	return s->journal_path;
 }
 
-int dump_write(uint64_t dropped)
+int dump_write(struct coll_state *s, uint64_t dropped)
 {
 	char jsrc[64];
 	static const struct table_opts with_sources = {.extra = source_tables};
 	char host[256] = "", comm[64], cmdline[1024];
 	int rc_trace = 0, rc_stats = 0;
 	int cut = 0;
+	const char **pairs = meta_copy();
 
-	if (S.journal_open > 0) {
-		output_folder_check();
+	if (s->journal_open > 0) {
+		output_folder_check(s);
 	}
-	if (dump_ensure_journal() == 0) {
-		ring_foreach_tid(refresh_thread, NULL);
-		journal_stats(S.j, dropped);
+	if (dump_ensure_journal(s) == 0) {
+		ring_foreach_tid(refresh_thread, s);
+		journal_stats(s->j, dropped);
 		/* A journal that could not be written to the end (a full
 		 * disk) still holds the timeline up to there: the trace is
 		 * written from it, marked as cut. */
-		cut = journal_flush(S.j) != 0;
+		cut = journal_flush(s->j) != 0;
 	} else {
 		rc_trace = -EIO;
 	}
@@ -396,42 +370,43 @@ int dump_write(uint64_t dropped)
 		gethostname(host, sizeof(host) - 1);
 		threads_read_comm(0, comm, sizeof(comm));
 		read_cmdline(cmdline, sizeof(cmdline));
-		struct chrome_meta m = {.pid = (int)getpid(),
-					.rank = S.cfg.rank,
-					.world_size = S.cfg.world_size,
-					.has_local_rank = S.cfg.has_local_rank,
-					.local_rank = S.cfg.local_rank,
+		struct writer_meta m = {.pid = (int)getpid(),
+					.rank = s->cfg.rank,
+					.world_size = s->cfg.world_size,
+					.has_local_rank = s->cfg.has_local_rank,
+					.local_rank = s->cfg.local_rank,
 					.process_name = comm,
 					.cmdline = cmdline,
 					.host = host,
 					.base_utc_ns = clock_base_utc_ns(),
 					.dropped = dropped,
-					.truncated = S.j->truncated || cut,
+					.truncated = s->j->truncated || cut,
 					.clock = clock_source(),
 					.sources = coll_sources,
-					.meta = 1,
+					.meta = pairs,
 					.written = &last_written};
-		rc_trace = chrome_write_from_journal(
-			dump_journal_source(jsrc, sizeof(jsrc)), S.cfg.output,
-			&m);
-		if (rc_trace < 0 && rc_trace != S.last_trace_err) {
+		rc_trace = writers_trace(
+			dump_journal_source(s, jsrc, sizeof(jsrc)),
+			s->cfg.output, &m);
+		if (rc_trace < 0 && rc_trace != s->last_trace_err) {
 			fprintf(stderr, "mxprof: cannot write %s: %s\n",
-				S.cfg.output, strerror(-rc_trace));
+				s->cfg.output, strerror(-rc_trace));
 		}
 	}
-	S.last_trace_err = rc_trace;
+	s->last_trace_err = rc_trace;
 
 	struct table_opts with_meta = with_sources;
-	with_meta.meta = meta_pairs();
-	rc_stats = dump_write_tables(S.agg, dropped, &with_meta, S.stats_path);
-	if (rc_stats < 0 && rc_stats != S.last_stats_err) {
-		fprintf(stderr, "mxprof: cannot write %s: %s\n", S.stats_path,
+	with_meta.meta = pairs;
+	rc_stats = writers_tables(s->agg, dropped, &with_meta, s->stats_path);
+	free(pairs);
+	if (rc_stats < 0 && rc_stats != s->last_stats_err) {
+		fprintf(stderr, "mxprof: cannot write %s: %s\n", s->stats_path,
 			strerror(-rc_stats));
 	}
-	S.last_stats_err = rc_stats;
-	S.dumps_done++;
-	S.last_dump_ns = ticks_mono_ns();
-	dump_write_status();
+	s->last_stats_err = rc_stats;
+	s->dumps_done++;
+	s->last_dump_ns = ticks_mono_ns();
+	dump_write_status(s);
 	return rc_trace < 0 ? rc_trace : rc_stats;
 }
 
@@ -441,11 +416,11 @@ int dump_write(uint64_t dropped)
  * cap, and what is recorded. A timeline cut at the cap has its own line
  * (dump_say_cut), which already names the cap. Owner held.
  */
-static void say_big(int cut)
+static void say_big(const struct coll_state *s, int cut)
 {
 	uint64_t mb = last_written.json_bytes >> 20;
 
-	if (cut || S.last_trace_err || mb < big_trace_mb) {
+	if (cut || s->last_trace_err || mb < big_trace_mb) {
 		return;
 	}
 	fprintf(stderr,
@@ -462,16 +437,16 @@ static void say_big(int cut)
 /* One line at exit when the timeline lost slices to full buffers or was
  * cut at MXPROF_MAX_TRACE_MB, naming the setting to change, and one when
  * it is big (say_big). Owner held. */
-void dump_say_cut(uint64_t dropped)
+void dump_say_cut(const struct coll_state *s, uint64_t dropped)
 {
 	uint64_t lost = ring_tally_lost();
 	/* Cut at MXPROF_MAX_TRACE_MB; the disk's share has its own line
 	 * (journal.c). */
-	int cut = S.j && S.j->truncated && S.cfg.max_trace_bytes &&
-		  !S.j->disk_said;
+	int cut = s->j && s->j->truncated && s->cfg.max_trace_bytes &&
+		  !s->j->disk_said;
 	char also[96] = "";
 
-	say_big(cut);
+	say_big(s, cut);
 	if (!dropped && !cut) {
 		return;
 	}
@@ -498,6 +473,6 @@ void dump_say_cut(uint64_t dropped)
 			"MXPROF_MAX_TRACE_MB=%llu; "
 			"the tables count everything: raise it, or 0 for no "
 			"cap\n",
-			(unsigned long long)(S.cfg.max_trace_bytes >> 20));
+			(unsigned long long)(s->cfg.max_trace_bytes >> 20));
 	}
 }

@@ -36,7 +36,7 @@ int coll_finish_quick(int dump, unsigned wait_ms)
 	}
 	ring_set_quiet(1);
 	__atomic_store_n(&drain_t.exit_req, dump + 1, __ATOMIC_RELEASE);
-	drain_wake();
+	queue_wake();
 	struct timespec start, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -67,7 +67,7 @@ int coll_exec_prepare(char *trace, size_t len)
 	if (!coll_live_here()) {
 		return -ESRCH;
 	}
-	return drain_request(&r);
+	return queue_request(&r);
 }
 
 int coll_continue_origin(const char *trace)
@@ -97,7 +97,7 @@ int coll_finish_signal(int ms)
 		return -EDEADLK;
 	}
 	__atomic_store_n(&drain_t.final_req, 1, __ATOMIC_RELEASE);
-	drain_wake();
+	queue_wake();
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += ms / 1000;
 	end.tv_nsec += (long)(ms % 1000) * 1000000;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "files.h"
 
 #define S coll_state
 
@@ -44,7 +45,8 @@ void coll_fork_prepare(void)
 		sources_fork(rank, 0);
 	}
 	coll_lock(&drain_owner);
-	coll_lock(&drain_q.lock);
+	coll_lock(&queue_q.lock);
+	meta_fork_prepare();
 	window_fork_prepare();
 	threads_fork_prepare();
 	cat_fork_prepare();
@@ -63,7 +65,8 @@ static void fork_release(int which)
 	} else {
 		window_fork_child();
 	}
-	coll_unlock(&drain_q.lock);
+	meta_fork_parent();
+	coll_unlock(&queue_q.lock);
 	coll_unlock(&drain_owner);
 	for (int rank = LOCK_OWNER - 1; rank >= 1; rank--) {
 		sources_fork(rank, which);
@@ -81,8 +84,8 @@ void coll_fork_child(const char *output)
 	ring_after_fork_child();
 	/* Requests queued by the parent's other threads: those threads are
 	 * not in the child, and nobody waits here. */
-	drain_q.head = drain_q.tail = NULL;
-	drain_q.accepting = 0;
+	queue_q.head = queue_q.tail = NULL;
+	queue_q.accepting = 0;
 	__atomic_store_n(&drain_t.running, 0, __ATOMIC_RELEASE);
 	drain_t.wake = 0;
 	drain_t.dump_req = 0;
@@ -111,9 +114,9 @@ void coll_fork_child(const char *output)
 	if (!drain_t.started || drain_t.finished) {
 		return;
 	}
-	if (drain_defer_child) {
+	if (queue_defer_child) {
 		__atomic_store_n(&drain_t.pending, 1, __ATOMIC_RELEASE);
-	} else if (drain_start_thread() < 0) {
+	} else if (queue_start_thread() < 0) {
 		fprintf(stderr, "mxprof: cannot start the drain thread in "
 				"child; records are drained at exit only\n");
 	}

@@ -1,6 +1,8 @@
 /*
- * internal.h - declarations shared by the files of collector/ only.
- * Other modules use collector.h.
+ * internal.h - declarations shared by the files of collector/ only (the
+ * map is collector.h). Other modules use the faces: source.h, control.h,
+ * paths.h, files.h, output.h. It includes neither of the last two: the
+ * files that read or write files include them themselves.
  */
 #ifndef MXPROF_COLLECTOR_INTERNAL_H
 #define MXPROF_COLLECTOR_INTERNAL_H
@@ -8,14 +10,16 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "collector.h"
+#include "control.h"
+#include "paths.h"
+#include "source.h"
 
 /*
- * out.c: writes p[0..n) to fd whole, again after EINTR and short writes.
+ * out_fd.c: writes p[0..n) to fd whole, again after EINTR and short writes.
  * Returns 0 or write()'s errno negated. Uses write() alone: safe in a
  * signal handler. Every file writer of the collector goes through it.
  */
-int out_write_fd(int fd, const void *p, size_t n);
+int out_fd_write(int fd, const void *p, size_t n);
 
 /* out_pipe.c: a big output written by other threads (out.c calls it) */
 /*
@@ -235,8 +239,9 @@ struct journal_ops {
 int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 		 struct journal_header *hdr);
 
-/* chrome.c */
-struct chrome_meta {
+/* writer.c: what a trace writer is told about the run (a dump's or a
+ * recovery's), and where it says what it wrote. */
+struct writer_meta {
 	int pid;
 	int rank;	    /* -1 when unknown */
 	int world_size;	    /* 0 when unknown */
@@ -254,19 +259,20 @@ struct chrome_meta {
 	/* Names of categories 2 and up for a version 1 journal, which does
 	 * not carry them (NULL-terminated), or NULL. */
 	const char *const *legacy_cats;
-	/* Write the metadata (meta.c) at the top level: a dump, not a
-	 * recovery. */
-	int meta;
+	/* The metadata (meta.c) as key, value, ..., NULL, written at the
+	 * top level as "key":"value" pairs; NULL for none (a recovery). */
+	const char *const *meta;
 	/* Where to say what was written, or NULL: the JSON's size before
 	 * gzip, and whether the trace has stacks. */
-	struct chrome_written *written;
+	struct writer_written *written;
 };
-struct chrome_written {
+struct writer_written {
 	uint64_t json_bytes;
 	int stacks;
 };
+/* chrome.c: the Chrome trace (see writer.c's table). */
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
-			      const struct chrome_meta *meta);
+			      const struct writer_meta *meta);
 
 /* agg.c: rows, for the table writer. */
 enum agg_class { AGG_TIME = 0, AGG_COUNTER = 1, AGG_MARKER = 2 };
@@ -299,8 +305,9 @@ extern const struct coll_source *coll_sources[];
 void source_tables(struct sbuf *b, const struct table_opts *o);
 
 /*
- * The collector's state: the drain thread's, under LOCK_OWNER (drain.c
- * runs the passes and requests, dump.c writes the outputs).
+ * The collector's state: the drain thread's, under LOCK_OWNER. drain.c
+ * keeps it and runs the passes and requests; dump.c writes the outputs
+ * of the state it is given.
  */
 struct coll_state {
 	struct coll_config cfg;
@@ -317,22 +324,63 @@ struct coll_state {
 	char stats_path[4200];
 	char journal_path[4200];
 };
-extern struct coll_state coll_state;
 
-/* dump.c. ensure_journal: creates the journal on first use (with the
- * $TMPDIR fallback); returns 0 or a negative errno. write: the trace, the
- * tables and the status file; returns 0 or the first error. */
-int dump_ensure_journal(void);
-int dump_write(uint64_t dropped);
+/* dump.c, on the state s that drain.c passes in, owner held.
+ * ensure_journal: creates the journal on first use (with the $TMPDIR
+ * fallback); returns 0 or a negative errno. write: the trace, the tables
+ * and the status file; returns 0 or the first error. */
+int dump_ensure_journal(struct coll_state *s);
+int dump_write(struct coll_state *s, uint64_t dropped);
 /* One line at exit when the timeline lost slices to full buffers or was
  * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
-void dump_say_cut(uint64_t dropped);
-void dump_write_status(void);
-void dump_remove_status(void);
-/* The tables file of a dump (its name: paths_stats, collector.h); extra
- * gives the sources' sections, or NULL. */
-int dump_write_tables(const struct agg *a, uint64_t dropped,
+void dump_say_cut(const struct coll_state *s, uint64_t dropped);
+void dump_write_status(const struct coll_state *s);
+void dump_remove_status(const struct coll_state *s);
+
+/* table.c: the tables file of a dump or a recovery (its name:
+ * paths_stats, collector.h); extra gives the sources' sections and the
+ * metadata, or NULL. */
+int table_write_file(const struct agg *a, uint64_t dropped,
+		     const struct table_opts *extra, const char *path);
+
+/*
+ * writer.c: the output formats, as a table of methods (SQLite's way). A
+ * dump and a recovery write every entry's trace from the journal to the
+ * trace path, and every entry's tables to the tables path, in the order
+ * of writers[] (NULL-terminated); the first error ends the trace's or
+ * the tables' turn and is returned. Today: the Chrome trace (chrome.c)
+ * and the text tables (table.c). A format plugs in here, with a file
+ * name of its own (paths.c) when it does not replace one of these.
+ */
+struct writer_ops {
+	const char *name;
+	/* The timeline of the journal at journal_path into path (gzip when
+	 * path ends in ".gz"), replaced atomically; 0 or a negative errno.
+	 * NULL: the writer writes no trace. */
+	int (*trace)(const char *journal_path, const char *path,
+		     const struct writer_meta *m);
+	/* The tables of a, with extra's sources' sections and metadata (when
+	 * not NULL), to path, replaced atomically; 0 or a negative errno.
+	 * NULL: the writer writes no tables. */
+	int (*tables)(const struct agg *a, uint64_t dropped,
 		      const struct table_opts *extra, const char *path);
+};
+extern const struct writer_ops *const writers[];
+
+/* Runs every writer's trace (writers_trace) or tables (writers_tables)
+ * as struct writer_ops says. Returns 0 or the first negative errno. */
+int writers_trace(const char *journal_path, const char *path,
+		  const struct writer_meta *m);
+int writers_tables(const struct agg *a, uint64_t dropped,
+		   const struct table_opts *extra, const char *path);
+
+/* meta.c. copy: the metadata as key, value, ..., NULL in one malloc'ed
+ * block (free() it), for table_opts.meta and writer_meta.meta; NULL when
+ * there is none or without memory. Takes LOCK_META. fork_*: held across
+ * fork() (coll_fork_prepare). */
+const char **meta_copy(void);
+void meta_fork_prepare(void);
+void meta_fork_parent(void);
 
 /* threads.c: thread names in the journal (owner). read_comm: the OS name
  * of tid (0: the process). name: writes tid's name to j when new, or when

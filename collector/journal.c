@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "files.h"
 
 #define EVENT_JSON_BYTES JOURNAL_EVENT_BYTES
 
@@ -103,7 +104,7 @@ static void raw_write(struct journal *j, const void *p, size_t n)
 		}
 	}
 	if (j->err == 0) {
-		int rc = out_write_fd(j->fd, p, n);
+		int rc = out_fd_write(j->fd, p, n);
 		if (rc) {
 			journal_fail(j, rc);
 		}

@@ -2,7 +2,7 @@
  * lock.c - mxprof's mutexes, and the check of the lock order.
  *
  * Every mutex of the library is a struct coll_lock with a rank from enum
- * coll_lock_rank (collector.h), which is the one written lock order: a
+ * coll_lock_rank (lock.h), which is the one written lock order: a
  * thread that holds a lock may only take locks of a higher rank. fork()'s
  * prepare handler takes them all in that order (coll_fork_prepare), so
  * that the child starts with every table consistent.
@@ -15,11 +15,25 @@
  * the first one it meets. A try-lock cannot deadlock and is not checked,
  * but what it takes counts as held. Without MXPROF_LOCK_CHECK these are
  * plain pthread calls.
+ *
+ * Three locks are ranked but stand apart:
+ *  - the hook patcher's (preload/hook_dl.c, LOCK_HOOK) is only tried by
+ *    the dl wrappers, and waited for with a time limit by fork()'s
+ *    prepare, because the loader's lock may be held around the fork;
+ *  - a source's leaf (LOCK_SOURCE_LEAF, such as the GPU source's memory
+ *    switch) and an output's pipe (LOCK_PIPE, out_pipe.c) are not taken
+ *    by coll_fork_prepare(): each is held only for a few stores or to
+ *    wait on its condition, never around a call out, and a pipe belongs
+ *    to one write of the parent's, which the child never touches (a
+ *    leaf's table is reset in the child when it matters). A condition
+ *    variable waits on the plain mutex inside (struct coll_lock's m),
+ *    which stays counted as held.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "collector.h"
+#include "lock.h"
 
 #ifdef MXPROF_LOCK_CHECK
 static __thread uint32_t held __attribute__((tls_model("initial-exec")));
@@ -27,14 +41,17 @@ static __thread uint32_t held __attribute__((tls_model("initial-exec")));
 static const char *const rank_names[LOCK_RANKS] = {
 	[LOCK_HOOK] = "hook patcher",
 	[LOCK_STATE] = "state",
-	[LOCK_GPU_START] = "GPU source start",
+	[LOCK_SOURCE_START] = "source start",
 	[LOCK_OWNER] = "collector owner",
 	[LOCK_REQUESTS] = "requests",
+	[LOCK_META] = "metadata",
 	[LOCK_WINDOWS] = "recording windows",
 	[LOCK_NAMES] = "thread names",
 	[LOCK_CATEGORIES] = "categories",
 	[LOCK_DOMAINS] = "domains",
 	[LOCK_STRTAB] = "string table",
+	[LOCK_SOURCE_LEAF] = "source table",
+	[LOCK_PIPE] = "output pipe",
 };
 
 static void check(const struct coll_lock *l)

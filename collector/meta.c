@@ -4,10 +4,12 @@
  * the trace ("key":"value", as PyTorch's profiler add_metadata writes
  * them) and at the head of the tables, in the order first added.
  *
- * The list is the collector's state: LOCK_OWNER guards it, taken here
- * when a key is added and held by every dump that writes it. A key added
- * again keeps its place and takes the new value. Keys the trace's own
- * top level uses are refused.
+ * The list has a lock of its own (LOCK_META), taken when a key is added
+ * and while a dump copies the list (meta_copy()); nothing else is taken
+ * under it, so any thread may add a key whatever it holds above it in the
+ * written order, and a dump writes the copy without holding it. A key
+ * added again keeps its place and takes the new value. Keys the trace's
+ * own top level uses are refused.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ static struct {
 	char *key, *value;
 } meta[META_MAX];
 static size_t nmeta;
+static struct coll_lock meta_lock = COLL_LOCK_INIT(LOCK_META);
 
 /* Keys of the trace's top level, as chrome.c and Kineto write them. */
 static int meta_reserved(const char *key)
@@ -50,7 +53,7 @@ int meta_set(const char *key, const char *value)
 	if (!v) {
 		return -ENOMEM;
 	}
-	coll_own();
+	coll_lock(&meta_lock);
 	size_t i = 0;
 	while (i < nmeta && strcmp(meta[i].key, key) != 0) {
 		i++;
@@ -68,28 +71,44 @@ int meta_set(const char *key, const char *value)
 		meta[i].value = v;
 		nmeta++;
 	}
-	coll_disown();
+	coll_unlock(&meta_lock);
 	return rc;
 }
 
-void meta_write_trace(struct out *o)
+const char **meta_copy(void)
 {
+	const char **pairs = NULL;
+	size_t bytes = 0;
+
+	coll_lock(&meta_lock);
 	for (size_t i = 0; i < nmeta; i++) {
-		out_json_str(o, meta[i].key);
-		out_str(o, ":");
-		out_json_str(o, meta[i].value);
-		out_str(o, ",");
+		bytes += strlen(meta[i].key) + strlen(meta[i].value) + 2;
 	}
+	if (nmeta) {
+		pairs = malloc((2 * nmeta + 1) * sizeof(*pairs) + bytes);
+	}
+	if (pairs) {
+		char *p = (char *)(pairs + 2 * nmeta + 1);
+		for (size_t i = 0; i < 2 * nmeta; i++) {
+			const char *s =
+				i % 2 ? meta[i / 2].value : meta[i / 2].key;
+			size_t n = strlen(s) + 1;
+			memcpy(p, s, n);
+			pairs[i] = p;
+			p += n;
+		}
+		pairs[2 * nmeta] = NULL;
+	}
+	coll_unlock(&meta_lock);
+	return pairs;
 }
 
-const char **meta_pairs(void)
+void meta_fork_prepare(void)
 {
-	static const char *pairs[2 * META_MAX + 1];
+	coll_lock(&meta_lock);
+}
 
-	for (size_t i = 0; i < nmeta; i++) {
-		pairs[2 * i] = meta[i].key;
-		pairs[2 * i + 1] = meta[i].value;
-	}
-	pairs[2 * nmeta] = NULL;
-	return nmeta ? pairs : NULL;
+void meta_fork_parent(void)
+{
+	coll_unlock(&meta_lock);
 }

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "output.h"
 
 #define OUT_GZ_LEVEL 1
 
@@ -53,29 +54,10 @@ static const char digit_pairs[201] = "00010203040506070809"
 				     "80818283848586878889"
 				     "90919293949596979899";
 
-/* See internal.h. */
-int out_write_fd(int fd, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	while (n > 0) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			return -errno;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void flush_raw(struct out *o, const unsigned char *p, size_t n)
 {
 	if (o->err == 0) {
-		o->err = out_write_fd(o->fd, p, n);
+		o->err = out_fd_write(o->fd, p, n);
 	}
 }
 
@@ -195,7 +177,7 @@ void out_write(struct out *o, const void *p, size_t n)
 	}
 }
 
-/* Room for n bytes at the buffer's end (see collector.h). This function
+/* Room for n bytes at the buffer's end (see output.h). This function
  * can't fail. */
 char *out_room(struct out *o, size_t n)
 {
@@ -313,7 +295,7 @@ void out_us(struct out *o, uint64_t ns)
 }
 
 /* Returns the length of the valid UTF-8 sequence at s[0..n), or 0 (see
- * collector.h). This function can't fail. */
+ * output.h). This function can't fail. */
 size_t out_utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len, i;
@@ -362,7 +344,7 @@ static inline int json_plain(unsigned char c)
 }
 
 /*
- * Escapes s[0..n) into dst[0..cap) (see collector.h). Runs of plain ASCII
+ * Escapes s[0..n) into dst[0..cap) (see output.h). Runs of plain ASCII
  * are copied whole, so that names, nearly all ASCII, cost a scan and a
  * memcpy. This function can't fail; it allocates nothing.
  */

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "output.h"
 
 #define OUT_PIPE_WORKERS 4
 
@@ -53,7 +54,7 @@ struct slot {
 };
 
 struct out_pipe {
-	pthread_mutex_t mu;
+	struct coll_lock mu;  /* LOCK_PIPE, a leaf */
 	pthread_cond_t work;  /* a chunk was filled, or stop */
 	pthread_cond_t freed; /* a chunk was written */
 	int fd, gz;
@@ -72,7 +73,7 @@ struct out_pipe {
 
 static __thread int allowed;
 
-/* See collector.h. */
+/* See output.h. */
 void out_pipe_allow(int on)
 {
 	allowed = on;
@@ -130,16 +131,16 @@ static void write_in_order(struct out_pipe *p)
 		int rc = 0, failed = p->err != 0;
 
 		p->writing = 1;
-		pthread_mutex_unlock(&p->mu);
+		coll_unlock(&p->mu);
 		if (failed) {
 			/* The file is removed: write nothing more. */
 		} else if (p->gz) {
 			p->crc = crc32_gzip_refl(p->crc, s->in, s->n);
-			rc = out_write_fd(p->fd, s->z, s->zn);
+			rc = out_fd_write(p->fd, s->z, s->zn);
 		} else {
-			rc = out_write_fd(p->fd, s->in, s->n);
+			rc = out_fd_write(p->fd, s->in, s->n);
 		}
-		pthread_mutex_lock(&p->mu);
+		coll_lock(&p->mu);
 		if (rc < 0 && p->err == 0) {
 			p->err = rc;
 		}
@@ -161,10 +162,10 @@ static void *worker_main(void *arg)
 	unsigned idx = ((struct worker_arg *)arg)->idx;
 
 	free(arg);
-	pthread_mutex_lock(&p->mu);
+	coll_lock(&p->mu);
 	for (;;) {
 		while (p->next_take == p->next_fill && !p->stop) {
-			pthread_cond_wait(&p->work, &p->mu);
+			pthread_cond_wait(&p->work, &p->mu.m);
 		}
 		if (p->next_take == p->next_fill) {
 			break; /* stop, and nothing left */
@@ -172,26 +173,26 @@ static void *worker_main(void *arg)
 		struct slot *s = &p->slot[p->next_take % p->nslots];
 		p->next_take++;
 		s->state = SLOT_BUSY;
-		pthread_mutex_unlock(&p->mu);
+		coll_unlock(&p->mu);
 		int rc = p->gz ? deflate_chunk(s, p->level_buf[idx]) : 0;
-		pthread_mutex_lock(&p->mu);
+		coll_lock(&p->mu);
 		if (rc < 0 && p->err == 0) {
 			p->err = rc;
 		}
 		s->state = SLOT_DONE;
 		write_in_order(p);
 	}
-	pthread_mutex_unlock(&p->mu);
+	coll_unlock(&p->mu);
 	return NULL;
 }
 
 /* Stops the workers once every filled chunk is written, and joins them. */
 static void stop_workers(struct out_pipe *p)
 {
-	pthread_mutex_lock(&p->mu);
+	coll_lock(&p->mu);
 	p->stop = 1;
 	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->mu);
+	coll_unlock(&p->mu);
 	for (unsigned i = 0; i < p->started; i++) {
 		pthread_join(p->thread[i], NULL);
 	}
@@ -209,7 +210,7 @@ static void pipe_free(struct out_pipe *p)
 	}
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->freed);
-	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->mu.m);
 	free(p);
 }
 
@@ -249,7 +250,8 @@ static struct out_pipe *pipe_new(const struct out *o)
 	if (!p) {
 		return NULL;
 	}
-	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->mu.m, NULL);
+	p->mu.rank = LOCK_PIPE;
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->freed, NULL);
 	p->fd = o->fd;
@@ -307,7 +309,7 @@ int out_pipe_start(struct out *o)
 	/* The workers wait for a chunk, and the first is handed over under
 	 * the lock: they see the header's error, if any. */
 	if (o->gz) {
-		p->err = out_write_fd(p->fd, gzip_head, sizeof(gzip_head));
+		p->err = out_fd_write(p->fd, gzip_head, sizeof(gzip_head));
 	}
 	/* The formatter goes on in the first slot; what the inline buffer
 	 * holds is handed over as the first chunk by the caller's submit. */
@@ -322,7 +324,7 @@ void out_pipe_submit(struct out *o, int last)
 {
 	struct out_pipe *p = o->pipe;
 
-	pthread_mutex_lock(&p->mu);
+	coll_lock(&p->mu);
 	struct slot *s = &p->slot[p->next_fill % p->nslots];
 	s->n = o->n;
 	s->last = last;
@@ -331,9 +333,9 @@ void out_pipe_submit(struct out *o, int last)
 	pthread_cond_signal(&p->work);
 	struct slot *next = &p->slot[p->next_fill % p->nslots];
 	while (next->state != SLOT_FREE) {
-		pthread_cond_wait(&p->freed, &p->mu);
+		pthread_cond_wait(&p->freed, &p->mu.m);
 	}
-	pthread_mutex_unlock(&p->mu);
+	coll_unlock(&p->mu);
 	o->buf = next->in;
 	o->n = 0;
 }
@@ -344,11 +346,11 @@ int out_pipe_finish(struct out *o)
 	struct out_pipe *p = o->pipe;
 	int err;
 
-	pthread_mutex_lock(&p->mu);
+	coll_lock(&p->mu);
 	while (p->next_write != p->next_fill) {
-		pthread_cond_wait(&p->freed, &p->mu);
+		pthread_cond_wait(&p->freed, &p->mu.m);
 	}
-	pthread_mutex_unlock(&p->mu);
+	coll_unlock(&p->mu);
 	stop_workers(p);
 	if (p->gz) {
 		unsigned char tail[8];
@@ -359,7 +361,7 @@ int out_pipe_finish(struct out *o)
 			tail[4 + i] = (unsigned char)(size >> (8 * i));
 		}
 		if (p->err == 0) {
-			p->err = out_write_fd(p->fd, tail, sizeof(tail));
+			p->err = out_fd_write(p->fd, tail, sizeof(tail));
 		}
 	}
 	err = p->err;

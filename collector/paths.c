@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "paths.h"
 
 /* Returns 1 when s[0..n) ends with the ending e and something other than a
  * '/' comes before it. */
@@ -44,7 +44,7 @@ static int has_ending(const char *s, size_t n, const char *e)
 }
 
 /* Returns the length of X, the trace's name without ".json", ".gz" or
- * ".json.gz" (see collector.h). */
+ * ".json.gz" (see paths.h). */
 size_t paths_stem_len(const char *trace)
 {
 	size_t n = strlen(trace);
@@ -71,7 +71,7 @@ static int fit(int w, char *buf, size_t len)
 	return -ENAMETOOLONG;
 }
 
-/* Writes X.stats.txt for the trace path trace (see collector.h). */
+/* Writes X.stats.txt for the trace path trace (see paths.h). */
 int paths_stats(const char *trace, char *buf, size_t len)
 {
 	size_t n = paths_stem_len(trace);
@@ -80,13 +80,13 @@ int paths_stats(const char *trace, char *buf, size_t len)
 		   len);
 }
 
-/* Writes <trace>.journal (see collector.h). */
+/* Writes <trace>.journal (see paths.h). */
 int paths_journal(const char *trace, char *buf, size_t len)
 {
 	return fit(snprintf(buf, len, "%s.journal", trace), buf, len);
 }
 
-/* Writes the trace whose journal is journal (see collector.h). */
+/* Writes the trace whose journal is journal (see paths.h). */
 int paths_journal_trace(const char *journal, char *buf, size_t len)
 {
 	static const char ending[] = ".journal";
@@ -101,7 +101,7 @@ int paths_journal_trace(const char *journal, char *buf, size_t len)
 	return fit(snprintf(buf, len, "%.*s", (int)(n - k), journal), buf, len);
 }
 
-/* Writes X.<tag> followed by the trace's ending (see collector.h). */
+/* Writes X.<tag> followed by the trace's ending (see paths.h). */
 int paths_child(const char *trace, const char *tag, char *buf, size_t len)
 {
 	size_t n = paths_stem_len(trace);
@@ -111,7 +111,7 @@ int paths_child(const char *trace, const char *tag, char *buf, size_t len)
 		buf, len);
 }
 
-/* Writes the status file's path of process pid (see collector.h). */
+/* Writes the status file's path of process pid (see paths.h). */
 int paths_status(int pid, char *buf, size_t len)
 {
 	char dir[4096];
@@ -122,7 +122,7 @@ int paths_status(int pid, char *buf, size_t len)
 	return fit(snprintf(buf, len, "%s/%d.status", dir, pid), buf, len);
 }
 
-/* Writes the folder of the status files (see collector.h). */
+/* Writes the folder of the status files (see paths.h). */
 int paths_status_dir(char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -134,7 +134,7 @@ int paths_status_dir(char *buf, size_t len)
 		   buf, len);
 }
 
-/* Is dir a private folder of uid (see collector.h)? */
+/* Is dir a private folder of uid (see paths.h)? */
 int paths_private_dir(const char *dir, unsigned uid, const char **why)
 {
 	struct stat st;
@@ -157,7 +157,7 @@ int paths_private_dir(const char *dir, unsigned uid, const char **why)
 }
 
 /* Writes the temporary name beside path for process pid (see
- * collector.h). */
+ * paths.h). */
 int paths_temp(const char *path, int pid, char *buf, size_t len)
 {
 	const char *slash = strrchr(path, '/');

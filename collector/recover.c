@@ -5,8 +5,8 @@
  * A process that ends without its final dump (SIGSEGV, SIGABRT, SIGKILL,
  * an OOM kill, _exit) leaves <trace>.journal, complete up to its last drain
  * pass, and nothing else. Recovery turns it into the two files a dump
- * writes, with the code a dump uses: chrome_write_from_journal() for the
- * trace, agg_add_rec() and dump_write_tables() for the tables.
+ * writes, with the code a dump uses: the writers' table (writer.c) for
+ * the trace and, from agg_add_rec()'s aggregates, for the tables.
  *
  * The journal is read twice. The first pass, recover_open(), checks every
  * entry and aggregates the records; the second is the trace writer's own.
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "files.h"
 
 /* The first pass's state. */
 struct check {
@@ -321,7 +322,7 @@ out:
  */
 int recover_write_trace(struct recovery *r, const char *path)
 {
-	struct chrome_meta m = {.pid = r->pid,
+	struct writer_meta m = {.pid = r->pid,
 				.rank = -1,
 				.process_name = r->process_name[0]
 							? r->process_name
@@ -333,7 +334,7 @@ int recover_write_trace(struct recovery *r, const char *path)
 				.clock = "unknown",
 				.legacy_cats = r->legacy_cats};
 
-	return chrome_write_from_journal(r->journal, path, &m);
+	return writers_trace(r->journal, path, &m);
 }
 
 /*
@@ -343,7 +344,7 @@ int recover_write_trace(struct recovery *r, const char *path)
  */
 int recover_write_tables(struct recovery *r, const char *path)
 {
-	return dump_write_tables(r->agg, r->dropped, NULL, path);
+	return writers_tables(r->agg, r->dropped, NULL, path);
 }
 
 /* Frees what recover_open() allocated. Accepts a recovery that failed. */

@@ -5,7 +5,7 @@
  * source) or takes part in the collector's life cycle (the hook
  * engine's fork handlers) registers a struct coll_source at start-up,
  * before recording begins; the collector calls it on the drain thread as
- * collector.h describes. The table is written only before the drain
+ * source.h describes. The table is written only before the drain
  * thread starts, so reading it takes no lock.
  */
 #include <errno.h>

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
 #include "hmap.h"
+#include "internal.h"
 
 #define CHUNK_BITS 12
 #define CHUNK_SIZE (1u << CHUNK_BITS)

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "output.h"
 
 #define NAME_W	30
 #define COUNT_W 11
@@ -559,4 +560,34 @@ fail:
 	free(b.p);
 	errno = ENOMEM;
 	return NULL;
+}
+
+/*
+ * Writes the tables of a, with the sections extra->extra adds and the
+ * metadata extra->meta (when extra is not NULL) and the count of dropped
+ * records, to path (replaced atomically). Returns 0 or a negative errno,
+ * and prints nothing. Shared by a dump and a journal's recovery.
+ */
+int table_write_file(const struct agg *a, uint64_t dropped,
+		     const struct table_opts *extra, const char *path)
+{
+	struct table_opts opts = {.dropped = dropped};
+	struct out *o = malloc(sizeof(*o));
+	char *text;
+	int rc;
+
+	if (extra) {
+		opts.extra = extra->extra;
+		opts.meta = extra->meta;
+	}
+	text = table_format(a, &opts);
+	if (!text || !o) {
+		rc = -ENOMEM;
+	} else if ((rc = out_open(o, path, 0)) == 0) {
+		out_str(o, text);
+		rc = out_commit(o);
+	}
+	free(text);
+	free(o);
+	return rc;
 }

@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "collector.h"
+#include "internal.h"
 #include "internal.h"
 
 /* Set while this thread adds to its tally: a signal handler's record then

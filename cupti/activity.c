@@ -34,7 +34,7 @@
 
 #include <cupti.h>
 
-#include "collector.h"
+#include "source.h"
 #include "cupti.h"
 #include "gpu.h"
 
@@ -61,7 +61,7 @@ FN(cuptiGetCallbackName);
 FN(cuptiEnableDomain);
 #undef FN
 
-static struct coll_lock start_lock = COLL_LOCK_INIT(LOCK_GPU_START);
+static struct coll_lock start_lock = COLL_LOCK_INIT(LOCK_SOURCE_START);
 static int state; /* 0 not tried, 1 recording, -1 given up (atomic) */
 static unsigned want;
 static int outstanding; /* buffers handed to CUPTI (atomic) */
@@ -651,7 +651,7 @@ const struct coll_source cupti_source = {
 	.span = link_span,
 	.events = events_write,
 	.end = link_end,
-	.fork_rank = LOCK_GPU_START,
+	.fork_rank = LOCK_SOURCE_START,
 	.fork_prepare = fork_prepare,
 	.fork_parent = fork_parent,
 	.fork_child = fork_child,

@@ -5,7 +5,7 @@
  * see CUPTI's types; everything here works on struct gpu_rec.
  *
  * All of it is the drain thread's (the collector's owner, see
- * collector.h): records are parsed, stored, linked and written there, so
+ * source.h): records are parsed, stored, linked and written there, so
  * nothing here takes a lock (device labels, which NVTX sets from the
  * program's threads, are published atomically).
  */
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector.h"
+#include "source.h"
 
 enum gpu_kind {
 	GPU_KERNEL = 1,
@@ -199,7 +199,7 @@ static inline int gpu_is_device_work(const struct gpu_rec *r)
 	       r->kind == GPU_MEMSET;
 }
 
-/* The coll_source members of linking (collector.h): begin indexes the
+/* The coll_source members of linking (source.h): begin indexes the
  * records; claim and span are the two passes over the host spans; end
  * keeps the marks for the tables. */
 int link_begin(void);

@@ -8,8 +8,8 @@
  * memory record only when the switch was on at its timestamp. The last
  * MEM_SWITCHES changes are kept; a record older than all of them takes
  * the state before the oldest. Changes come from the program's threads,
- * the questions from the drain thread: a mutex of this file's own, taken
- * with no other lock needed inside it.
+ * the questions from the drain thread: a lock of this file's own, a leaf
+ * of the lock order (LOCK_SOURCE_LEAF): nothing is taken inside it.
  */
 #include <pthread.h>
 #include <time.h>
@@ -19,7 +19,7 @@
 
 #define MEM_SWITCHES 256
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct coll_lock lock = COLL_LOCK_INIT(LOCK_SOURCE_LEAF);
 static struct {
 	uint64_t at;
 	int on;
@@ -28,7 +28,7 @@ static unsigned nsw;
 
 void memswitch_set_at(int on, uint64_t at)
 {
-	pthread_mutex_lock(&lock);
+	coll_lock(&lock);
 	if (nsw == MEM_SWITCHES) {
 		for (unsigned i = 1; i < nsw; i++) {
 			sw[i - 1] = sw[i];
@@ -38,14 +38,14 @@ void memswitch_set_at(int on, uint64_t at)
 	sw[nsw].at = at;
 	sw[nsw].on = on != 0;
 	nsw++;
-	pthread_mutex_unlock(&lock);
+	coll_unlock(&lock);
 }
 
 int memswitch_on_at(uint64_t t)
 {
 	int on = 1;
 
-	pthread_mutex_lock(&lock);
+	coll_lock(&lock);
 	if (nsw) {
 		on = !sw[0].on; /* before the oldest change */
 	}
@@ -55,15 +55,15 @@ int memswitch_on_at(uint64_t t)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	coll_unlock(&lock);
 	return on;
 }
 
 void memswitch_reset(void)
 {
-	pthread_mutex_lock(&lock);
+	coll_lock(&lock);
 	nsw = 0;
-	pthread_mutex_unlock(&lock);
+	coll_unlock(&lock);
 }
 
 void cupti_memory_switch(int on)

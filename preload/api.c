@@ -19,7 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "mxprof.h"
 #include "preload.h"
 

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 
 struct settings preload_settings;

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 
 /* The trace this image continues, or "". */

@@ -40,7 +40,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 
 #define EXPORT __attribute__((visibility("default")))

@@ -24,7 +24,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 
 int hook_init(const char *spec)

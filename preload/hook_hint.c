@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 
 /* Library names that look like a framework's or a BLAS. */

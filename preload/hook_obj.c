@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 
 static struct hook_obj *objs;

@@ -44,7 +44,7 @@
 #include <sys/mman.h>
 #include <dlfcn.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 
 /* The stub of hook idx, as a GOT entry or a pointer holds it. */

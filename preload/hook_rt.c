@@ -59,7 +59,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 #include "stack.h"
 #include "ticks.h"

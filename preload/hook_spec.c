@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 
 #define HOOK_PATS 64

@@ -22,7 +22,7 @@
  */
 #include <string.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 
 void *hook_table_real[HOOK_MAX];

@@ -25,7 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 #include "stack.h"
 #ifdef MXPROF_WITH_HOOK
@@ -156,7 +157,7 @@ static void load(void)
 	}
 	signals_init(s);
 	/* The fork handlers take every lock of the written order (see
-	 * collector.h); the state machine's is one of them. */
+	 * lock.h); the state machine's is one of them. */
 	coll_source_add(&state_source);
 	state_set_api(s->trace & TRACE_API);
 	if (s->metadata) {

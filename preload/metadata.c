@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
+#include "source.h"
 #include "preload.h"
 
 /* meta_set() with the line for a failure. Called at load too, inside

@@ -36,7 +36,7 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
-#include "collector.h"
+#include "source.h"
 #include "cupti.h"
 #include "preload.h"
 #include "stack.h"

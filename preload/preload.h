@@ -135,7 +135,7 @@ void state_at_quick_exit(void);
 void exits_init(int early);
 int exits_continued(char *trace, size_t len);
 
-/* state.c: holds the state across fork() (see collector.h's lock order). */
+/* state.c: holds the state across fork() (see lock.h's lock order). */
 struct coll_source;
 extern const struct coll_source state_source;
 

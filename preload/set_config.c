@@ -16,7 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "mxprof.h"
 #include "preload.h"
 #ifdef MXPROF_WITH_CUDA

@@ -17,8 +17,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "paths.h"
 #include "settings.h"
+#include "source.h"
 
 /* KiB as records, rounded down to a power of two. */
 static unsigned kb_records(uint64_t kb)

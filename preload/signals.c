@@ -36,7 +36,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 
 /* The longest the final dump may hold the ending process. */

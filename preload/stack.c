@@ -29,7 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "collector.h"
+#include "source.h"
 #include "preload.h"
 #include "stack.h"
 

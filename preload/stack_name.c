@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "source.h"
 #include "hook.h"
 #include "stack.h"
 

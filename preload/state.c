@@ -17,7 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector.h"
+#include "control.h"
+#include "source.h"
 #include "preload.h"
 
 static struct coll_lock state_lock = COLL_LOCK_INIT(LOCK_STATE);
@@ -55,7 +56,8 @@ void state_set_api(int on)
 	coll_unlock(&state_lock);
 }
 
-/* Drain-thread tick: opens and closes the capture window. */
+/* Drain-thread tick (the source's): opens and closes the capture
+ * window. */
 static void window_tick(uint64_t now)
 {
 	const struct settings *s = &preload_settings;
@@ -99,7 +101,6 @@ int state_run(void)
 	coll_lock(&state_lock);
 	if (!started) {
 		config_collector(&cfg);
-		cfg.tick = window_tick;
 		rc = coll_start(&cfg);
 		__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 		run_since_ns = ticks_mono_ns();
@@ -189,6 +190,7 @@ static void fork_release(void)
 
 const struct coll_source state_source = {
 	.name = "state",
+	.tick = window_tick,
 	.fork_rank = LOCK_STATE,
 	.fork_prepare = fork_prepare,
 	.fork_parent = fork_release,

@@ -9,6 +9,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 static void add(struct agg *a, uint32_t group, uint32_t name, uint16_t kind,

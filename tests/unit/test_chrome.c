@@ -24,6 +24,7 @@
 #include "testutil.h"
 #include <yajl/yajl_tree.h>
 
+#include "collector.h"
 #include "internal.h"
 
 #define NREC  3		 /* threads with spans, frames, markers, counters */
@@ -687,7 +688,7 @@ static void test_chrome_gzip_output_has_same_events(void **st)
 		cmdline[i] = cmdline[i] ? cmdline[i] : ' ';
 	}
 	cmdline[cn] = 0;
-	struct chrome_meta m = {.pid = getpid(),
+	struct writer_meta m = {.pid = getpid(),
 				.rank = 5,
 				.world_size = 8,
 				.has_local_rank = 1,

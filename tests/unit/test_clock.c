@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 #define NT 2000

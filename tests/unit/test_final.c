@@ -15,6 +15,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 static char dir[] = "/tmp/mxprof-final-XXXXXX";

@@ -32,6 +32,7 @@
 
 #include "cupti.h"
 #include "gpu.h"
+#include "collector.h"
 #include "internal.h"
 
 static char dir[] = "/tmp/mxprof-test-gpu-XXXXXX";

@@ -13,6 +13,7 @@
 
 #include "cupti.h"
 #include "gpu.h"
+#include "collector.h"
 #include "internal.h"
 
 static char dir[] = "/tmp/mxprof-gpuwin-XXXXXX";

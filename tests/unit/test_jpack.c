@@ -10,6 +10,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 #define N 4096

@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 static struct coll_lock state = COLL_LOCK_INIT(LOCK_STATE);

@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 #define HDR  ((long)sizeof(struct journal_header))

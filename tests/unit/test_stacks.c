@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 
+#include "collector.h"
 #include "internal.h"
 
 static void words(uint64_t *w, unsigned n, uint64_t tag, unsigned k)

@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include <yajl/yajl_tree.h>
 
+#include "collector.h"
 #include "internal.h"
 
 static void add(struct agg *a, const char *group, const char *name,

@@ -1,0 +1,162 @@
+/*
+ * control.h - the drain's face: the collector's life cycle (start, the
+ * output's name, dumps, flushes, the ends, exec and fork), which the
+ * library's entry points (preload/) call. The drain thread serves each
+ * call: drain.c (start, dump, flush, dumps(), the end), endings.c
+ * (_exit, a fatal signal, exec), fork.c (fork's handlers).
+ */
+#ifndef MXPROF_CONTROL_H
+#define MXPROF_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- life cycle --------------------------------------------------------- */
+
+/* The collector's settings, filled from MXPROF_* and set_config. */
+struct coll_config {
+	char output[4096];	   /* resolved trace path             */
+	unsigned ring_records;	   /* records per thread ring         */
+	unsigned ring_records_max; /* a full ring grows up to this   */
+	int overflow;		   /* enum coll_overflow              */
+	unsigned drain_period_ms;  /* journal flush period            */
+	double dump_period_s;	   /* continuous dump period, 0 = off */
+	uint64_t max_trace_bytes;  /* timeline cap, 0 = none          */
+	int rank;		   /* -1 when unknown                 */
+	int world_size;		   /* 0 when unknown                  */
+	int has_local_rank;	   /* local_rank is known             */
+	int local_rank;
+	int dump_signal;       /* for the status file, 0 = none */
+	int dump_signal_taken; /* the program's own handler has it */
+	/* Non-zero: an earlier image of this process (before exec) began
+	 * the journal of output; append to it, and start the tables from
+	 * its records. */
+	int continue_journal;
+};
+
+/*
+ * Chooses the clock and prepares the rings. Call once from the library
+ * constructor, before any record. Returns 0 or a negative errno.
+ */
+int coll_init(void);
+
+/*
+ * Starts the collector with cfg: starts the drain thread (the journal is
+ * created on the first pass with records). Returns 0 or a negative errno;
+ * without a drain thread the collector still aggregates at each request
+ * and at exit, with one line on stderr.
+ */
+int coll_start(const struct coll_config *cfg);
+
+/*
+ * Changes the trace path (and the tables' beside it) of the next dump, as
+ * MXNet's set_config(filename=...) does. The journal stays where it is;
+ * files already written stay too. Returns 0, or 1 when the journal
+ * already exists (recording had begun). This function can't fail.
+ */
+int coll_set_output(const char *output);
+
+/* Sets the continuous-dump period in seconds (0 = off). */
+void coll_set_dump_period(double seconds);
+
+/*
+ * Writes the trace and tables now (on the drain thread) and returns when
+ * both are on disk, including everything recorded before the call.
+ * Returns 0, -ESRCH when the collector is not running, or a negative errno
+ * from the writes (with one line on stderr). Not for signal handlers.
+ */
+int coll_dump(void);
+
+/*
+ * Wakes the drain thread to dump. Async-signal-safe: it sets a flag and
+ * wakes a futex. Returns nothing; nothing here can fail.
+ */
+void coll_dump_async(void);
+
+/*
+ * The dump signal, taken on the drain thread only (0 = none). The library
+ * blocks it in the program's threads and sets it here; the drain thread
+ * unblocks it for itself, and blocks it again once it is 0 (the program
+ * took the signal over). Atomic.
+ */
+extern int coll_dump_signal;
+
+/*
+ * The final dump for a signal that ends the process, from its handler:
+ * asks the drain thread for the final trace and tables and waits for them
+ * at most ms milliseconds. Async-signal-safe (atomics, futex, clock).
+ * Several callers share one dump. Returns 0 once written, -ETIMEDOUT when
+ * the wait ran out, -ESRCH when there is nothing to write or no drain
+ * thread, -EDEADLK on the drain thread itself.
+ */
+int coll_finish_signal(int ms);
+
+/* Drains every ring and source now and waits for it. Returns 0, or -ESRCH
+ * when the collector is not running. */
+int coll_flush(void);
+
+/*
+ * At exit: writes the trace and tables when dump is non-zero (with dump
+ * COLL_FINISH_IF_RECORDED, only when this process recorded something or
+ * continues an earlier image's journal), stops the drain thread, and
+ * removes the journal and the status file. Idempotent.
+ */
+#define COLL_FINISH_IF_RECORDED 2
+void coll_finish(int dump);
+
+/*
+ * For _exit(): coll_finish(dump), with the work done by the drain thread
+ * while the caller waits at most wait_ms. The caller takes no lock and
+ * allocates nothing, so a signal handler that calls _exit cannot deadlock
+ * on a lock the thread it interrupted holds; after wait_ms it gives up
+ * with one line (the journal keeps what was drained). Without a drain
+ * thread the caller calls coll_finish(dump) itself. Returns 0, -ETIMEDOUT
+ * or -ESRCH (not live in this process).
+ */
+int coll_finish_quick(int dump, unsigned wait_ms);
+
+/*
+ * Returns non-zero when the collector is running and belongs to the
+ * calling process: not before start or after the end, and not in a child
+ * that shares the parent's memory (vfork), whose files are the parent's.
+ * Not HOT.
+ */
+int coll_live_here(void);
+
+/*
+ * Before exec: drains everything recorded into the journal and writes it
+ * out, keeping it for the next image of this process. Returns 1 with the
+ * trace path in trace when there is a journal to continue, 0 when nothing
+ * was recorded, -ESRCH when the collector is not live here. Recording goes
+ * on (the exec may fail). Not for signal handlers.
+ */
+int coll_exec_prepare(char *trace, size_t len);
+
+/*
+ * In a new image after exec, before coll_start(): takes the trace origin
+ * from the journal of trace that the earlier image left, so that both
+ * images share one timeline. Returns 0 or a negative errno (the journal
+ * is missing or not this process's: start afresh).
+ */
+int coll_continue_origin(const char *trace);
+
+/*
+ * fork() support, for pthread_atfork handlers: prepare blocks every signal
+ * and takes every lock of the written order: each source's (by its
+ * fork_rank) and the collector's own. Parent releases them. Child resets
+ * the collector to a fresh one writing to output (the parent's records
+ * stay the parent's), releases them and restarts the drain thread.
+ */
+void coll_fork_prepare(void);
+void coll_fork_parent(void);
+void coll_fork_child(const char *output);
+
+/*
+ * Returns the tables as a malloc'ed string (see mxprof_dumps), at most
+ * top rows per section (0: all), after draining. Returns NULL with errno
+ * set on a bad argument or ENOMEM.
+ */
+char *coll_dumps(int reset, const char *format, const char *sort_by,
+		 int ascending, unsigned top);
+
+#endif /* MXPROF_CONTROL_H */
