@@ -45,6 +45,14 @@ int64_t agg_sat_add(int64_t x, int64_t y);
 int table_parse_opts(struct table_opts *o, const char *format,
 		     const char *sort_by);
 
+/* Says that the counters of section group (a string-table id) are bytes,
+ * which the tables show as kB with "Use" columns, as MXNet shows device
+ * memory. The source that records such counters calls it (the GPU source,
+ * and the mxprof command for traces it reads). At most 8 groups; later
+ * ones are ignored. Call it from the thread that writes the tables (the
+ * drain thread, or the command's). */
+void table_bytes_group(uint32_t group);
+
 /* Returns the tables of a as a malloc'ed string in the layout of MXNet's
  * dumps(), or NULL (ENOMEM). */
 char *table_format(const struct agg *a, const struct table_opts *o);

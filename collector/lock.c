@@ -91,6 +91,17 @@ int coll_trylock(struct coll_lock *l)
 	return 1;
 }
 
+int coll_timedlock(struct coll_lock *l, const struct timespec *until)
+{
+	if (pthread_mutex_timedlock(&l->m, until) != 0) {
+		return 0;
+	}
+#ifdef MXPROF_LOCK_CHECK
+	held |= 1u << l->rank;
+#endif
+	return 1;
+}
+
 void coll_unlock(struct coll_lock *l)
 {
 #ifdef MXPROF_LOCK_CHECK

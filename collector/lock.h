@@ -65,6 +65,12 @@ void coll_lock(struct coll_lock *l);
 /* Takes l when it is free: returns 1, or 0 without waiting. */
 int coll_trylock(struct coll_lock *l);
 
+/* Takes l, waiting until the CLOCK_REALTIME time until at most: returns 1
+ * once taken, 0 when the time came first. A bounded wait cannot deadlock,
+ * so, like coll_trylock(), it checks no order. */
+struct timespec;
+int coll_timedlock(struct coll_lock *l, const struct timespec *until);
+
 /* Releases l. */
 void coll_unlock(struct coll_lock *l);
 

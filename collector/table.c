@@ -21,7 +21,8 @@
  * end with a "Total" row: the count, total, minimum, maximum, average and
  * self time over every row of the section (PyTorch's total_average), also
  * when --top shows fewer. Counter sections show the values a counter
- * took; the section "Device Storage" shows them as kB, as MXNet does. The
+ * took; a section a source declared as bytes (table_bytes_group())
+ * shows them as kB, as MXNet does for device memory. The
  * last line states how many records were dropped. Event sources may add
  * sections of their own (table_opts.extra) before that line, and the
  * metadata a program added (table_opts.meta) comes first, as a "Metadata"
@@ -200,9 +201,31 @@ static int cmp_sections(const void *pa, const void *pb)
 	return strcmp(a->title, b->title);
 }
 
+/* The groups whose counters are bytes. Written and read by the thread
+ * that writes the tables. */
+static uint32_t bytes_groups[8];
+static unsigned bytes_count;
+
+void table_bytes_group(uint32_t group)
+{
+	for (unsigned i = 0; i < bytes_count; i++) {
+		if (bytes_groups[i] == group) {
+			return;
+		}
+	}
+	if (bytes_count < sizeof(bytes_groups) / sizeof(*bytes_groups)) {
+		bytes_groups[bytes_count++] = group;
+	}
+}
+
 static int is_storage(const struct section *s)
 {
-	return strcmp(strtab_get(s->group), "Device Storage") == 0;
+	for (unsigned i = 0; i < bytes_count; i++) {
+		if (bytes_groups[i] == s->group) {
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* Groups sorted rows into sections and titles them. Returns the count. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cupti.h"
+#include "files.h"
 #include "gpu.h"
 
 #define CHUNK_RECS 4096u
@@ -183,6 +184,7 @@ void store_drain(struct agg *a)
 
 	if (!G.storage_group) {
 		G.storage_group = strtab_intern("Device Storage");
+		table_bytes_group(G.storage_group);
 	}
 	for (; G.drained < G.count; G.drained++) {
 		const struct gpu_rec *r = store_at(G.drained);

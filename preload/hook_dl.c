@@ -300,17 +300,16 @@ static int dl_close(void *handle)
  */
 
 /* Waits FORK_WAIT_S at most for the lock. Returns 0 once taken, or -1.
- * lock.c has no timed lock: its mutex is waited for directly. A bounded
- * wait cannot deadlock, so, like a try-lock, it needs no order check; the
- * lock is the first of the order, and fork's prepare takes the others
- * after it. */
+ * A bounded wait cannot deadlock, so, like a try-lock, it needs no order
+ * check; the lock is the first of the order, and fork's prepare takes the
+ * others after it. */
 static int lock_wait(void)
 {
 	struct timespec until;
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += FORK_WAIT_S;
-	if (pthread_mutex_timedlock(&lock.m, &until) != 0) {
+	if (!coll_timedlock(&lock, &until)) {
 		return -1;
 	}
 	__atomic_store_n(&holder, (unsigned long)pthread_self(),

@@ -48,6 +48,8 @@ int main(int argc, char **argv)
 	size_t i;
 
 	out_pipe_allow(1); /* big outputs are written by other threads */
+	/* The GPU source's device memory counters are bytes. */
+	table_bytes_group(strtab_intern("Device Storage"));
 	if (argc < 2) {
 		fputs(main_usage, stderr);
 		return CLI_USAGE;

@@ -47,6 +47,8 @@ static struct agg *golden_agg(void)
 	add(a, "Device Storage", "Memory: cpu/0", COLL_COUNTER, 0, 96060);
 	add(a, "Device Storage", "Memory: cpu/0", COLL_COUNTER, 0, 96076);
 	add(a, "Device Storage", "Memory: cpu/0", COLL_COUNTER, 0, 24);
+	/* Bytes, as the GPU source declares its device memory counters. */
+	table_bytes_group(strtab_intern("Device Storage"));
 	add(a, "user", "train", COLL_SPAN, 0, 1500000);
 	add(a, "user", "loss", COLL_COUNTER, 0, 3);
 	add(a, "user", "loss", COLL_COUNTER, 0, 5);
