@@ -103,9 +103,11 @@ $(SO): $(LIB_OBJ) preload/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,--version-script=preload/exports.map \
 	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LDLIBS_LIB)
 
-# The archive leaves out preload/exits.c, the wrappers of _exit and exec:
-# a program linked with it keeps the C library's own.
-AR_OBJ   := $(filter-out $(BUILD)/obj/preload/exits.o,$(LIB_OBJ))
+# The archive leaves out preload/exits.c and preload/creds.c, the
+# wrappers of _exit, exec and the id changes: a program linked with it
+# keeps the C library's own.
+AR_OBJ   := $(filter-out $(BUILD)/obj/preload/exits.o \
+              $(BUILD)/obj/preload/creds.o,$(LIB_OBJ))
 $(AR_LIB): $(AR_OBJ)
 	@rm -f $@
 	ar rcs $@ $(AR_OBJ)
