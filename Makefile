@@ -117,10 +117,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -fvisibility=default -o $@ $< \
 	    $(AR_LIB) $(TEST_LDLIBS)
 
-# core_first_record defines write(), core_start_signal pthread_create():
-# the library's calls must find them.
+# core_first_record and core_second_signal define write(), and
+# core_start_signal pthread_create(): the library's calls must find them.
 $(BUILD)/programs/core_first_record: CFLAGS += -rdynamic
 $(BUILD)/programs/core_start_signal: CFLAGS += -rdynamic
+$(BUILD)/programs/core_second_signal: CFLAGS += -rdynamic
 
 $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)
