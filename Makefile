@@ -108,9 +108,11 @@ $(SO): $(LIB_OBJ) preload/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,--version-script=preload/exports.map \
 	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LDLIBS_LIB)
 
-# The archive leaves out preload/exits.c, the wrappers of _exit and exec:
-# a program linked with it keeps the C library's own.
-AR_OBJ   := $(filter-out $(BUILD)/obj/preload/exits.o,$(LIB_OBJ))
+# The archive leaves out preload/exits.c and preload/creds.c, the
+# wrappers of _exit, exec and the id changes: a program linked with it
+# keeps the C library's own.
+AR_OBJ   := $(filter-out $(BUILD)/obj/preload/exits.o \
+              $(BUILD)/obj/preload/creds.o,$(LIB_OBJ))
 $(AR_LIB): $(AR_OBJ)
 	@rm -f $@
 	ar rcs $@ $(AR_OBJ)
@@ -120,8 +122,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS) $(UNIT_HDR)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -fvisibility=default -o $@ $< \
 	    $(AR_LIB) $(TEST_LDLIBS)
 
-# core_first_record defines write(): the library's calls must find it.
+# core_first_record and core_second_signal define write(), and
+# core_start_signal pthread_create(): the library's calls must find them.
 $(BUILD)/programs/core_first_record: CFLAGS += -rdynamic
+$(BUILD)/programs/core_start_signal: CFLAGS += -rdynamic
+$(BUILD)/programs/core_second_signal: CFLAGS += -rdynamic
 
 $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)

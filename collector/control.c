@@ -123,6 +123,41 @@ char *coll_dumps(int reset, const char *format, const char *sort_by,
 	return r.text;
 }
 
+int coll_drain_pause(void)
+{
+	/* A vfork child: the thread is the parent's. */
+	if (__atomic_load_n(&S.pid, __ATOMIC_RELAXED) != (int)getpid()) {
+		return 0;
+	}
+	/* Taking running over, as coll_finish does: one joiner only. */
+	coll_lock(&queue_q.lock);
+	int running = drain_t.running;
+	__atomic_store_n(&drain_t.running, 0, __ATOMIC_RELEASE);
+	if (running) {
+		__atomic_store_n(&drain_t.pause_req, 1, __ATOMIC_RELEASE);
+	}
+	coll_unlock(&queue_q.lock);
+	if (!running) {
+		return 0;
+	}
+	queue_wake();
+	pthread_join(drain_t.thread, NULL);
+	__atomic_store_n(&drain_t.pause_req, 0, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void coll_drain_resume(void)
+{
+	coll_lock(&drain_owner);
+	if (drain_t.started && !drain_t.finished && !drain_t.running &&
+	    queue_start_thread() < 0) {
+		ring_drain_alive = 0;
+		fprintf(stderr, "mxprof: cannot start the drain thread again; "
+				"records are drained at exit only\n");
+	}
+	coll_unlock(&drain_owner);
+}
+
 void coll_finish(int dump)
 {
 	struct request r = {.type = REQ_FINISH, .dump = dump};

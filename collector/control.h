@@ -116,6 +116,18 @@ void coll_finish(int dump);
 int coll_finish_quick(int dump, unsigned wait_ms);
 
 /*
+ * Stops the drain thread for a moment, for a change of the process's
+ * credentials (the C library runs it on every thread, and aborts when one
+ * of them fails: a thread must not keep capabilities the caller changed on
+ * itself). The requests that come meanwhile are served by their callers.
+ * Returns 1 when the thread was stopped: call coll_drain_resume() after
+ * the change, from the same thread, which starts it again with that
+ * thread's credentials; 0 when there was none. Not from a signal handler.
+ */
+int coll_drain_pause(void);
+void coll_drain_resume(void);
+
+/*
  * Returns non-zero when the collector is running and belongs to the
  * calling process: not before start or after the end, and not in a child
  * that shares the parent's memory (vfork), whose files are the parent's.

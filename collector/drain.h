@@ -63,6 +63,7 @@ struct drain_thread {
 	int final_done; /* futex word: 1 once that end is written */
 	int exit_req;	/* atomic: the final dump for _exit, dump + 1 */
 	int exit_done;	/* atomic: the thread's futex, 1 = written */
+	int pause_req;	/* atomic: leave the loop for a moment   */
 };
 extern struct drain_thread drain_t;
 

@@ -93,6 +93,7 @@ void coll_fork_child(const char *output)
 	drain_t.final_done = 0;
 	drain_t.exit_req = 0;
 	drain_t.exit_done = 0;
+	drain_t.pause_req = 0; /* another thread was changing its ids */
 	ring_drain_alive = 0;
 	if (drain_t.started && !drain_t.finished) {
 		/* The parent's journal stays the parent's: forget it

@@ -193,7 +193,8 @@ static void *drain_main(void *arg)
 				FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 			break;
 		}
-		if (serve_final() || serve_all(take_requests())) {
+		if (serve_final() || serve_all(take_requests()) ||
+		    __atomic_load_n(&drain_t.pause_req, __ATOMIC_ACQUIRE)) {
 			break;
 		}
 		coll_lock(&drain_owner);

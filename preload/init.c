@@ -199,5 +199,13 @@ __attribute__((destructor)) static void mxprof_unload(void)
 {
 	if (loaded) {
 		state_at_exit();
+		uint64_t n = stack_skipped();
+		if (n) {
+			fprintf(stderr,
+				"mxprof: %llu call stacks were left out "
+				"(nested in signal handlers more than 4 "
+				"deep, or no memory for them)\n",
+				(unsigned long long)n);
+		}
 	}
 }

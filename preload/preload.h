@@ -13,6 +13,8 @@
  *   set_config.c   mxprof_set_config(): settings changed while running
  *   nvtx.c         NVTX's injection entry and its callbacks (CUDA builds)
  *   exits.c        the _exit and exec wrappers (the .so only)
+ *   creds.c        the wrappers of the user and group id changes, which
+ *                  stop the drain thread for them (the .so only)
  *   init.c         load and unload, fork, and the wiring: the settings
  *                  read, the signals, each source set up and registered,
  *                  the stack namer given to the collector

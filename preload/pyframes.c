@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,27 @@ static int64_t frame_offset(const struct py_layout *l, uintptr_t f,
 	return off < 0 ? 0 : off;
 }
 
+/* Before 3.12: the calling thread's current thread state, which is in a
+ * sub-interpreter while the thread runs code there, when the runtime
+ * shows it (the thread holds the GIL, or was its last holder); else 0. */
+static uintptr_t sub_tstate(const struct py_layout *l)
+{
+	uintptr_t rt = pyframes_found.runtime, me = (uintptr_t)pthread_self();
+
+	if (l->rt_tstate_current < 0 || !rt) {
+		return 0;
+	}
+	uintptr_t ts = rd_ptr(rt + (uintptr_t)l->rt_tstate_current);
+	if (ptr_ok(ts) && rd_ptr(ts + (uintptr_t)l->ts_thread_id) == me) {
+		return ts;
+	}
+	ts = rd_ptr(rt + (uintptr_t)l->rt_gil_holder);
+	if (ptr_ok(ts) && rd_ptr(ts + (uintptr_t)l->ts_thread_id) == me) {
+		return ts;
+	}
+	return 0;
+}
+
 unsigned py_stack_capture(struct py_frame *out, unsigned max)
 {
 	const struct py_layout *l = &pyframes_found.l;
@@ -175,7 +197,10 @@ unsigned py_stack_capture(struct py_frame *out, unsigned max)
 	    rd_ptr(pyframes_found.runtime + l->rt_finalizing)) {
 		return 0;
 	}
-	ts = (uintptr_t)pyframes_found.this_tstate();
+	ts = sub_tstate(l);
+	if (!ts) {
+		ts = (uintptr_t)pyframes_found.this_tstate();
+	}
 	if (!ptr_ok(ts)) {
 		return 0;
 	}

@@ -6,8 +6,12 @@
  * The capture calls nothing of Python's but PyGILState_GetThisThreadState,
  * which reads the thread's own thread state from thread-specific storage:
  * it is there whether the thread holds the GIL or released it around a C
- * call (ctypes.CDLL, zlib, sqlite3). From the thread state it follows the
- * chain of frames, innermost first:
+ * call (ctypes.CDLL, zlib, sqlite3). Before 3.12 that is the thread's
+ * state in the main interpreter, also while the thread runs code in a
+ * sub-interpreter, so there the capture first takes the runtime's current
+ * thread state (the GIL holder's) or, the GIL released, its last holder,
+ * when either is the calling thread's (its thread_id). From the thread
+ * state it follows the chain of frames, innermost first:
  *
  *   3.9, 3.10  tstate->frame, a PyFrameObject; f_back links them, f_lasti
  *              is the instruction (bytes in 3.9, code units in 3.10). Each
@@ -129,6 +133,11 @@ struct py_layout {
 	int str_compact_data; /* sizeof(PyCompactUnicodeObject) */
 	unsigned str_ready;   /* state.ready bit (before 3.12), or 0 */
 	int rt_finalizing;    /* _PyRuntimeState._finalizing */
+	/* Before 3.12: gilstate.tstate_current and ceval.gil.last_holder
+	 * of _PyRuntimeState, PyThreadState.thread_id; -1 after. */
+	int rt_tstate_current;
+	int rt_gil_holder;
+	int ts_thread_id;
 };
 
 /* ---- what the probe found ------------------------------------------------ */

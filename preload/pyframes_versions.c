@@ -38,6 +38,9 @@ static const struct py_layout py_layouts[] = {
 		.str_compact_data = 72,
 		.str_ready = 0x80,
 		.rt_finalizing = 16,
+		.rt_tstate_current = 568,
+		.rt_gil_holder = 360,
+		.ts_thread_id = 176,
 	},
 	{
 		.minor = 10,
@@ -63,6 +66,9 @@ static const struct py_layout py_layouts[] = {
 		.str_compact_data = 72,
 		.str_ready = 0x80,
 		.rt_finalizing = 16,
+		.rt_tstate_current = 568,
+		.rt_gil_holder = 360,
+		.ts_thread_id = 176,
 	},
 	{
 		.minor = 11,
@@ -88,6 +94,9 @@ static const struct py_layout py_layouts[] = {
 		.str_compact_data = 72,
 		.str_ready = 0x80,
 		.rt_finalizing = 24,
+		.rt_tstate_current = 576,
+		.rt_gil_holder = 368,
+		.ts_thread_id = 152,
 	},
 	{
 		.minor = 12,
@@ -113,6 +122,9 @@ static const struct py_layout py_layouts[] = {
 		.str_compact_data = 56,
 		.str_ready = 0,
 		.rt_finalizing = 24,
+		.rt_tstate_current = -1,
+		.rt_gil_holder = -1,
+		.ts_thread_id = -1,
 	},
 	{
 		.minor = 13,
@@ -138,6 +150,9 @@ static const struct py_layout py_layouts[] = {
 		.str_compact_data = 56,
 		.str_ready = 0,
 		.rt_finalizing = 608,
+		.rt_tstate_current = -1,
+		.rt_gil_holder = -1,
+		.ts_thread_id = -1,
 	},
 };
 

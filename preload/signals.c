@@ -16,7 +16,9 @@
  * by FATAL_WAIT_MS), puts the default back and ends the process by the
  * same signal: a fault returns to the faulting instruction, which faults
  * again; a sent signal is sent again to this thread. The wait status, the
- * core dump included, is the one the signal would have given.
+ * core dump included, is the one the signal would have given. A second
+ * fatal signal while the first is handled does not change it: the first
+ * one ends the process.
  *
  * sigaction(), signal() and bsd_signal() are wrapped so that the program
  * sees what it asked for: where it sets the default of a fatal signal (as
@@ -34,6 +36,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -94,11 +97,39 @@ static void end_by(int sig, const siginfo_t *si)
 	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, sizeof(bit));
 }
 
+/*
+ * A fatal signal after the first, while the process ends by the first:
+ * the first decides how it ends. On the thread that ends it (a signal
+ * that came while it waits for the final dump, or one pending when it
+ * returns to a faulting instruction) the handler returns; on another
+ * thread it waits, and ends the process by its own signal only if the
+ * first thread has not done so well after its own bound.
+ */
+static void after_first(int sig, const siginfo_t *si, int first, int me)
+{
+	struct timespec ts = {2 * FATAL_WAIT_MS / 1000, 0};
+
+	if (first == me) {
+		return;
+	}
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+	end_by(sig, si);
+}
+
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
+	static int ending_tid; /* atomic: the first fatal signal's thread */
 	int saved = errno;
+	int me = (int)syscall(SYS_gettid), first = 0;
 
 	(void)uc;
+	if (!__atomic_compare_exchange_n(&ending_tid, &first, me, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		after_first(sig, si, first, me);
+		errno = saved;
+		return;
+	}
 	int rc = coll_finish_signal(FATAL_WAIT_MS);
 	if (rc == -ETIMEDOUT) {
 		say("mxprof: the final dump did not finish within 5 s of a "

@@ -21,10 +21,20 @@
  * Nothing here takes a lock or allocates once the tables are mapped (the
  * first capture maps them; mmap is async-signal-safe), so any thread can
  * capture in any context a hooked call runs in.
+ *
+ * The capture's arrays (the native walk, the Python frames, the words)
+ * are not on the thread's stack, which a hooked call may find nearly used
+ * up: each thread maps a scratch area at its first capture, with a level
+ * for each capture nested in another (a signal handler's), and unmaps it
+ * when it ends. The capture itself then needs about 3 KiB of stack,
+ * whatever the depth (libunwind's cursor is most of it). A capture nested
+ * deeper than the levels, or one whose scratch cannot be mapped, is left
+ * out and counted (stack_skipped()).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -124,6 +134,83 @@ static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 	*hi = a.hi;
 }
 
+/* ---- scratch ------------------------------------------------------------ */
+
+#define SCRATCH_LEVELS 4
+
+/* One capture's arrays. */
+struct scratch_level {
+	void *ips[STACK_DEPTH_MAX + 16];
+	struct py_frame py[STACK_DEPTH_MAX];
+	uint64_t w[STACK_DEPTH_MAX];
+	char file[512]; /* a Python frame's file, named on first sight */
+};
+
+struct scratch {
+	struct scratch_level level[SCRATCH_LEVELS];
+};
+
+static __thread struct scratch *scratch_mine
+	__attribute__((tls_model("initial-exec")));
+static __thread int scratch_nest __attribute__((tls_model("initial-exec")));
+static pthread_key_t scratch_key;
+static int scratch_key_ok;
+static uint64_t skipped; /* atomic: captures left out */
+
+static void scratch_free(void *p)
+{
+	if (p == scratch_mine) {
+		scratch_mine = NULL;
+	}
+	munmap(p, sizeof(struct scratch));
+}
+
+/* The scratch level of this capture, or NULL (counted): the caller calls
+ * scratch_leave() after either. Async-signal-safe: a handler's capture
+ * runs to its end before the one it interrupted goes on, so the plain
+ * counter is enough. */
+static struct scratch_level *scratch_enter(void)
+{
+	int nest = scratch_nest++;
+	struct scratch *s = scratch_mine;
+
+	__asm__ volatile("" ::: "memory");
+	if (nest >= SCRATCH_LEVELS) {
+		__atomic_fetch_add(&skipped, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	if (!s) {
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (s == MAP_FAILED) {
+			__atomic_fetch_add(&skipped, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		if (scratch_mine) {
+			/* A handler's capture mapped one meanwhile. */
+			munmap(s, sizeof(*s));
+			s = scratch_mine;
+		} else {
+			scratch_mine = s;
+			if (scratch_key_ok) {
+				pthread_setspecific(scratch_key, s);
+			}
+		}
+	}
+	return &s->level[nest];
+}
+
+static void scratch_leave(void)
+{
+	__asm__ volatile("" ::: "memory");
+	scratch_nest--;
+}
+
+uint64_t stack_skipped(void)
+{
+	return __atomic_load_n(&skipped, __ATOMIC_RELAXED);
+}
+
 /* ---- set-up --------------------------------------------------------- */
 
 void stack_probe(void)
@@ -153,6 +240,7 @@ int stack_init(int depth)
 	if (stack_depth <= 0) {
 		return 0;
 	}
+	scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 	code_range((const void *)stack_init, &self_lo, &self_hi);
 	stack_probe();
 	return 0;
@@ -194,7 +282,7 @@ static struct pyname *pynames_get(void)
 
 /* The word of Python frame f: its entry in pynames, named on first
  * sight. 0 when the table is full. */
-static uint64_t py_word(const struct py_frame *f)
+static uint64_t py_word(const struct py_frame *f, char *file, size_t flen)
 {
 	struct pyname *t = pynames_get();
 
@@ -224,11 +312,9 @@ static uint64_t py_word(const struct py_frame *f)
 						 __ATOMIC_ACQUIRE)) {
 			continue;
 		}
-		char file[512];
 		e->code = f->code;
 		e->offset = f->offset;
-		py_frame_describe(f, e->name, sizeof(e->name), file,
-				  sizeof(file));
+		py_frame_describe(f, e->name, sizeof(e->name), file, flen);
 		e->user = (uint8_t)py_path_is_user(file);
 		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 		return STACK_PY | i;
@@ -254,15 +340,20 @@ int stack_py_name(uint64_t w, char *name, size_t len, int *user)
 
 uint32_t stack_capture(void)
 {
-	void *ips[STACK_DEPTH_MAX + 16];
-	struct py_frame py[STACK_DEPTH_MAX];
-	uint64_t w[STACK_DEPTH_MAX];
 	int depth = stack_depth, want = depth + 16;
 	unsigned np = 0, pi = 0, k = 0;
 
 	if (depth <= 0) {
 		return 0;
 	}
+	struct scratch_level *l = scratch_enter();
+	if (!l) {
+		scratch_leave();
+		return 0;
+	}
+	void **ips = l->ips;
+	struct py_frame *py = l->py;
+	uint64_t *w = l->w;
 	int n = walk(ips, want);
 	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
 		np = py_stack_capture(py, (unsigned)depth);
@@ -276,7 +367,8 @@ uint32_t stack_capture(void)
 		}
 		if (np && py_stack_is_eval(ip)) {
 			while (pi < np && k < (unsigned)depth) {
-				uint64_t pw = py_word(&py[pi]);
+				uint64_t pw = py_word(&py[pi], l->file,
+						      sizeof(l->file));
 				if (pw) {
 					w[k++] = pw;
 				}
@@ -295,13 +387,16 @@ uint32_t stack_capture(void)
 	 * outer Python frames still say where the call came from. */
 	if (n < want) {
 		for (; pi < np && k < (unsigned)depth; pi++) {
-			uint64_t pw = py_word(&py[pi]);
+			uint64_t pw =
+				py_word(&py[pi], l->file, sizeof(l->file));
 			if (pw) {
 				w[k++] = pw;
 			}
 		}
 	}
-	return stack_intern(w, k);
+	uint32_t id = stack_intern(w, k);
+	scratch_leave();
+	return id;
 }
 
 void stack_push(uint32_t id, uint64_t t0)

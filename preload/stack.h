@@ -48,6 +48,10 @@ void stack_probe(void);
  * collector's stack table, 0 when off or when it did not fit. */
 uint32_t stack_capture(void);
 
+/* How many captures were left out: nested deeper than the scratch
+ * levels, or no scratch could be mapped (stack.c). */
+uint64_t stack_skipped(void);
+
 /* HOT. Pushes the COLL_STACK record that gives stack id (0: none, nothing
  * is pushed) to the span of this thread that begins at tick t0. */
 void stack_push(uint32_t id, uint64_t t0);

@@ -14,6 +14,8 @@
  * lock held. fork() holds it (the state source below).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,8 +98,21 @@ void state_nvtx_range(uint32_t name, int enter)
 int state_run(void)
 {
 	struct coll_config cfg;
+	sigset_t all, old;
 	int rc = 0;
+	/*
+	 * The first start runs with every signal blocked, until no lock is
+	 * held: the handler of a signal that ends the process waits for the
+	 * drain thread's final dump, which needs the collector's locks and
+	 * the state lock (its tick). A signal that comes meanwhile (while
+	 * the drain thread is created, above all) is delivered at the end.
+	 */
+	int first = !__atomic_load_n(&started, __ATOMIC_ACQUIRE);
 
+	if (first) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+	}
 	coll_lock(&state_lock);
 	if (!started) {
 		config_collector(&cfg);
@@ -116,6 +131,9 @@ int state_run(void)
 	__atomic_store_n(&finished_dump, 0, __ATOMIC_RELEASE);
 	update_recording();
 	coll_unlock(&state_lock);
+	if (first) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	return rc == -ENOMEM ? rc : 0;
 }
 
