@@ -304,6 +304,13 @@ static inline void span_stop(struct span_obj *s)
 	}
 	int mine = span_take(s, &p);
 
+	if (mine) {
+		/* The object's latest start is this pass's unless another
+		 * thread started it since: an extra stop finds none. */
+		uint64_t t0 = p.t0;
+		__atomic_compare_exchange_n(&s->t0, &t0, 0, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	}
 	if (!coll_active()) {
 		return;
 	}
