@@ -53,6 +53,12 @@ int table_parse_opts(struct table_opts *o, const char *format,
  * drain thread, or the command's). */
 void table_bytes_group(uint32_t group);
 
+/* Returns non-zero when name is the name of a group table_bytes_group()
+ * declared: its counter section keeps the bare name (MXNet's "Device
+ * Storage"), where other counter sections add " (counters)". Same thread
+ * as table_bytes_group(). */
+int table_bytes_named(const char *name);
+
 /* Returns the tables of a as a malloc'ed string in the layout of MXNet's
  * dumps(), or NULL (ENOMEM). */
 char *table_format(const struct agg *a, const struct table_opts *o);

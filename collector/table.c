@@ -20,9 +20,12 @@
  * sums to 100%) and, where a source checks return statuses, "Errors", and
  * end with a "Total" row: the count, total, minimum, maximum, average and
  * self time over every row of the section (PyTorch's total_average), also
- * when --top shows fewer. Counter sections show the values a counter
- * took; a section a source declared as bytes (table_bytes_group())
- * shows them as kB, as MXNet does for device memory. The
+ * when --top shows fewer. A group's counters and markers are sections
+ * of their own, always titled with " (counters)" and " (markers)" after
+ * the group's name, so that a section keeps its name in every dump.
+ * Counter sections show the values a counter took; a section a source
+ * declared as bytes (table_bytes_group()) shows them as kB and keeps its
+ * bare name, as MXNet does for device memory. The
  * last line states how many records were dropped. Event sources may add
  * sections of their own (table_opts.extra) before that line, and the
  * metadata a program added (table_opts.meta) comes first, as a "Metadata"
@@ -228,6 +231,16 @@ static int is_storage(const struct section *s)
 	return 0;
 }
 
+int table_bytes_named(const char *name)
+{
+	for (unsigned i = 0; i < bytes_count; i++) {
+		if (strcmp(strtab_get(bytes_groups[i]), name) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Groups sorted rows into sections and titles them. Returns the count. */
 static size_t make_sections(struct agg_row *rows, size_t n,
 			    struct section *secs)
@@ -252,12 +265,12 @@ static size_t make_sections(struct agg_row *rows, size_t n,
 	for (size_t i = 0; i < ns; i++) {
 		struct section *s = &secs[i];
 		const char *g = strtab_get(s->group);
-		int shared = (i > 0 && secs[i - 1].group == s->group) ||
-			     (i + 1 < ns && secs[i + 1].group == s->group);
 		const char *suffix = "";
-		if (shared && s->cls == AGG_COUNTER) {
+		/* The same names whatever other rows the group has, so
+		 * that --category and diff find them in every dump. */
+		if (s->cls == AGG_COUNTER && !is_storage(s)) {
 			suffix = " (counters)";
-		} else if (shared && s->cls == AGG_MARKER) {
+		} else if (s->cls == AGG_MARKER) {
 			suffix = " (markers)";
 		}
 		snprintf(s->title, sizeof(s->title), "%s%s", *g ? g : "(none)",

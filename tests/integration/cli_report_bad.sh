@@ -154,7 +154,7 @@ done
 printf '{"traceEvents":[{"ph":"C","name":"c","group":"g","args":{"value":-9223372036854775808}},{"ph":"C","name":"c","group":"g","args":{"value":2.9e3}}]}' > v.json
 "$MX" report --format csv v.json > out.txt
 expect_eq "extreme counter values" \
-	'"g",counter,"c",2,-9223372036854772736.000000,-9223372036854775808.000000,2900.000000,-4611686018427386368.000000,,,' \
+	'"g (counters)",counter,"c",2,-9223372036854772736.000000,-9223372036854775808.000000,2900.000000,-4611686018427386368.000000,,,' \
 	"$(tail -1 out.txt)"
 printf '{"traceEvents":[{"ph":"X","name":"a","dur":9000000000000000}]}' > d9.json
 "$MX" report --format csv d9.json > out.txt
@@ -169,7 +169,7 @@ expect_eq "dur past 64 bits of ns: message" \
 printf '{"traceEvents":[{"ph":"C","name":"c","group":"g","args":{"value":9223372036854775807}},{"ph":"C","name":"c","group":"g","args":{"value":9223372036854775807}}]}' > o.json
 "$MX" report --format csv o.json > out.txt
 expect_eq "saturated counter total" \
-	'"g",counter,"c",2,9223372036854775808.000000,9223372036854775808.000000,9223372036854775808.000000,4611686018427387904.000000,,,' \
+	'"g (counters)",counter,"c",2,9223372036854775808.000000,9223372036854775808.000000,9223372036854775808.000000,4611686018427387904.000000,,,' \
 	"$(tail -1 out.txt)"
 
 # Names: a long non-ASCII name is cut between characters, and bytes that

@@ -45,7 +45,7 @@ expect_eq "numbers in every form" \
 "g",time_ms,"negexp",1,0.001500,0.001500,0.001500,0.001500,0.001500
 "g",time_ms,"plusexp",1,0.002500,0.002500,0.002500,0.002500,0.002500
 "g",time_ms,"zero",1,0.000000,0.000000,0.000000,0.000000,0.000000
-"k",counter,"ctr",2,28.000000,-12.000000,40.000000,14.000000,' \
+"k (counters)",counter,"ctr",2,28.000000,-12.000000,40.000000,14.000000,' \
 	"$(grep -v '^section' num.csv | cut -d, -f1-9 | LC_ALL=C sort)"
 
 # Unknown keys of every type, at the top level, in events and in args,
@@ -276,9 +276,9 @@ want = [(t["Time"]["g"]["outer"]["Total Count"], 40),
         (t["Time"]["C API (libz.so.1)"]["st"]["Errors"], 1),
         (t["Time"]["g"]["lit"]["Errors"], 1),
         (t["Time"]["g" * 253 + "\u00e9"]["n" * 1022]["Total Count"], 1),
-        (t["Counter"]["q"]["queue"]["Total Count"], 2),
-        (t["Marker"]["m"]["mark"]["Total Count"], 2),
-        (t["Marker"]["m"]["mark2"]["Total Count"], 1)]
+        (t["Counter"]["q (counters)"]["queue"]["Total Count"], 2),
+        (t["Marker"]["m (markers)"]["mark"]["Total Count"], 2),
+        (t["Marker"]["m (markers)"]["mark2"]["Total Count"], 1)]
 for i, (got, exp) in enumerate(want):
     if got != exp:
         sys.exit("FAIL: check %d of the one-line trace: %r, not %r"

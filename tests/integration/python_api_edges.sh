@@ -36,3 +36,29 @@ expect_eq "stops: never-started task" "" "$(row_count stops.stats.txt stops neve
 tracesummary stops.json > stops.sum
 expect_eq "stops: slices in the trace" "1 1 1" \
 	"$(jget stops.sum 'd["spans"]["stops/task"], d["spans"]["stops/frame"], d["spans"]["Events/event"]' | tr -d '(),')"
+
+# A domain with only counters or only markers: its sections have the
+# documented names, `<domain> (counters)` and `<domain> (markers)`, in
+# dumps(), the .stats.txt, report --category and diff --category.
+cat > sections.py <<'PYEOF'
+from mxprof import profiler
+profiler.set_config(filename='sections.json')
+profiler.set_state('run')
+c = profiler.Counter(profiler.Domain('gauges'), 'loss', 3)
+c += 2
+profiler.Marker(profiler.Domain('ticks'), 'epoch').mark()
+profiler.set_state('stop')
+open('sections.txt', 'w').write(profiler.dumps())
+profiler.dump()
+PYEOF
+$PY sections.py
+titles() { grep -B1 '^=================$' "$1" | grep -v '^=\|^--$' | tr '\n' '|'; }
+expect_eq "sections: dumps() titles" "gauges (counters)|ticks (markers)|" "$(titles sections.txt)"
+expect_eq "sections: .stats.txt titles" "gauges (counters)|ticks (markers)|" "$(titles sections.stats.txt)"
+expect_eq "sections: loss samples" 2 "$(row_count sections.stats.txt 'gauges (counters)' loss)"
+expect_eq "sections: epoch marks" 1 "$(row_count sections.stats.txt 'ticks (markers)' epoch)"
+"$BUILD/mxprof" report --category 'gauges (counters)' sections.json > cat.txt
+expect_eq "sections: report --category" "gauges (counters)|" "$(titles cat.txt)"
+"$BUILD/mxprof" diff --category 'ticks (markers)' sections.json sections.json > diff.txt
+grep -q '^epoch  *ticks (markers)  *1  *1 ' diff.txt || fail "diff --category: $(cat diff.txt)"
+echo "ok: diff --category 'ticks (markers)' finds epoch"

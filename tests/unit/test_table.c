@@ -366,6 +366,33 @@ static void test_table_total_row_covers_rows_top_leaves_out(void **st)
 	agg_destroy(a);
 }
 
+/* A domain's counter and marker sections keep their documented names
+ * whether or not the domain has other rows; Device Storage keeps MXNet's. */
+static void test_table_counter_marker_sections_always_suffixed(void **st)
+{
+	struct agg *a = agg_create();
+	struct table_opts o = {0};
+
+	(void)st;
+	assert_non_null(a);
+	add(a, "gauges", "loss", COLL_COUNTER, 0, 3);
+	add(a, "ticks", "epoch", COLL_INSTANT, COLL_SCOPE_PROCESS, 0);
+	add(a, "Device Storage", "Memory: cpu/0", COLL_COUNTER, 0, 24);
+	char *t = table_format(a, &o);
+	assert_non_null(strstr(t, "\ngauges (counters)\n"));
+	assert_non_null(strstr(t, "\nticks (markers)\n"));
+	assert_non_null(strstr(t, "\nDevice Storage\n"));
+	assert_null(strstr(t, "\ngauges\n"));
+	assert_null(strstr(t, "\nticks\n"));
+	free(t);
+	o.category = "gauges (counters)";
+	t = table_format(a, &o);
+	assert_non_null(strstr(t, "\ngauges (counters)\n"));
+	assert_null(strstr(t, "ticks"));
+	free(t);
+	agg_destroy(a);
+}
+
 static void test_table_category_selects_sections(void **st)
 {
 	struct agg *a = golden_agg();
@@ -659,9 +686,10 @@ static void test_table_csv_has_header_and_one_line_per_row(void **st)
 	add(a, "q", "say \"hi\", twice", COLL_INSTANT, 0, 0);
 	t = table_format(a, &o);
 	assert_string_equal(
-		t, "section,kind,name,count,total,min,max,avg,self,percent,"
-		   "errors\n"
-		   "\"q\",marker,\"say \"\"hi\"\", twice\",1,,,,,,,\n");
+		t,
+		"section,kind,name,count,total,min,max,avg,self,percent,"
+		"errors\n"
+		"\"q (markers)\",marker,\"say \"\"hi\"\", twice\",1,,,,,,,\n");
 	free(t);
 	agg_destroy(a);
 }
@@ -770,6 +798,8 @@ int main(void)
 		cmocka_unit_test(
 			test_table_total_row_covers_rows_top_leaves_out),
 		cmocka_unit_test(test_table_category_selects_sections),
+		cmocka_unit_test(
+			test_table_counter_marker_sections_always_suffixed),
 		cmocka_unit_test(test_table_self_time_column_and_sort),
 		cmocka_unit_test(test_table_json_parses_back_to_exact_values),
 		cmocka_unit_test(test_table_json_escapes_names),

@@ -116,9 +116,11 @@ static int df_event(const struct trace_event *ev, void *opaque)
 		section = buf;
 		break;
 	case 'C':
-		snprintf(buf, sizeof(buf), "%s (counters)",
-			 ev->has_group ? ev->group : ev->cat);
-		section = buf;
+		section = ev->has_group ? ev->group : ev->cat;
+		if (!table_bytes_named(section)) { /* MXNet's bare name */
+			snprintf(buf, sizeof(buf), "%s (counters)", section);
+			section = buf;
+		}
 		break;
 	default:
 		return 0;
