@@ -118,12 +118,32 @@ int table_parse_opts(struct table_opts *o, const char *format,
 			f = i;
 		}
 	}
+	/* PyTorch's table(sort_by=...) keys, as the matching column. */
+	static const struct {
+		const char *name;
+		int sort;
+	} torch[] = {
+		{"cpu_time_total", TABLE_SORT_TOTAL},
+		{"cuda_time_total", TABLE_SORT_TOTAL},
+		{"device_time_total", TABLE_SORT_TOTAL},
+		{"cpu_time", TABLE_SORT_AVG},
+		{"cuda_time", TABLE_SORT_AVG},
+		{"device_time", TABLE_SORT_AVG},
+		{"self_cpu_time_total", TABLE_SORT_SELF},
+		{"self_cuda_time_total", TABLE_SORT_SELF},
+		{"self_device_time_total", TABLE_SORT_SELF},
+	};
 	if (!sort_by) {
 		s = o->sort;
 	}
 	for (int i = 0; sort_by && i < 6; i++) {
 		if (strcmp(sort_by, sorts[i]) == 0) {
 			s = i;
+		}
+	}
+	for (size_t i = 0; sort_by && i < sizeof(torch) / sizeof(*torch); i++) {
+		if (strcmp(sort_by, torch[i].name) == 0) {
+			s = torch[i].sort;
 		}
 	}
 	if (f < 0 || s < 0) {

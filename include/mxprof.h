@@ -101,8 +101,10 @@ MXPROF_API int mxprof_dump(int finished);
  * profiler.dumps(). format is "table", "json" or "csv" (one row per line:
  * section,kind,name,count,total,min,max,avg,self,percent,errors, as
  * `mxprof report --format csv` prints); sort_by is "total", "avg", "min",
- * "max", "count" or "self" (self time); ascending sorts the rows
- * ascending. NULL selects the default ("table", "total"). reset clears
+ * "max", "count" or "self" (self time), or PyTorch's table() keys
+ * "cpu_time_total", "cpu_time" and "self_cpu_time_total" (and their
+ * "cuda_" and "device_" forms) for total, avg and self; ascending sorts the
+ * rows ascending. NULL selects the default ("table", "total"). reset clears
  * every table afterwards, the GPU tables included (the trace keeps every
  * record). The caller frees the string with mxprof_free(). Returns NULL
  * with errno EINVAL for a bad format or sort key, or ENOMEM.

@@ -120,9 +120,10 @@ char *mxprof_dumps_limit(int reset, const char *format, const char *sort_by,
 	if (!s && errno == EINVAL) {
 		fprintf(stderr,
 			"mxprof: dumps(format='%s', sort_by='%s'): format is "
-			"table, json or csv; sort_by is total, avg, min, max "
-			"or "
-			"count\n",
+			"table, json or csv; sort_by is total, avg, min, max, "
+			"count or self (PyTorch's cpu_time_total, cpu_time, "
+			"self_cpu_time_total and their cuda_ and device_ "
+			"forms too)\n",
 			format ? format : "table", sort_by ? sort_by : "total");
 	}
 	return s;

@@ -62,3 +62,67 @@ expect_eq "sections: report --category" "gauges (counters)|" "$(titles cat.txt)"
 "$BUILD/mxprof" diff --category 'ticks (markers)' sections.json sections.json > diff.txt
 grep -q '^epoch  *ticks (markers)  *1  *1 ' diff.txt || fail "diff --category: $(cat diff.txt)"
 echo "ok: diff --category 'ticks (markers)' finds epoch"
+
+# Counter(d, n, 0) records what the C API's counter_create(d, n, 0) does:
+# nothing until a value is set; a non-zero value is its first sample in
+# both. dumps(sort_by=...) takes PyTorch's table() keys, mapped to the
+# matching column; a bad key's message lists every accepted one.
+cat > sorts.py <<'PYEOF'
+import sys
+from mxprof import profiler
+profiler.set_config(filename='sorts.json')
+profiler.set_state('run')
+d = profiler.Domain('sorts')
+profiler.Counter(d, 'py_zero', 0)
+profiler.Counter(d, 'py_none')
+profiler.Counter(d, 'py_seven', 7)
+profiler._counter_create(d.handle, b'c_zero', 0)
+profiler._counter_create(d.handle, b'c_seven', 7)
+# a: 3 short passes; b: 1 long pass; so total, avg and count sort apart.
+a, b = profiler.Task(d, 'a'), profiler.Task(d, 'b')
+for i in range(3):
+    with a:
+        pass
+with b:
+    sum(range(200000))
+profiler.set_state('stop')
+for key, same in (('cpu_time_total', 'total'), ('cuda_time_total', 'total'),
+                  ('device_time_total', 'total'), ('cpu_time', 'avg'),
+                  ('cuda_time', 'avg'), ('self_cpu_time_total', 'self'),
+                  ('self_cuda_time_total', 'self'), ('count', 'count')):
+    got = profiler.dumps(sort_by=key, format='csv')
+    print(key, got == profiler.dumps(sort_by=same, format='csv'))
+print(profiler.dumps(sort_by='count', format='csv').split('\n')[1].split(',')[2])
+try:
+    profiler.dumps(sort_by='cpu_memory_usage')
+    print("cpu_memory_usage accepted")
+except ValueError:
+    print("cpu_memory_usage ValueError")
+sys.stdout.flush()
+profiler.dump()
+PYEOF
+$PY sorts.py > sorts.out 2> sorts.err
+expect_eq "sorts: PyTorch keys sort as their columns" "cpu_time_total True
+cuda_time_total True
+device_time_total True
+cpu_time True
+cuda_time True
+self_cpu_time_total True
+self_cuda_time_total True
+count True
+\"a\"
+cpu_memory_usage ValueError" "$(cat sorts.out)"
+expect_eq "sorts: the bad key's line" "mxprof: dumps(format='table', sort_by='cpu_memory_usage'): format is table, json or csv; sort_by is total, avg, min, max, count or self (PyTorch's cpu_time_total, cpu_time, self_cpu_time_total and their cuda_ and device_ forms too)" "$(cat sorts.err)"
+expect_eq "sorts: counter rows (C and Python alike)" "c_seven 1 7.0000|py_seven 1 7.0000|" \
+	"$(awk '$0 == "sorts (counters)" { s = 1; next } s && /^$/ { s = 0 } s && /^[a-z]/ { printf "%s %s %s|", $1, $2, $3 }' sorts.stats.txt)"
+set +e
+"$BUILD/mxprof" report --sort cpu_time_total sorts.json > rsort.txt 2> rsort.err
+rc=$?
+set -e
+expect_eq "sorts: report --sort cpu_time_total" 0 "$rc"
+"$BUILD/mxprof" report --sort total sorts.json > rtotal.txt
+cmp rsort.txt rtotal.txt || fail "report --sort cpu_time_total differs from --sort total"
+set +e
+"$BUILD/mxprof" report --sort bogus sorts.json 2> rbad.err > /dev/null
+set -e
+expect_eq "sorts: report's bad key" "mxprof report: bad --format 'table' or --sort 'bogus' (formats: table, json, csv; keys: total, avg, min, max, count, self, or PyTorch's cpu_time_total, cpu_time, self_cpu_time_total and their cuda_ and device_ forms)" "$(head -1 rbad.err)"

@@ -722,6 +722,19 @@ static void test_table_parse_opts_accepts_names_and_rejects_others(void **st)
 	assert_int_equal(o.format, TABLE_JSON);
 	assert_int_equal(o.sort, TABLE_SORT_MAX);
 
+	/* PyTorch's table() keys sort by the matching column. */
+	assert_int_equal(table_parse_opts(&o, NULL, "cpu_time_total"), 0);
+	assert_int_equal(o.sort, TABLE_SORT_TOTAL);
+	assert_int_equal(table_parse_opts(&o, NULL, "cuda_time"), 0);
+	assert_int_equal(o.sort, TABLE_SORT_AVG);
+	assert_int_equal(table_parse_opts(&o, NULL, "self_cpu_time_total"), 0);
+	assert_int_equal(o.sort, TABLE_SORT_SELF);
+	assert_int_equal(table_parse_opts(&o, NULL, "device_time_total"), 0);
+	assert_int_equal(o.sort, TABLE_SORT_TOTAL);
+	assert_int_equal(table_parse_opts(&o, NULL, "cpu_memory_usage"),
+			 -EINVAL);
+	assert_int_equal(o.sort, TABLE_SORT_TOTAL);
+
 	/* A bad value changes nothing, even next to a good one. */
 	static const char *const bad_formats[] = {"xml", "", "JSON", "tab",
 						  "table "};

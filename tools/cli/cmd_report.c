@@ -347,7 +347,9 @@ static const char rp_help[] =
 	"\n"
 	"options:\n"
 	"  -s, --sort KEY        sort rows by total, avg, min, max, count or\n"
-	"                        self (self time)\n"
+	"                        self (self time); PyTorch's cpu_time_total,\n"
+	"                        cpu_time and self_cpu_time_total (and cuda_,\n"
+	"                        device_) are total, avg and self\n"
 	"                        (default total)\n"
 	"  -a, --ascending       smallest first (default: largest first)\n"
 	"  -f, --format FMT      table (default), json or csv\n"
@@ -453,7 +455,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (table_parse_opts(&o, format, sort) < 0) {
 		util_err("bad --format '%s' or --sort '%s' (formats: table, "
-			 "json, csv; keys: total, avg, min, max, count)",
+			 "json, csv; keys: total, avg, min, max, count, self, "
+			 "or PyTorch's cpu_time_total, cpu_time, "
+			 "self_cpu_time_total and their cuda_ and device_ "
+			 "forms)",
 			 format ? format : "table", sort ? sort : "total");
 		goto usage;
 	}

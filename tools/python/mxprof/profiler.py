@@ -199,7 +199,9 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False,
           row_limit=0):
     """Returns the aggregate tables as a string ('table', 'json' or 'csv'
     format), rows sorted by 'total', 'avg', 'min', 'max', 'count' or 'self'
-    (self time). reset
+    (self time); PyTorch's table() keys cpu_time_total, cpu_time and
+    self_cpu_time_total (and their cuda_ and device_ forms) sort by total,
+    avg and self. reset
     clears every table afterwards, the GPU tables included. row_limit, when
     not 0, keeps at most that many rows per section, as `mxprof report
     --top N` does (PyTorch's table(row_limit=N)); a Total row still covers
@@ -362,11 +364,11 @@ class Counter(object):
 
     def __init__(self, domain, name, value=None):
         self.name, self.domain = name, domain
-        self.handle = _handle(_counter_create(domain.handle, _b(name), 0),
+        # As in MXNet, an initial value is the counter's first sample; as
+        # in the C API, 0 (the value a counter starts from) records none.
+        self.handle = _handle(_counter_create(domain.handle, _b(name),
+                                              int(value or 0)),
                               "Counter(%r)" % name)
-        # As in MXNet: an initial value is the counter's first sample.
-        if value is not None:
-            self.set_value(value)
 
     def set_value(self, value):
         """Sets the counter to value."""
