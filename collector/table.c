@@ -548,8 +548,31 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 	}
 }
 
+/* s with control characters as \n, \r, \t or \xHH, so that a pair stays
+ * on its line; malloc'd, NULL when out of memory. */
+static char *meta_escape(const char *s)
+{
+	char *e = malloc(strlen(s) * 4 + 1), *q = e;
+
+	for (; e && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\n' || c == '\r' || c == '\t') {
+			*q++ = '\\';
+			*q++ = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		} else if (c < 0x20 || c == 0x7f) {
+			q += sprintf(q, "\\x%02x", c);
+		} else {
+			*q++ = (char)c;
+		}
+	}
+	if (e) {
+		*q = 0;
+	}
+	return e;
+}
+
 /* Writes the Metadata section: one line per pair, the key in the name
- * column. Nothing when meta is NULL. */
+ * column, control characters escaped. Nothing when meta is NULL. */
 static void meta_section(struct sbuf *b, const char *const *meta)
 {
 	if (!meta || !meta[0]) {
@@ -557,8 +580,15 @@ static void meta_section(struct sbuf *b, const char *const *meta)
 	}
 	sb_printf(b, "Metadata\n=================\n");
 	for (size_t i = 0; meta[i] && meta[i + 1]; i += 2) {
-		table_row_name(b, meta[i]);
-		sb_printf(b, "%s\n", meta[i + 1]);
+		char *k = meta_escape(meta[i]), *v = meta_escape(meta[i + 1]);
+		if (!k || !v) {
+			b->err = 1;
+		} else {
+			table_row_name(b, k);
+			sb_printf(b, "%s\n", v);
+		}
+		free(k);
+		free(v);
 	}
 	sb_printf(b, "\n");
 }

@@ -12,29 +12,73 @@
 #include "source.h"
 #include "preload.h"
 
-/* meta_set() with the line for a failure. Called at load too, inside
- * preload_init_once(): it must not call it again. */
+/* The most bytes of a key or pair a message shows. */
+#define QUOTE_MAX 64
+
+/* Writes the first len bytes of s into buf (at least QUOTE_MAX * 4 + 4
+ * bytes) for a message: control characters as \xHH, cut after QUOTE_MAX
+ * bytes with "...". Returns buf. */
+static char *quote(char *buf, const char *s, size_t len)
+{
+	char *q = buf;
+
+	for (size_t i = 0; i < len && i < QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f) {
+			q += sprintf(q, "\\x%02x", c);
+		} else {
+			*q++ = (char)c;
+		}
+	}
+	strcpy(q, len > QUOTE_MAX ? "..." : "");
+	return buf;
+}
+
+/* meta_set() with the line for a failure (a full list says so once).
+ * Called at load too, inside preload_init_once(): it must not call it
+ * again. */
 int metadata_add(const char *key, const char *value)
 {
+	static int full_said;
+	char k[QUOTE_MAX * 4 + 4];
 	int rc = meta_set(key, value);
+
 	if (rc == -EINVAL) {
 		fprintf(stderr,
 			"mxprof: add_metadata('%s'): a key of 1 to 255 bytes "
 			"that the trace's top level does not use, and a value "
 			"below 4096 bytes\n",
-			key ? key : "(null)");
-	} else if (rc == -ENOSPC) {
+			key ? quote(k, key, strlen(key)) : "(null)");
+	} else if (rc == -ENOSPC &&
+		   !__atomic_exchange_n(&full_said, 1, __ATOMIC_RELAXED)) {
 		fprintf(stderr,
 			"mxprof: add_metadata('%s'): at most 64 keys; not "
-			"added\n",
-			key);
+			"added, nor any other new key\n",
+			quote(k, key, strlen(key)));
 	}
 	return rc;
+}
+
+/* What MXPROF_METADATA could not add: how many of each problem, and the
+ * first of each, for one line per problem. */
+struct load_problems {
+	size_t n;
+	char first[QUOTE_MAX * 4 + 4];
+	size_t first_len;
+};
+
+static void load_note(struct load_problems *pr, const char *s, size_t len)
+{
+	if (pr->n++ == 0) {
+		quote(pr->first, s, len);
+		pr->first_len = len;
+	}
 }
 
 void metadata_load(const char *v)
 {
 	char key[META_KEY_MAX], value[META_VALUE_MAX];
+	struct load_problems tolong = {0}, full = {0}, refused = {0};
 
 	for (const char *p = v; *p;) {
 		size_t len = strcspn(p, ",");
@@ -46,17 +90,39 @@ void metadata_load(const char *v)
 			key[kl] = 0;
 			memcpy(value, eq + 1, vl);
 			value[vl] = 0;
-			metadata_add(key, value);
+			int rc = meta_set(key, value);
+			if (rc == -ENOSPC) {
+				load_note(&full, key, kl);
+			} else if (rc < 0) {
+				load_note(&refused, key, kl);
+			}
 		} else {
-			fprintf(stderr,
-				"mxprof: MXPROF_METADATA: '%.*s' is too long "
-				"(keys below 256 bytes, values below 4096); "
-				"left out\n",
-				(int)len, p);
+			load_note(&tolong, p, len);
 		}
 		p += len;
 		if (*p == ',') {
 			p++;
 		}
+	}
+	if (tolong.n) {
+		fprintf(stderr,
+			"mxprof: MXPROF_METADATA: %zu pair%s too long (keys "
+			"below 256 bytes, values below 4096); left out (the "
+			"first: '%s' (%zu bytes))\n",
+			tolong.n, tolong.n == 1 ? "" : "s", tolong.first,
+			tolong.first_len);
+	}
+	if (refused.n) {
+		fprintf(stderr,
+			"mxprof: MXPROF_METADATA: %zu key%s refused (the "
+			"trace's top level uses it, or out of memory); left "
+			"out (the first: '%s')\n",
+			refused.n, refused.n == 1 ? "" : "s", refused.first);
+	}
+	if (full.n) {
+		fprintf(stderr,
+			"mxprof: MXPROF_METADATA: at most 64 keys; %zu left "
+			"out (the first: '%s')\n",
+			full.n, full.first);
 	}
 }

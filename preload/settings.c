@@ -34,9 +34,21 @@ static unsigned kb_records(uint64_t kb)
 	return pow;
 }
 
+/* The most bytes of a bad value its line shows. */
+#define BAD_SHOWN 300
+
 static int bad(const char *var, const char *value, const char *accepted,
 	       const char *fallback)
 {
+	size_t n = strlen(value);
+
+	if (n > BAD_SHOWN) { /* a long value is cut in the line */
+		fprintf(stderr,
+			"mxprof: %s='%.*s...' (%zu bytes) is not valid "
+			"(accepted: %s); %s\n",
+			var, BAD_SHOWN, value, n, accepted, fallback);
+		return 1;
+	}
 	fprintf(stderr, "mxprof: %s='%s' is not valid (accepted: %s); %s\n",
 		var, value, accepted, fallback);
 	return 1;

@@ -126,3 +126,56 @@ set +e
 "$BUILD/mxprof" report --sort bogus sorts.json 2> rbad.err > /dev/null
 set -e
 expect_eq "sorts: report's bad key" "mxprof report: bad --format 'table' or --sort 'bogus' (formats: table, json, csv; keys: total, avg, min, max, count, self, or PyTorch's cpu_time_total, cpu_time, self_cpu_time_total and their cuda_ and device_ forms)" "$(head -1 rbad.err)"
+
+# MXPROF_METADATA past the limits: one line per problem, values cut in
+# messages; control characters in metadata are escaped in the tables.
+cat > meta.py <<'PYEOF'
+import sys
+from mxprof import profiler
+profiler.set_config(filename=sys.argv[1] + '.json')
+if len(sys.argv) > 2:
+    profiler.add_metadata('ctl', 'a\nb\tc\x1bd\x7f')
+    profiler.add_metadata('new\nline', 'v')
+profiler.set_state('run')
+with profiler.Task(profiler.Domain('meta'), 't'):
+    pass
+profiler.set_state('stop')
+profiler.dump()
+PYEOF
+MXPROF_METADATA=$($PY -c 'print(",".join("k%d=v" % i for i in range(12000)))') \
+	LD_PRELOAD="$PRELOAD" $PY meta.py many 2> many.err
+expect_eq "metadata: 12,000 keys: lines on stderr" 1 "$(wc -l < many.err)"
+expect_eq "metadata: 12,000 keys: the line" "mxprof: MXPROF_METADATA: at most 64 keys; 11936 left out (the first: 'k64')" "$(cat many.err)"
+expect_eq "metadata: 12,000 keys: keys in the trace" 64 \
+	"$(python3 -c 'import json; print(sum(k.startswith("k") for k in json.load(open("many.json"))))')"
+# (one variable holds at most 128 KiB)
+big=$($PY -c 'print("x" * 110000)')
+MXPROF_METADATA="big=$big,ok=1,huge=${big:0:10000}" LD_PRELOAD="$PRELOAD" $PY meta.py big 2> big.err
+expect_eq "metadata: 110 kB values: the line" "mxprof: MXPROF_METADATA: 2 pairs too long (keys below 256 bytes, values below 4096); left out (the first: 'big=$(printf 'x%.0s' $(seq 60))...' (110004 bytes))" "$(cat big.err)"
+expect_eq "metadata: 110 kB values: ok kept" 1 "$(jget big.json 'd["ok"]')"
+MXPROF_METADATA="big=$big,=x" LD_PRELOAD="$PRELOAD" $PY meta.py bad 2> bad.err
+expect_eq "metadata: bad and long: lines" 1 "$(wc -l < bad.err)"
+expect_eq "metadata: bad and long: length below 500 bytes" 1 "$(($(wc -c < bad.err) < 500))"
+LD_PRELOAD="$PRELOAD" $PY meta.py ctl ctl 2> ctl.err
+expect_eq "metadata: control characters: stderr" "" "$(cat ctl.err)"
+expect_eq "metadata: control characters in the tables" \
+	'ctl                           a\nb\tc\x1bd\x7f|new\nline                     v|' \
+	"$(sed -n '5,6p' ctl.stats.txt | tr '\n' '|')"
+expect_eq "metadata: control characters kept in the trace" "True True" \
+	"$(jget ctl.json 'd["ctl"] == "a\nb\tc\x1bd\x7f", d["new\nline"] == "v"' | tr -d '(),')"
+"$BUILD/mxprof" report ctl.json > ctl.report
+cmp ctl.report ctl.stats.txt || fail "report differs from ctl.stats.txt"
+echo "ok: report shows the same escaped Metadata"
+# add_metadata past 64 keys: each call raises, one line says so.
+$PY - > full.out 2> full.err <<'PYEOF'
+from mxprof import profiler
+raised = 0
+for i in range(70):
+    try:
+        profiler.add_metadata('key%d' % i, 'v')
+    except OSError:
+        raised += 1
+print(raised)
+PYEOF
+expect_eq "metadata: add_metadata past 64 keys: raised" 6 "$(cat full.out)"
+expect_eq "metadata: add_metadata past 64 keys: the line" "mxprof: add_metadata('key64'): at most 64 keys; not added, nor any other new key" "$(grep add_metadata full.err)"
