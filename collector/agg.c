@@ -347,6 +347,32 @@ int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r)
 	return agg_add_at(a, thread, r->t0, &s);
 }
 
+int agg_merge(struct agg *dst, const struct agg *src)
+{
+	for (size_t i = 0; i < src->rows.cap; i++) {
+		const struct agg_row *r = hmap_at(&src->rows, &row_ops, i);
+		if (!r->count) {
+			continue;
+		}
+		struct agg_row *d =
+			row_of(dst, r->group, r->name, r->cls, r->min);
+		if (!d) {
+			return -ENOMEM;
+		}
+		if (d->count == 0) { /* row_of() made it */
+			d->max = r->max;
+		}
+		d->count += r->count;
+		d->errors += r->errors;
+		d->total = agg_sat_add(d->total, r->total);
+		d->self = agg_sat_add(d->self, r->self);
+		d->min = r->min < d->min ? r->min : d->min;
+		d->max = r->max > d->max ? r->max : d->max;
+		d->status |= r->status;
+	}
+	return 0;
+}
+
 struct agg_row *agg_rows(const struct agg *a, size_t *n)
 {
 	struct agg_row *out =

@@ -66,7 +66,8 @@
  *   writer.c                          chrome.c, table.c: the formats
  *   recover.c                         journal.c, agg.c, writer.c
  *   dump.c                            writer.c, meta.c, journal.c,
- *                                     threads.c, ring.c, sweep.c, source.c
+ *                                     threads.c, ring.c, sweep.c, source.c,
+ *                                     agg.c
  *   drain.c                           dump.c, recover.c, ring.c, agg.c,
  *                                     stacks.c, meta.c, source.c
  *   queue.c                           drain.c, dump.c, ring.c, out_pipe.c

@@ -223,6 +223,13 @@ static char *tables_now(const struct request *r)
 	if (S.agg) {
 		s = table_format(S.agg, &o);
 		if (r->reset) {
+			/* dumps() counts from here; the files keep it all. */
+			if (!S.before_reset) {
+				S.before_reset = agg_create();
+			}
+			if (S.before_reset) {
+				agg_merge(S.before_reset, S.agg);
+			}
 			agg_reset(S.agg);
 			for (int i = 0; coll_sources[i]; i++) {
 				if (coll_sources[i]->reset) {

@@ -397,7 +397,16 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 
 	struct table_opts with_meta = with_sources;
 	with_meta.meta = pairs;
-	rc_stats = writers_tables(s->agg, dropped, &with_meta, s->stats_path);
+	/* After dumps(reset), the whole run: what it took out, and since. */
+	struct agg *whole = s->agg, *merged = NULL;
+	if (s->before_reset && (merged = agg_create()) &&
+	    agg_merge(merged, s->before_reset) == 0 &&
+	    agg_merge(merged, s->agg) == 0) {
+		whole = merged;
+	}
+	with_meta.whole_run = 1;
+	rc_stats = writers_tables(whole, dropped, &with_meta, s->stats_path);
+	agg_destroy(merged);
 	free(pairs);
 	if (rc_stats < 0 && rc_stats != s->last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", s->stats_path,

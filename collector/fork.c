@@ -106,6 +106,8 @@ void coll_fork_child(const char *output)
 		if (S.agg) {
 			agg_reset(S.agg);
 		}
+		agg_destroy(S.before_reset);
+		S.before_reset = NULL;
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
 		/* The child's journal is its own, new. */
 		S.cfg.continue_journal = 0;

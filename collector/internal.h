@@ -298,6 +298,9 @@ int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
 
 int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 		 int64_t total, int64_t min, int64_t max, uint64_t errors);
+/* Adds every row of src to dst (counts, totals, self times and errors
+ * summed; min and max kept). Returns 0 or -ENOMEM (rows left out). */
+int agg_merge(struct agg *dst, const struct agg *src);
 
 /* source.c: the registered sources, NULL-terminated (drain thread). */
 extern const struct coll_source *coll_sources[];
@@ -316,6 +319,8 @@ struct coll_state {
 	struct journal *j;
 	int journal_open; /* 1 open, -1 failed, 0 not yet */
 	struct agg *agg;
+	/* What dumps(reset) took out of agg; the files still count it. */
+	struct agg *before_reset;
 	struct stack_pends *pends; /* spans' stacks, made on the first */
 	uint64_t dumps_done;
 	uint64_t last_dump_ns;

@@ -370,6 +370,9 @@ struct table_opts {
 	/* Metadata (meta.c) as key, value, ..., NULL: a "Metadata" section
 	 * at the head of the text format; NULL for none. */
 	const char *const *meta;
+	/* Non-zero: the sources' sections cover the whole run, also after
+	 * dumps(reset) (the files); 0: since the last reset (dumps()). */
+	int whole_run;
 };
 
 /* ---- metadata (meta.c) --------------------------------------------------- */

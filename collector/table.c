@@ -665,6 +665,7 @@ int table_write_file(const struct agg *a, uint64_t dropped,
 	if (extra) {
 		opts.extra = extra->extra;
 		opts.meta = extra->meta;
+		opts.whole_run = extra->whole_run;
 	}
 	text = table_format(a, &opts);
 	if (!text || !o) {

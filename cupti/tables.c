@@ -171,14 +171,18 @@ static const char *label_range(uint64_t key, char *buf, size_t len)
 	return buf;
 }
 
+/* The first record the tables count: store_tables_from(), or 0 for the
+ * whole run (table_opts.whole_run). Set by tables_write(). */
+static size_t tables_first;
+
 /* Fills v with the durations of the records the tables count (from
- * store_tables_from() to n) keyed by what key() says; returns how many. */
+ * tables_first to n) keyed by what key() says; returns how many. */
 static size_t collect(struct kv *v, size_t n, int want,
 		      uint64_t (*key)(const struct gpu_rec *r))
 {
 	size_t k = 0;
 
-	for (size_t i = store_tables_from(); i < n; i++) {
+	for (size_t i = tables_first; i < n; i++) {
 		const struct gpu_rec *r = store_at(i);
 		int match = want < 0 ? gpu_is_device_work(r) : r->kind == want;
 		if (want == GPU_RUNTIME) {
@@ -269,8 +273,8 @@ void tables_write(struct sbuf *b, const struct table_opts *o)
 {
 	size_t n = store_count();
 
-	if (o->format != TABLE_TEXT || n <= store_tables_from() ||
-	    o->category) {
+	tables_first = o->whole_run ? 0 : store_tables_from();
+	if (o->format != TABLE_TEXT || n <= tables_first || o->category) {
 		return;
 	}
 	struct kv *v = malloc(n * sizeof(*v));

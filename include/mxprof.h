@@ -105,8 +105,8 @@ MXPROF_API int mxprof_dump(int finished);
  * "cpu_time_total", "cpu_time" and "self_cpu_time_total" (and their
  * "cuda_" and "device_" forms) for total, avg and self; ascending sorts the
  * rows ascending. NULL selects the default ("table", "total"). reset clears
- * every table afterwards, the GPU tables included (the trace keeps every
- * record). The caller frees the string with mxprof_free(). Returns NULL
+ * every table afterwards, the GPU tables included, for the next call (the
+ * trace and the .stats.txt still cover the whole run). The caller frees the string with mxprof_free(). Returns NULL
  * with errno EINVAL for a bad format or sort key, or ENOMEM.
  */
 MXPROF_API char *mxprof_dumps(int reset, const char *format,

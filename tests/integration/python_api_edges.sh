@@ -179,3 +179,38 @@ print(raised)
 PYEOF
 expect_eq "metadata: add_metadata past 64 keys: raised" 6 "$(cat full.out)"
 expect_eq "metadata: add_metadata past 64 keys: the line" "mxprof: add_metadata('key64'): at most 64 keys; not added, nor any other new key" "$(grep add_metadata full.err)"
+
+# dumps(reset=True) restarts what dumps() counts; the files written at
+# exit (trace and .stats.txt) cover the whole run, so the .stats.txt has
+# the figures `mxprof report` gives of the trace.
+cat > reset.py <<'PYEOF'
+from mxprof import profiler
+profiler.set_config(filename='reset.json')
+profiler.set_state('run')
+d = profiler.Domain('reset')
+t, c = profiler.Task(d, 't'), profiler.Counter(d, 'c')
+for i in range(2):
+    with t:
+        c.set_value(10 + i)
+open('before.txt', 'w').write(profiler.dumps(reset=True))
+for i in range(3):
+    with t:
+        c.set_value(20 + i)
+open('after.txt', 'w').write(profiler.dumps())
+open('again.txt', 'w').write(profiler.dumps(reset=True))
+with t:
+    pass
+PYEOF
+$PY reset.py
+expect_eq "reset: dumps() before the reset" 2 "$(row_count before.txt reset t)"
+expect_eq "reset: dumps() after it" 3 "$(row_count after.txt reset t)"
+expect_eq "reset: counter after it" "c 3 20.0000 22.0000 21.0000" \
+	"$(awk '$1 == "c" { $1 = $1; print }' after.txt)"
+expect_eq "reset: .stats.txt at exit" 6 "$(row_count reset.stats.txt reset t)"
+expect_eq "reset: counter in the .stats.txt" "c 5 10.0000 22.0000 16.8000" \
+	"$(awk '$1 == "c" { $1 = $1; print }' reset.stats.txt)"
+tracesummary reset.json > reset.sum
+expect_eq "reset: slices in the trace" 6 "$(jget reset.sum 'd["spans"]["reset/t"]')"
+"$BUILD/mxprof" report reset.json > reset.report
+cmp reset.report reset.stats.txt || fail "report differs from reset.stats.txt: $(diff reset.report reset.stats.txt)"
+echo "ok: report of the trace is the .stats.txt"

@@ -74,6 +74,39 @@ static void test_agg_spans_keep_count_total_min_max(void **st)
 	agg_destroy(a);
 }
 
+/* agg_merge() adds rows: counts, totals, self and errors summed, the
+ * extremes kept, rows only in one side copied. */
+static void test_agg_merge_adds_rows(void **st)
+{
+	struct agg *a = agg_create(), *b = agg_create();
+	size_t n = 99;
+
+	(void)st;
+	assert_non_null(a);
+	assert_non_null(b);
+	add(a, 1, 10, COLL_SPAN, 0, 5000);
+	add(a, 1, 10, COLL_SPAN, COLL_FLAG_STATUS | COLL_FLAG_ERROR, 7000);
+	add(a, 1, 12, COLL_COUNTER, 0, -4);
+	add(b, 1, 10, COLL_SPAN, 0, 2000);
+	add(b, 1, 10, COLL_SPAN, 0, 9000);
+	add(b, 1, 11, COLL_INSTANT, 0, 0);
+	add(b, 1, 12, COLL_COUNTER, 0, 6);
+	assert_int_equal(agg_merge(a, b), 0);
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_non_null(rows);
+	assert_int_equal(n, 3);
+	const struct agg_row *r = find(rows, n, 1, 10, AGG_TIME);
+	assert_row(r, 4, 23000, 2000, 9000);
+	assert_int_equal(r->self, 23000);
+	assert_int_equal(r->errors, 1);
+	assert_int_equal(r->status, 1);
+	assert_row(find(rows, n, 1, 11, AGG_MARKER), 1, 0, 0, 0);
+	assert_row(find(rows, n, 1, 12, AGG_COUNTER), 2, 2, -4, 6);
+	free(rows);
+	agg_destroy(a);
+	agg_destroy(b);
+}
+
 static void test_agg_frames_aggregate_as_time(void **st)
 {
 	struct agg *a = agg_create();
@@ -411,6 +444,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agg_spans_keep_count_total_min_max),
+		cmocka_unit_test(test_agg_merge_adds_rows),
 		cmocka_unit_test(test_agg_frames_aggregate_as_time),
 		cmocka_unit_test(test_agg_counters_aggregate_values),
 		cmocka_unit_test(

@@ -202,7 +202,8 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False,
     (self time); PyTorch's table() keys cpu_time_total, cpu_time and
     self_cpu_time_total (and their cuda_ and device_ forms) sort by total,
     avg and self. reset
-    clears every table afterwards, the GPU tables included. row_limit, when
+    clears every table afterwards, the GPU tables included, for the next
+    dumps() (the trace and .stats.txt still cover the whole run). row_limit, when
     not 0, keeps at most that many rows per section, as `mxprof report
     --top N` does (PyTorch's table(row_limit=N)); a Total row still covers
     all of them."""
