@@ -581,6 +581,12 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		out_json_str(o, m->meta[i + 1]);
 		out_str(o, ",");
 	}
+	for (size_t i = 0; m->meta_json && m->meta_json[i]; i += 2) {
+		out_json_str(o, m->meta_json[i]);
+		out_str(o, ":");
+		out_str(o, m->meta_json[i + 1]);
+		out_str(o, ",");
+	}
 	if (m->rank >= 0 || m->world_size > 0 || m->has_local_rank) {
 		/* Kineto's keys, those the launcher's variables give. */
 		const char *sep = "";

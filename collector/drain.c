@@ -218,7 +218,7 @@ static char *tables_now(const struct request *r)
 	}
 	o.dropped = ring_dropped();
 	o.extra = source_tables;
-	const char **pairs = meta_copy();
+	const char **pairs = meta_copy(NULL);
 	o.meta = pairs;
 	if (S.agg) {
 		s = table_format(S.agg, &o);

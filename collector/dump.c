@@ -351,7 +351,8 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 	char host[256] = "", comm[64], cmdline[1024];
 	int rc_trace = 0, rc_stats = 0;
 	int cut = 0;
-	const char **pairs = meta_copy();
+	const char **json = NULL;
+	const char **pairs = meta_copy(&json);
 
 	if (s->journal_open > 0) {
 		output_folder_check(s);
@@ -384,6 +385,7 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 					.clock = clock_source(),
 					.sources = coll_sources,
 					.meta = pairs,
+					.meta_json = json,
 					.written = &last_written};
 		rc_trace = writers_trace(
 			dump_journal_source(s, jsrc, sizeof(jsrc)),
@@ -408,6 +410,7 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 	rc_stats = writers_tables(whole, dropped, &with_meta, s->stats_path);
 	agg_destroy(merged);
 	free(pairs);
+	free(json);
 	if (rc_stats < 0 && rc_stats != s->last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", s->stats_path,
 			strerror(-rc_stats));

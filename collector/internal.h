@@ -262,6 +262,9 @@ struct writer_meta {
 	/* The metadata (meta.c) as key, value, ..., NULL, written at the
 	 * top level as "key":"value" pairs; NULL for none (a recovery). */
 	const char *const *meta;
+	/* The metadata whose values are JSON text, as key, value, ..., NULL,
+	 * written after meta as "key":value, the value as it is; or NULL. */
+	const char *const *meta_json;
 	/* Where to say what was written, or NULL: the JSON's size before
 	 * gzip, and whether the trace has stacks. */
 	struct writer_written *written;
@@ -379,11 +382,14 @@ int writers_trace(const char *journal_path, const char *path,
 int writers_tables(const struct agg *a, uint64_t dropped,
 		   const struct table_opts *extra, const char *path);
 
-/* meta.c. copy: the metadata as key, value, ..., NULL in one malloc'ed
- * block (free() it), for table_opts.meta and writer_meta.meta; NULL when
- * there is none or without memory. Takes LOCK_META. fork_*: held across
- * fork() (coll_fork_prepare). */
-const char **meta_copy(void);
+/* meta.c. copy: the metadata whose values are strings as key, value,
+ * ..., NULL in one malloc'ed block (free() it), in the order first added,
+ * for table_opts.meta and writer_meta.meta; NULL when there is none or
+ * without memory. When json is not NULL, *json gets those whose values
+ * are JSON text the same way (meta_set_json()), for
+ * writer_meta.meta_json. Takes LOCK_META once for both. fork_*: held
+ * across fork() (coll_fork_prepare). */
+const char **meta_copy(const char ***json);
 void meta_fork_prepare(void);
 void meta_fork_parent(void);
 

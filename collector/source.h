@@ -391,6 +391,10 @@ struct table_opts {
  */
 int meta_set(const char *key, const char *value);
 
+/* meta_set() for a value that is JSON text (checked by the caller): it
+ * goes into the trace as it is, and not into the tables. */
+int meta_set_json(const char *key, const char *json);
+
 /* ---- sources ------------------------------------------------------------ */
 
 /*

@@ -106,8 +106,9 @@ MXPROF_API int mxprof_dump(int finished);
  * "cuda_" and "device_" forms) for total, avg and self; ascending sorts the
  * rows ascending. NULL selects the default ("table", "total"). reset clears
  * every table afterwards, the GPU tables included, for the next call (the
- * trace and the .stats.txt still cover the whole run). The caller frees the string with mxprof_free(). Returns NULL
- * with errno EINVAL for a bad format or sort key, or ENOMEM.
+ * trace and the .stats.txt still cover the whole run). The caller frees the
+ * string with mxprof_free(). Returns NULL with errno EINVAL for a bad format or
+ * sort key, or ENOMEM.
  */
 MXPROF_API char *mxprof_dumps(int reset, const char *format,
 			      const char *sort_by, int ascending);
@@ -135,6 +136,16 @@ MXPROF_API char *mxprof_dumps_limit(int reset, const char *format,
  * stackFrames), with one line on stderr; -ENOSPC past 64 keys; -ENOMEM.
  */
 MXPROF_API int mxprof_add_metadata(const char *key, const char *value);
+
+/*
+ * mxprof_add_metadata() for a value that is JSON text, as MindSpore's
+ * Profiler.add_metadata_json(key, value): the trace has "key":<value> at
+ * its top level, the value as JSON (an object, array, number, ...); the
+ * tables leave it out (they show string values). Returns what
+ * mxprof_add_metadata() does, and -EINVAL, with one line on stderr, for
+ * a value that is not JSON text.
+ */
+MXPROF_API int mxprof_add_metadata_json(const char *key, const char *json);
 
 /* Frees a string returned by mxprof_dumps(). Accepts NULL. */
 MXPROF_API void mxprof_free(void *p);

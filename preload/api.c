@@ -145,6 +145,12 @@ int mxprof_add_metadata(const char *key, const char *value)
 	return metadata_add(key, value);
 }
 
+int mxprof_add_metadata_json(const char *key, const char *json)
+{
+	preload_init_once();
+	return metadata_add_json(key, json);
+}
+
 mxprof_domain *mxprof_domain_create(const char *name)
 {
 	static struct coll_lock lock = COLL_LOCK_INIT(LOCK_DOMAINS);

@@ -59,6 +59,175 @@ int metadata_add(const char *key, const char *value)
 	return rc;
 }
 
+/* JSON text checked by json_value() and its helpers: each takes *p past
+ * what it accepts and returns 0, or -1 for what is not JSON. depth
+ * bounds the nesting. */
+static int json_value(const char **p, int depth);
+
+static void json_ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r') {
+		(*p)++;
+	}
+}
+
+static int json_string(const char **p)
+{
+	const char *s = *p + 1;
+
+	for (; *s != '"'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20) {
+			return -1; /* the end, or a raw control character */
+		}
+		if (c == '\\') {
+			s++;
+			if (*s == 'u') {
+				for (int i = 1; i <= 4; i++) {
+					if (!strchr("0123456789abcdefABCDEF",
+						    s[i]) ||
+					    !s[i]) {
+						return -1;
+					}
+				}
+				s += 4;
+			} else if (!*s || !strchr("\"\\/bfnrt", *s)) {
+				return -1;
+			}
+		}
+	}
+	*p = s + 1;
+	return 0;
+}
+
+static int json_digits(const char **p)
+{
+	const char *s = *p;
+
+	while (**p >= '0' && **p <= '9') {
+		(*p)++;
+	}
+	return *p > s ? 0 : -1;
+}
+
+static int json_number(const char **p)
+{
+	if (**p == '-') {
+		(*p)++;
+	}
+	if (**p == '0') {
+		(*p)++;
+	} else if (json_digits(p) < 0) {
+		return -1;
+	}
+	if (**p == '.') {
+		(*p)++;
+		if (json_digits(p) < 0) {
+			return -1;
+		}
+	}
+	if (**p == 'e' || **p == 'E') {
+		(*p)++;
+		if (**p == '+' || **p == '-') {
+			(*p)++;
+		}
+		if (json_digits(p) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The members of an object (close '}') or the items of an array (']'). */
+static int json_list(const char **p, char close, int depth)
+{
+	(*p)++;
+	json_ws(p);
+	if (**p == close) {
+		(*p)++;
+		return 0;
+	}
+	for (;;) {
+		json_ws(p);
+		if (close == '}') {
+			if (**p != '"' || json_string(p) < 0) {
+				return -1;
+			}
+			json_ws(p);
+			if (*(*p)++ != ':') {
+				return -1;
+			}
+		}
+		if (json_value(p, depth + 1) < 0) {
+			return -1;
+		}
+		json_ws(p);
+		if (**p == close) {
+			(*p)++;
+			return 0;
+		}
+		if (*(*p)++ != ',') {
+			return -1;
+		}
+	}
+}
+
+static int json_value(const char **p, int depth)
+{
+	static const char *const words[] = {"true", "false", "null"};
+
+	if (depth > 64) {
+		return -1;
+	}
+	json_ws(p);
+	switch (**p) {
+	case '{':
+		return json_list(p, '}', depth);
+	case '[':
+		return json_list(p, ']', depth);
+	case '"':
+		return json_string(p);
+	default:
+		break;
+	}
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(words[i]);
+		if (strncmp(*p, words[i], n) == 0) {
+			*p += n;
+			return 0;
+		}
+	}
+	return json_number(p);
+}
+
+int metadata_add_json(const char *key, const char *json)
+{
+	char k[QUOTE_MAX * 4 + 4];
+	const char *p = json;
+
+	if (!json || json_value(&p, 0) < 0 || (json_ws(&p), *p)) {
+		fprintf(stderr,
+			"mxprof: add_metadata_json('%s'): the value is not "
+			"JSON text\n",
+			key ? quote(k, key, strlen(key)) : "(null)");
+		return -EINVAL;
+	}
+	int rc = meta_set_json(key, json);
+	if (rc == -EINVAL) {
+		fprintf(stderr,
+			"mxprof: add_metadata_json('%s'): a key of 1 to 255 "
+			"bytes that the trace's top level does not use, and a "
+			"value below 4096 bytes\n",
+			key ? quote(k, key, strlen(key)) : "(null)");
+	} else if (rc == -ENOSPC) {
+		fprintf(stderr,
+			"mxprof: add_metadata_json('%s'): at most 64 keys; "
+			"not added\n",
+			quote(k, key, strlen(key)));
+	}
+	return rc;
+}
+
 /* What MXPROF_METADATA could not add: how many of each problem, and the
  * first of each, for one line per problem. */
 struct load_problems {

@@ -62,6 +62,9 @@
  * syntax), each failure with one line. Neither is for the hot path.
  */
 int metadata_add(const char *key, const char *value);
+/* metadata_add() for mxprof_add_metadata_json(): -EINVAL, with one line,
+ * for a value that is not JSON text. */
+int metadata_add_json(const char *key, const char *json);
 void metadata_load(const char *v);
 
 struct coll_config;

@@ -2,7 +2,8 @@
  * set_config.c - mxprof_set_config(): MXNet's profiler keys.
  *
  * Keys act at once, as in MXNet: "filename" names the files of the next
- * dump (recording that began keeps its journal where it is), and the
+ * dump (recording that began keeps its journal where it is; a folder gets
+ * profile.json), and the
  * profile_* switches turn sources on and off while the program runs:
  * profile_api the api source (hooked C API calls), profile_memory the
  * memory source (device allocations, cupti/memswitch.c), profile_all
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "control.h"
 #include "source.h"
@@ -62,7 +64,17 @@ int mxprof_set_config(const char *key, const char *value)
 			return bad_config(key, value,
 					  "a path; %p pid, %r rank, %h host");
 		}
-		snprintf(s->output, sizeof(s->output), "%s", value);
+		/* A folder (MindSpore's output_path) gets profile.json. */
+		struct stat st;
+		size_t n = strlen(value);
+		if (n && (value[n - 1] == '/' ||
+			  (stat(value, &st) == 0 && S_ISDIR(st.st_mode)))) {
+			snprintf(s->output, sizeof(s->output),
+				 "%s%sprofile.json", value,
+				 value[n - 1] == '/' ? "" : "/");
+		} else {
+			snprintf(s->output, sizeof(s->output), "%s", value);
+		}
 		struct coll_config cfg;
 		config_collector(&cfg);
 		/* Whether the journal exists yet depends on the drain's

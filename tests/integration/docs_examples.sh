@@ -27,7 +27,7 @@ for doc in sys.argv[1:]:
         print("%s:%s=%d" % (doc, k, n[k]))
 PYEOF
 expect_eq "c and python blocks per document" \
-	"README.md:c=1 docs/api.md:c=1 docs/api.md:python=1" "$(echo $(cat counts.txt))"
+	"README.md:c=1 docs/api.md:c=1 docs/api.md:python=2" "$(echo $(cat counts.txt))"
 
 for src in *.c.[0-9]*; do
 	dir=$WORK/run.$src
@@ -62,3 +62,5 @@ expect_eq "api.md's C: checkpoint" 1 "$(row_count $d/profile.stats.txt 'train (m
 d=run.docs_api.md.python.1
 expect_eq "api.md's Python: dumps() has step" 1 "$(row_count $d/out.txt train step)"
 expect_eq "api.md's Python: step" 1 "$(row_count $d/trace.stats.txt train step)"
+d=run.docs_api.md.python.2
+expect_eq "api.md's MindSpore Python: JSON metadata" "[4, 8]" "$(jget $d/data/profile.json 'd["run"]["layers"]')"

@@ -214,3 +214,72 @@ expect_eq "reset: slices in the trace" 6 "$(jget reset.sum 'd["spans"]["reset/t"
 "$BUILD/mxprof" report reset.json > reset.report
 cmp reset.report reset.stats.txt || fail "report differs from reset.stats.txt: $(diff reset.report reset.stats.txt)"
 echo "ok: report of the trace is the .stats.txt"
+
+# MindSpore's Profiler: output_path is a folder (made when missing) that
+# gets profile.json and its tables; start() twice and stop() before
+# start() raise RuntimeError; add_metadata_json puts JSON, not a string,
+# at the trace's top level. set_config(filename=) naming a folder writes
+# profile.json inside it, not in a private folder elsewhere.
+cat > ms.py <<'PYEOF'
+import json
+from mxprof import profiler
+p = profiler.Profiler(output_path='ms_out', start_profile=False)
+for what, call in (('stop before start', p.stop), ('start', p.start),
+                   ('start again', p.start)):
+    try:
+        call()
+        print(what, 'ok')
+    except RuntimeError as e:
+        print(what, 'RuntimeError')
+p.add_metadata('plain', 'text')
+p.add_metadata_json('shape', json.dumps({"key1": 1, "key2": [2, 3]}))
+p.add_metadata_json('quoted', json.dumps("just a string"))
+try:
+    p.add_metadata_json('bad', '{not json')
+    print('bad json accepted')
+except ValueError:
+    print('bad json ValueError')
+t = profiler.Task(profiler.Domain('ms'), 'step')
+for i in range(2):
+    with t:
+        pass
+p.stop()
+p.analyse()
+PYEOF
+$PY ms.py > ms.stdout 2> ms.stderr
+expect_eq "mindspore: start and stop" "stop before start RuntimeError
+start ok
+start again RuntimeError
+bad json ValueError" "$(cat ms.stdout)"
+expect_eq "mindspore: stderr" "" "$(cat ms.stderr)"
+expect_eq "mindspore: steps in ms_out/profile.stats.txt" 2 "$(row_count ms_out/profile.stats.txt ms step)"
+expect_eq "mindspore: metadata in the trace" '["text", {"key1": 1, "key2": [2, 3]}, "just a string"]' \
+	"$(jget ms_out/profile.json 'json.dumps([d["plain"], d["shape"], d["quoted"]])')"
+"$BUILD/mxprof" report ms_out/profile.json > ms.report
+cmp ms.report ms_out/profile.stats.txt || fail "report differs: $(diff ms.report ms_out/profile.stats.txt)"
+echo "ok: report of the trace is the .stats.txt"
+
+mkdir folder
+cat > folder.py <<'PYEOF'
+from mxprof import profiler
+profiler.set_config(filename='folder')
+profiler.set_state('run')
+with profiler.Task(profiler.Domain('f'), 't'):
+    pass
+profiler.set_state('stop')
+profiler.dump()
+PYEOF
+LD_PRELOAD="$PRELOAD" $PY folder.py 2> folder.err
+expect_eq "folder: stderr" "" "$(cat folder.err)"
+expect_eq "folder: the trace inside it" 1 "$(row_count folder/profile.stats.txt f t)"
+# The C function checks its JSON text itself.
+$PY - > cjson.out 2> cjson.err <<'PYEOF'
+from mxprof import profiler
+profiler.set_config(filename='cjson.json')
+for text in (b'{"a":[1,-2.5e3,true,null,"x\\u00e9\\n"],"b":{}}', b' 7 ',
+             b'{bad', b'[1,2', b'01', b'"raw\ttab"', b'[1] x', b'',
+             b'[' * 100 + b']' * 100):
+    print(profiler._add_metadata_json(b'k', text), end=' ')
+PYEOF
+expect_eq "C add_metadata_json: results" "0 0 -22 -22 -22 -22 -22 -22 -22 " "$(cat cjson.out)"
+expect_eq "C add_metadata_json: lines" 7 "$(grep -c "^mxprof: add_metadata_json('k'): the value is not JSON text$" cjson.err)"

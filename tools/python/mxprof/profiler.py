@@ -3,7 +3,8 @@ libmxprof.so through ctypes.
 
 Functions: set_config, set_state, pause, resume, dump, dumps, scope, and the
 deprecated profiler_set_config, profiler_set_state and dump_profile.
-Classes: Domain, Task, Frame, Event, Counter, Marker.
+Classes: Domain, Task, Frame, Event, Counter, Marker, and Profiler
+(MindSpore's start/stop/analyse over the same profiler).
 
 Errors from the library come back as exceptions: ValueError for a bad key,
 value, state, format, sort key or scope (EINVAL), OSError otherwise. The
@@ -14,6 +15,7 @@ bad MXPROF_* variable.
 import contextlib
 import ctypes
 import errno
+import json
 import os
 import threading
 
@@ -21,7 +23,7 @@ __all__ = [
     "set_config", "set_state", "pause", "resume", "dump", "dumps", "scope",
     "profiler_set_config", "profiler_set_state", "dump_profile",
     "Domain", "Task", "Frame", "Event", "Counter", "Marker", "dropped",
-    "add_metadata", "library_path",
+    "add_metadata", "add_metadata_json", "library_path", "Profiler",
 ]
 
 _SYMBOL = "mxprof_set_config"
@@ -92,6 +94,7 @@ _resume = _sig("mxprof_resume", _int)
 _dump = _sig("mxprof_dump", _int, _int)
 _dumps = _sig("mxprof_dumps_limit", _vp, _int, _cp, _cp, _int, _c.c_uint)
 _add_metadata = _sig("mxprof_add_metadata", _int, _cp, _cp)
+_add_metadata_json = _sig("mxprof_add_metadata_json", _int, _cp, _cp)
 _free = _sig("mxprof_free", None, _vp)
 _dropped = _sig("mxprof_dropped", _c.c_uint64)
 _domain_create = _sig("mxprof_domain_create", _vp, _cp)
@@ -234,6 +237,25 @@ def add_metadata(key, value):
     for an empty key or one the trace's top level uses."""
     _check(_add_metadata(_b(key), _b(str(value))),
            "add_metadata(%r)" % (key,))
+
+
+def add_metadata_json(key, value):
+    """Adds key with value, a JSON text, to the trace's top level as JSON
+    (an object, list, number, ...), as MindSpore's Profiler
+    add_metadata_json(key, value); a JSON string is added as
+    add_metadata() adds it. Raises ValueError when value is not JSON text,
+    or for a key add_metadata() refuses."""
+    try:
+        v = json.loads(value)
+    except (TypeError, ValueError) as e:
+        raise ValueError("add_metadata_json(%r): not JSON text: %s"
+                         % (key, e))
+    if isinstance(v, str):
+        add_metadata(key, v)
+        return
+    text = json.dumps(v, separators=(",", ":"), allow_nan=False)
+    _check(_add_metadata_json(_b(key), _b(text)),
+           "add_metadata_json(%r)" % (key,))
 
 
 def dropped():
@@ -449,3 +471,49 @@ def scope(name="<unk>:", append_mode=True):
     finally:
         ev.stop()
         stack.pop()
+
+
+class Profiler(object):
+    """MindSpore's Profiler over this profiler: output_path is a folder
+    (made when missing) that gets profile.json and profile.stats.txt;
+    start_profile=False waits for start(). start() while started and
+    stop() while stopped raise RuntimeError, as in MindSpore. analyse()
+    writes the trace and tables. Other MindSpore arguments are accepted
+    and change nothing."""
+
+    def __init__(self, output_path="./data", start_profile=True, **kwargs):
+        self.output_path = os.path.abspath(output_path)
+        os.makedirs(self.output_path, exist_ok=True)
+        set_config(filename=self.output_path)
+        self._started = False
+        if start_profile:
+            self.start()
+
+    def start(self):
+        """Starts recording; RuntimeError when already started."""
+        if self._started:
+            raise RuntimeError("Profiler: already started")
+        set_state("run")
+        self._started = True
+
+    def stop(self):
+        """Stops recording; RuntimeError when not started."""
+        if not self._started:
+            raise RuntimeError("Profiler: not started")
+        set_state("stop")
+        self._started = False
+
+    def analyse(self, **kwargs):
+        """Stops recording and writes the trace and tables into
+        output_path."""
+        if self._started:
+            self.stop()
+        dump(True)
+
+    def add_metadata(self, key, value):
+        """add_metadata(key, value) of this module."""
+        add_metadata(key, value)
+
+    def add_metadata_json(self, key, value):
+        """add_metadata_json(key, value) of this module."""
+        add_metadata_json(key, value)
