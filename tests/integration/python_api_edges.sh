@@ -1,5 +1,9 @@
 # Edges of the Python binding and the C API under it, each with exact
-# figures: an extra stop() of a task, frame or event.
+# figures: an extra stop() of a task, frame or event; the names of
+# counter and marker sections; counters created with 0 and PyTorch's sort
+# keys; metadata past its limits and with control characters;
+# dumps(reset=True) against the files; MindSpore's Profiler,
+# add_metadata_json and folder outputs.
 . "$ROOT/tests/integration/lib.sh"
 if [ "$PRELOAD" != "$MXPROF_LIB" ]; then export LD_PRELOAD=${PRELOAD% *}; fi
 export PYTHONPATH=$ROOT/tools/python
