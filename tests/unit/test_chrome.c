@@ -633,7 +633,7 @@ static void test_chrome_tables_file_has_expected_rows(void **st)
 		"\ninner                                   3           2.2500  "
 		"         0.7500           0.7500           0.7500           "
 		"2.2500            50.00                3\n",
-		"\ncounters\n=================\n",
+		"\ncounters (counters)\n=================\n",
 		"\nqueue depth                             6          -3.0000  "
 		"         7.0000           1.5000\n",
 		"\nframes\n=================\n",
