@@ -4,7 +4,9 @@
  * The options become MXPROF_* variables in the child's environment (the
  * library reads nothing else), libmxprof.so is appended to LD_PRELOAD, and
  * the program is executed in a child process. mxprof waits for it, passing
- * on SIGINT, SIGTERM, SIGHUP and the dump signal, and exits as a shell would:
+ * on SIGINT, SIGTERM, SIGHUP and the dump signal (a signal it was started
+ * with ignored, as under nohup, stays ignored here and in the program),
+ * and exits as a shell would:
  * with the program's status, or 128 + the signal that ended it. Then it
  * merges the process tree's files into one result (run_tree.c) and prints
  * the top rows of the tables and the paths of the files written
@@ -44,6 +46,21 @@ static void run_forward(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	kill(c, sig);
+}
+
+/* Passes sig on to the program (sa), unless mxprof run was started with
+ * sig ignored: then it stays ignored here and in the program, as without
+ * mxprof. The signals passed on are added to *forwarded. */
+static void run_take(int sig, const struct sigaction *sa, sigset_t *forwarded)
+{
+	struct sigaction cur;
+
+	if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler == SIG_IGN) {
+		return;
+	}
+	if (sigaction(sig, sa, NULL) == 0) {
+		sigaddset(forwarded, sig);
+	}
 }
 
 static int run_is_number(const char *s, int allow_frac)
@@ -195,7 +212,8 @@ static const char run_help[] =
 	"libmxprof.so is taken from $MXPROF_LIB, else from beside this "
 	"program,\n"
 	"else from ../lib beside it. SIGINT, SIGTERM, SIGHUP and the dump\n"
-	"signal sent to mxprof are passed on to COMMAND.\n"
+	"signal sent to mxprof are passed on to COMMAND; one that mxprof was\n"
+	"started with ignored (nohup, a background job) stays ignored.\n"
 	"\n"
 	"exit status: COMMAND's own, or 128 + the signal that ended it; 127 "
 	"if\n"
@@ -253,8 +271,9 @@ int cmd_run(int argc, char **argv)
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
 	int fds[2];
 	unsigned long long top = 10, tmp;
+	static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
-	sigset_t block, old;
+	sigset_t block, old, forwarded;
 	pid_t pid;
 	ssize_t rn;
 	const char *pat = getenv("MXPROF_OUTPUT");
@@ -395,6 +414,7 @@ int cmd_run(int argc, char **argv)
 	}
 	/* Signals stay blocked until the child's pid is known, so that none
 	 * is lost or sent to pid -1. */
+	sigemptyset(&forwarded);
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -408,12 +428,11 @@ int cmd_run(int argc, char **argv)
 	sa.sa_sigaction = run_forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
+	for (i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++) {
+		run_take(fwd[i], &sa, &forwarded);
+	}
 	if (dump_sig > 0) {
-		sigaction(dump_sig, &sa, NULL);
+		run_take(dump_sig, &sa, &forwarded);
 	}
 	fflush(NULL);
 	pid = fork();
@@ -425,15 +444,17 @@ int cmd_run(int argc, char **argv)
 	}
 	if (pid == 0) {
 		struct sigaction dfl;
+		int sig;
 
+		/* The program gets the dispositions mxprof run was given: a
+		 * signal ignored there (nohup, a background job) stays
+		 * ignored. */
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
-		sigaction(SIGINT, &dfl, NULL);
-		sigaction(SIGTERM, &dfl, NULL);
-		sigaction(SIGHUP, &dfl, NULL);
-		sigaction(SIGQUIT, &dfl, NULL);
-		if (dump_sig > 0) {
-			sigaction(dump_sig, &dfl, NULL);
+		for (sig = 1; sig < NSIG; sig++) {
+			if (sigismember(&forwarded, sig) == 1) {
+				sigaction(sig, &dfl, NULL);
+			}
 		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[0]);
