@@ -7,8 +7,10 @@
  * on SIGINT, SIGTERM, SIGHUP and the dump signal (a signal it was started
  * with ignored, as under nohup, stays ignored here and in the program),
  * and exits as a shell would:
- * with the program's status, or 128 + the signal that ended it. Then it
- * merges the process tree's files into one result (run_tree.c) and prints
+ * with the program's status, or 128 + the signal that ended it. Before
+ * that it waits, bounded, for the rest of the tree the program started
+ * (run_wait.c), merges the tree's files into one result (run_tree.c) and
+ * prints
  * the top rows of the tables and the paths of the files written
  * (run_summary.c).
  *
@@ -29,20 +31,26 @@
 #include "cli.h"
 #include "settings.h"
 
+/* The program's pid; 0 once it has ended and mxprof run waits for the
+ * rest of its tree (run_wait.c), which takes the signals from run_sig. */
 static volatile pid_t run_child = -1;
+static volatile sig_atomic_t run_sig, run_sig_kernel;
 
 /* Forwards a signal to the program. A terminal's SIGINT or SIGQUIT went to
  * the whole foreground group, the program included: not sent twice. */
 static void run_forward(int sig, siginfo_t *si, void *uc)
 {
 	pid_t c = run_child;
+	int kernel = (sig == SIGINT || sig == SIGQUIT) && si &&
+		     si->si_code == SI_KERNEL;
 
 	(void)uc;
-	if (c <= 0) {
+	if (c == 0) {
+		run_sig_kernel = kernel;
+		run_sig = sig;
 		return;
 	}
-	if ((sig == SIGINT || sig == SIGQUIT) && si &&
-	    si->si_code == SI_KERNEL) {
+	if (c < 0 || kernel) {
 		return;
 	}
 	kill(c, sig);
@@ -205,6 +213,9 @@ static const char run_help[] =
 	"(MXPROF_DUMP_PERIOD)\n"
 	"      --no-autostart       do not record until the program calls\n"
 	"                           set_state(\"run\") (MXPROF_AUTOSTART=0)\n"
+	"      --wait SEC           once COMMAND has ended, wait at most SEC\n"
+	"                           seconds for the processes it started that\n"
+	"                           still run (workers, daemons) [30]\n"
 	"  -n, --top N              rows per table in the summary [10]\n"
 	"  -q, --quiet              no summary\n"
 	"  -h, --help               this text\n"
@@ -233,6 +244,7 @@ enum {
 	RUN_CONT,
 	RUN_PERIOD,
 	RUN_NOAUTO,
+	RUN_WAIT,
 };
 
 /* The settings collected from the options, applied in the child. */
@@ -260,6 +272,7 @@ int cmd_run(int argc, char **argv)
 		{"continuous-dump", no_argument, NULL, RUN_CONT},
 		{"dump-period", required_argument, NULL, RUN_PERIOD},
 		{"no-autostart", no_argument, NULL, RUN_NOAUTO},
+		{"wait", required_argument, NULL, RUN_WAIT},
 		{"top", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -271,6 +284,8 @@ int cmd_run(int argc, char **argv)
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
 	int fds[2];
 	unsigned long long top = 10, tmp;
+	double wait_s = 30;
+	struct run_wait w = {0};
 	static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
 	sigset_t block, old, forwarded;
@@ -370,6 +385,15 @@ int cmd_run(int argc, char **argv)
 		case RUN_NOAUTO:
 			autostart = 0;
 			break;
+		case RUN_WAIT:
+			if (!run_is_number(optarg, 1)) {
+				util_err("--wait: '%s' is not a number of "
+					 "seconds",
+					 optarg);
+				goto usage;
+			}
+			wait_s = strtod(optarg, NULL);
+			break;
 		case 'n':
 			if (util_parse_uint(optarg, 0, 1000000, &top) < 0) {
 				util_err("--top: '%s' is not a count", optarg);
@@ -434,6 +458,9 @@ int cmd_run(int argc, char **argv)
 	if (dump_sig > 0) {
 		run_take(dump_sig, &sa, &forwarded);
 	}
+	/* The orphans of the tree become this process's children, to be
+	 * waited for (run_wait.c). */
+	run_wait_adopt();
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -479,20 +506,25 @@ int cmd_run(int argc, char **argv)
 		rn = read(fds[0], &err, sizeof(err));
 	} while (rn < 0 && errno == EINTR);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			util_err("waitpid: %s", strerror(errno));
-			run_tree_free(tree);
-			return CLI_FAIL;
-		}
+	c = run_wait_main(&w, pid, &status);
+	if (c < 0) {
+		util_err("waitpid: %s", strerror(-c));
+		run_tree_free(tree);
+		run_wait_free(&w);
+		return CLI_FAIL;
 	}
-	run_child = -1;
 	if (rn == (ssize_t)sizeof(err)) {
+		run_child = -1;
 		util_err("%s: %s", argv[optind], strerror(err));
 		run_tree_free(tree);
+		run_wait_free(&w);
 		return err == ENOENT ? 127 : 126;
 	}
-	run_tree_after(tree, pid);
+	run_child = 0;
+	run_wait_rest(&w, argv[optind], wait_s, &run_sig, &run_sig_kernel);
+	run_child = -1;
+	run_tree_after(tree, &w);
+	run_wait_free(&w);
 	run_summary_print(pat, pid, (unsigned)top, quiet);
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",

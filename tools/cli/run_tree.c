@@ -26,7 +26,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -175,9 +177,26 @@ static int rt_new(const struct run_tree *t, const struct rt_file *f)
 	return 1;
 }
 
+/* Writes how pid ended, as w saw it, or that only its parent saw it. */
+static void rt_how(const struct run_wait *w, pid_t pid, char *buf, size_t len)
+{
+	int st;
+
+	if (!run_wait_status(w, pid, &st)) {
+		snprintf(buf, len, "only its parent saw how it ended");
+	} else if (WIFSIGNALED(st)) {
+		snprintf(buf, len, "killed by SIG%s",
+			 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st))
+						    : "?");
+	} else {
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
+	}
+}
+
 /* Rebuilds the trace and tables of a process that died before its final
- * dump from its journal, says so in one line, and removes the journal. */
-static void rt_recover(const char *journal)
+ * dump from its journal, says so in one line (with how it ended), and
+ * removes the journal. A journal whose writer still runs is left alone. */
+static void rt_recover(const char *journal, const struct run_wait *w)
 {
 	struct recovery *r = malloc(sizeof(*r));
 	char trace[PATH_MAX], stats[PATH_MAX + 16];
@@ -189,12 +208,17 @@ static void rt_recover(const char *journal)
 		return;
 	}
 	rc = recover_open(r, journal);
-	if (rc == 0 && (rc = recover_write_trace(r, trace)) == 0 &&
-	    (rc = recover_write_tables(r, stats)) == 0) {
-		util_err("pid %d ended before writing its trace (killed: "
-			 "SIGKILL, out of memory?); recovered %llu records "
-			 "from its journal",
-			 r->pid, (unsigned long long)r->records);
+	if (rc == 0 && r->pid > 0 && kill(r->pid, 0) == 0) {
+		util_err("pid %d still runs: its journal %s is left in place",
+			 r->pid, journal);
+	} else if (rc == 0 && (rc = recover_write_trace(r, trace)) == 0 &&
+		   (rc = recover_write_tables(r, stats)) == 0) {
+		char how[64];
+
+		rt_how(w, r->pid, how, sizeof(how));
+		util_err("pid %d ended before writing its trace (%s); "
+			 "recovered %llu records from its journal",
+			 r->pid, how, (unsigned long long)r->records);
 		unlink(journal);
 	} else {
 		util_err("%s: cannot recover: %s", journal,
@@ -308,14 +332,13 @@ done:
 	free(out);
 }
 
-void run_tree_after(struct run_tree *t, pid_t pid)
+void run_tree_after(struct run_tree *t, const struct run_wait *w)
 {
 	struct rt_file *f = NULL;
 	size_t n = 0, i, nt = 0;
 	char **traces = NULL;
 	uint64_t events = 0;
 
-	(void)pid;
 	if (!t) {
 		return;
 	}
@@ -324,7 +347,7 @@ void run_tree_after(struct run_tree *t, pid_t pid)
 		size_t len = strlen(f[i].path);
 		if (len > 8 && strcmp(f[i].path + len - 8, ".journal") == 0 &&
 		    rt_new(t, &f[i])) {
-			rt_recover(f[i].path);
+			rt_recover(f[i].path, w);
 		}
 	}
 	rt_free(f, n);
