@@ -338,6 +338,7 @@ void run_tree_after(struct run_tree *t, const struct run_wait *w)
 	size_t n = 0, i, nt = 0;
 	char **traces = NULL;
 	uint64_t events = 0;
+	int merge;
 
 	if (!t) {
 		return;
@@ -368,15 +369,20 @@ void run_tree_after(struct run_tree *t, const struct run_wait *w)
 			break;
 		}
 	}
-	if (nt > 1) {
+	/* One trace at -o: several merged, or the one of a process other
+	 * than the root (which wrote none: it ended with _exit, recorded
+	 * nothing, or was a shell that exec'ed nothing). */
+	merge = nt > 1 || (nt == 1 && strcmp(traces[0], t->trace) != 0);
+	if (merge) {
 		/* The tables first: they read each process's own trace, the
 		 * root's included, before the merge replaces it. */
 		rt_tables(t->trace, traces, nt);
 	}
-	if (nt > 1 && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
+	if (merge && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
 		fprintf(stderr,
-			"mxprof: %zu processes merged into %s (%llu events)\n",
-			nt, t->trace, (unsigned long long)events);
+			"mxprof: %zu process%s merged into %s (%llu events)\n",
+			nt, nt == 1 ? "" : "es", t->trace,
+			(unsigned long long)events);
 	}
 	free(traces);
 	rt_free(f, n);
