@@ -25,6 +25,8 @@
  *                 (the dump signal's names: the library's settings.c)
  *   run_summary.c mxprof run's summary: the tables and the files written
  *                 (their names: the library's settings.c and paths.c)
+ *   run_output.c  mxprof run checks, before it starts the program,
+ *                 that the tree can write its files at the output
  *   run_wait.c    mxprof run waits for the whole tree it started (as
  *                 its child subreaper), bounded, and notes how each
  *                 process it reaped ended
@@ -394,6 +396,14 @@ void run_summary_before(const char *pat);
  * settings.h), %r with the rank of this process's environment; pid 0
  * gives %p as the glob "*". This function can't fail. */
 void run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
+
+/* ---- run_output.c ------------------------------------------------------ */
+
+/* Checks that the processes of a run can write their files at the output
+ * pattern pat (NULL or "": profile.json): a regular file or none, in a
+ * writable folder, with a name that leaves room for the names derived
+ * from it. Returns 0, or -1 after one line saying why not. */
+int run_output_check(const char *pat);
 
 /* ---- run_wait.c -------------------------------------------------------- */
 

@@ -230,7 +230,7 @@ static const char run_help[] =
 	"if\n"
 	"COMMAND cannot be found, 126 if it cannot be run, 1 if libmxprof.so "
 	"is\n"
-	"missing, 2 bad usage.\n";
+	"missing or the output cannot be written, 2 bad usage.\n";
 
 enum {
 	RUN_HOOK = 256,
@@ -428,6 +428,9 @@ int cmd_run(int argc, char **argv)
 		if (strcmp(env[i].name, "MXPROF_OUTPUT") == 0) {
 			pat = env[i].value;
 		}
+	}
+	if (run_output_check(pat) < 0) {
+		return CLI_FAIL;
 	}
 	tree = run_tree_before(pat);
 	run_summary_before(pat);

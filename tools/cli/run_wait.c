@@ -183,7 +183,8 @@ void run_wait_rest(struct run_wait *w, const char *prog, double bound,
 		}
 		if (!said && n) {
 			rw_names(pids, n, names, sizeof(names));
-			util_err("%s ended; waiting for %zu process%s it started, "
+			util_err("%s ended; waiting for %zu process%s it "
+				 "started, "
 				 "still running: %s (at most %g s: --wait)",
 				 prog, n, n == 1 ? "" : "es", names, bound);
 			said = 1;
