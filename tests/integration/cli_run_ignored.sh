@@ -13,9 +13,12 @@ cat > prog.sh <<'SH'
 m=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status)
 printf '%x\n' $((0x$m & 0x7fffffff)) > "$1.mask"
 echo $$ > "$1.pid"
-while [ ! -e "$1.go" ]; do sleep 0.01; done
+# Released by the test (at its end, whatever happens), at most 60 s on.
+i=0
+while [ ! -e "$1.go" ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i + 1)); done
 exit 0
 SH
+trap 'touch plain.go run.go dfl.go' EXIT
 # ign CMD...: becomes CMD with SIGHUP, SIGINT and SIGQUIT ignored (run
 # with &, so that its pid is the one killed).
 ign() { exec sh -c "trap '' HUP INT QUIT; exec \"\$@\"" ign "$@"; }
