@@ -9,13 +9,18 @@
 mxprof_command
 PROG=$BUILD/programs/cli_tasks
 
-# daemon GO: a program that leaves a cli_tasks -w GO behind, detached.
+# daemon GO STEM: a program that leaves a cli_tasks -w GO behind,
+# detached, and ends once that daemon waits for GO with its journal
+# STEM.<pid>.json.journal on disk.
 daemon() {
-	echo "setsid sh -c '$PROG -w $1 & echo \$! > $1.pid' </dev/null >/dev/null 2>&1; exit 0"
+	echo "setsid sh -c '$PROG -w $1 & echo \$! > $1.pid' </dev/null >/dev/null 2>&1
+	while [ ! -s $1.pid ]; do sleep 0.01; done
+	while [ ! -e $1.ready ] || [ ! -e $2.\$(cat $1.pid).json.journal ]; do sleep 0.01; done
+	exit 0"
 }
 
 : >err.txt
-"$MX" run -q -o t.json -- sh -c "$(daemon go)" >out.txt 2>err.txt &
+"$MX" run -q -o t.json -- sh -c "$(daemon go t)" >out.txt 2>err.txt &
 mx=$!
 # No deadline: mxprof run ending first is the failure.
 while ! grep -q 'still running' err.txt && kill -0 "$mx" 2>/dev/null; do
@@ -37,7 +42,7 @@ expect_eq "merged" 1 "$(grep -c '^mxprof: 1 process merged into t.json' err.txt)
 
 # The bound: a daemon that is never released while mxprof run waits.
 set +e
-"$MX" run -q --wait 0.2 -o u.json -- sh -c "$(daemon go2)" >out2.txt 2>err2.txt
+"$MX" run -q --wait 0.2 -o u.json -- sh -c "$(daemon go2 u)" >out2.txt 2>err2.txt
 rc=$?
 set -e
 cat err2.txt

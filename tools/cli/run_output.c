@@ -64,8 +64,9 @@ int run_output_check(const char *pat)
 		goto bad;
 	}
 	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0) {
-		why = errno == EROFS ? "its folder is on a read-only file system"
-				     : "its folder is not writable";
+		why = errno == EROFS
+			      ? "its folder is on a read-only file system"
+			      : "its folder is not writable";
 		goto bad;
 	}
 	name_max = pathconf(dir, _PC_NAME_MAX);
