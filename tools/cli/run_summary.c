@@ -247,11 +247,11 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 				 "`mxprof recover %s` rebuilds it",
 				 path, journal);
 		} else {
-			util_err(
-				"no trace at %s (the program may have been "
-				"killed before mxprof could write it, or named "
-				"another file with set_config(filename=...))",
-				path);
+			util_err("no trace at %s (the program recorded "
+				 "nothing, was killed before mxprof could "
+				 "write it, or named another file with "
+				 "set_config(filename=...))",
+				 path);
 		}
 	}
 }
