@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -43,6 +44,7 @@ struct run_tree {
 	char trace[PATH_MAX];
 	struct rt_file *f;
 	size_t n;
+	struct timespec start; /* when run_tree_before() ran */
 };
 
 /* Appends every match of pattern to *f. Returns 0 or -ENOMEM. */
@@ -156,6 +158,7 @@ struct run_tree *run_tree_before(const char *pat)
 	if (!t) {
 		return NULL;
 	}
+	clock_gettime(CLOCK_REALTIME, &t->start);
 	run_summary_expand(pat, 0, t->trace, sizeof(t->trace));
 	rt_list(t->trace, &t->f, &t->n);
 	return t;
@@ -226,6 +229,48 @@ static void rt_recover(const char *journal, const struct run_wait *w)
 	}
 	recover_close(r);
 	free(r);
+}
+
+/* Removes the temporary files (X.tmp.<pid>, collector/out.c) that a
+ * process of this run left when it ended during a dump of the trace or
+ * tables at trace (a pattern), one line each: its journal, recovered,
+ * holds what the file would have. A file of a process that still runs, or
+ * older than the run, is left alone. */
+static void rt_drop_temps(const struct run_tree *t, const char *trace,
+			  const struct run_wait *w)
+{
+	char pat[2][PATH_MAX + 32];
+	glob_t g;
+
+	if (snprintf(pat[0], sizeof(pat[0]), "%s.tmp.[0-9]*", trace) >=
+		    (int)sizeof(pat[0]) ||
+	    paths_stats(trace, pat[1], sizeof(pat[1]) - 16) < 0) {
+		return;
+	}
+	strcat(pat[1], ".tmp.[0-9]*");
+	for (int k = 0; k < 2; k++) {
+		if (glob(pat[k], 0, NULL, &g) != 0) {
+			continue;
+		}
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const char *p = g.gl_pathv[i], *tag = strrchr(p, '.');
+			char how[64], *end;
+			struct stat st;
+			long pid = strtol(tag + 1, &end, 10);
+
+			if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 ||
+			    lstat(p, &st) < 0 || !S_ISREG(st.st_mode) ||
+			    st.st_mtim.tv_sec < t->start.tv_sec ||
+			    unlink(p) < 0) {
+				continue;
+			}
+			rt_how(w, (pid_t)pid, how, sizeof(how));
+			util_err("removed %s: pid %ld ended while writing it "
+				 "(%s)",
+				 p, pid, how);
+		}
+		globfree(&g);
+	}
 }
 
 /* What one process's trace gives the tables. */
@@ -339,9 +384,16 @@ void run_tree_after(struct run_tree *t, const struct run_wait *w)
 	char **traces = NULL;
 	uint64_t events = 0;
 	int merge;
+	char child[PATH_MAX + 16];
 
 	if (!t) {
 		return;
+	}
+	/* The temporary files of processes that ended during a dump: the
+	 * root's, then its descendants'. */
+	rt_drop_temps(t, t->trace, w);
+	if (paths_child(t->trace, "[0-9]*", child, sizeof(child)) == 0) {
+		rt_drop_temps(t, child, w);
 	}
 	rt_list(t->trace, &f, &n);
 	for (i = 0; i < n; i++) {
