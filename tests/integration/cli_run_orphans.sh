@@ -12,10 +12,10 @@ PROG=$BUILD/programs/cli_tasks
 
 # The main process starts the worker (10 steps, then go.ready, then it
 # waits for go, then 10 more steps) and dies by SIGTERM once the worker is
-# waiting.
+# waiting with its journal on disk.
 : >err.txt
 "$MX" run -q -o t.json -- sh -c "$PROG -w go & echo \$! > worker.pid
-	while [ ! -e go.ready ]; do sleep 0.01; done
+	while [ ! -e go.ready ] || [ ! -e t.\$!.json.journal ]; do sleep 0.01; done
 	kill -TERM \$\$" >out.txt 2>err.txt &
 mx=$!
 # No deadline: mxprof run ending first is the failure.
