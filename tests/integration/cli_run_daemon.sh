@@ -14,8 +14,8 @@ PROG=$BUILD/programs/cli_tasks
 # STEM.<pid>.json.journal on disk.
 daemon() {
 	echo "setsid sh -c '$PROG -w $1 & echo \$! > $1.pid' </dev/null >/dev/null 2>&1
-	while [ ! -s $1.pid ]; do sleep 0.01; done
-	while [ ! -e $1.ready ] || [ ! -e $2.\$(cat $1.pid).json.journal ]; do sleep 0.01; done
+	i=0; while [ ! -s $1.pid ] && [ \$i -lt 6000 ]; do sleep 0.01; i=\$((i + 1)); done
+	i=0; while { [ ! -e $1.ready ] || [ ! -e $2.\$(cat $1.pid).json.journal ]; } && [ \$i -lt 6000 ]; do sleep 0.01; i=\$((i + 1)); done
 	exit 0"
 }
 

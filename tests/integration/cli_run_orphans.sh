@@ -15,7 +15,7 @@ PROG=$BUILD/programs/cli_tasks
 # waiting with its journal on disk.
 : >err.txt
 "$MX" run -q -o t.json -- sh -c "$PROG -w go & echo \$! > worker.pid
-	while [ ! -e go.ready ] || [ ! -e t.\$!.json.journal ]; do sleep 0.01; done
+	i=0; while { [ ! -e go.ready ] || [ ! -e t.\$!.json.journal ]; } && [ \$i -lt 6000 ]; do sleep 0.01; i=\$((i + 1)); done
 	kill -TERM \$\$" >out.txt 2>err.txt &
 mx=$!
 # No deadline: mxprof run ending first is the failure.

@@ -12,9 +12,9 @@ PROG=$BUILD/programs/cli_tasks
 
 "$MX" run -q -o t.json -- sh -c "
 	sh -c 'echo partial > t.\$\$.json.tmp.\$\$; echo \$\$ > w.pid; exec $PROG -w go' &
-	while [ ! -s w.pid ]; do sleep 0.01; done
+	i=0; while [ ! -s w.pid ] && [ \$i -lt 6000 ]; do sleep 0.01; i=\$((i + 1)); done
 	w=\$(cat w.pid)
-	while [ ! -e go.ready ] || [ ! -e t.\$w.json.journal ]; do sleep 0.01; done
+	i=0; while { [ ! -e go.ready ] || [ ! -e t.\$w.json.journal ]; } && [ \$i -lt 6000 ]; do sleep 0.01; i=\$((i + 1)); done
 	kill -KILL \$w
 	exit 0" >out.txt 2>err.txt || fail "mxprof run: status $?: $(cat err.txt)"
 cat err.txt
