@@ -444,6 +444,19 @@ int run_wait_status(const struct run_wait *w, pid_t pid, int *status);
 /* Frees what w holds. */
 void run_wait_free(struct run_wait *w);
 
+/* Creates an empty file for the library's notes (MXPROF_RUN_NOTES) in a
+ * new private folder of $TMPDIR or /tmp, and writes its path into path.
+ * Returns 0, or -1 (path "") when it cannot. */
+int run_summary_notes_open(char *path, size_t len);
+
+/* Writes into out the last trace name that process pid noted in the
+ * notes file path (set_config(filename=...)). Returns 1, or 0 when it
+ * noted none. */
+int run_summary_notes_trace(const char *path, pid_t pid, char *out, size_t len);
+
+/* Removes the notes file path and its folder, and empties path. */
+void run_summary_notes_close(char *path);
+
 /* ---- run_tree.c -------------------------------------------------------- */
 
 /*
@@ -461,6 +474,10 @@ void run_wait_free(struct run_wait *w);
 struct run_tree;
 struct run_tree *run_tree_before(const char *pat);
 void run_tree_after(struct run_tree *t, const struct run_wait *w);
+
+/* Makes trace (an expanded path) the root's trace of t (NULL included):
+ * the program named it with set_config(filename=...). */
+void run_tree_moved(struct run_tree *t, const char *trace);
 
 /* Frees t (from run_tree_before(), NULL included) without looking at the
  * files: the program could not be started. This function can't fail. */

@@ -278,13 +278,14 @@ int cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_env env[16];
+	struct run_env env[17];
 	size_t nenv = 0, i;
 	char lib[PATH_MAX];
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
 	int fds[2];
 	unsigned long long top = 10, tmp;
 	double wait_s = 30;
+	char notes[PATH_MAX], moved[PATH_MAX];
 	struct run_wait w = {0};
 	static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
@@ -434,9 +435,17 @@ int cmd_run(int argc, char **argv)
 	}
 	tree = run_tree_before(pat);
 	run_summary_before(pat);
+	/* Where the program notes the files set_config(filename=...) names
+	 * (run_summary.c). */
+	if (run_summary_notes_open(notes, sizeof(notes)) == 0) {
+		env[nenv].name = "MXPROF_RUN_NOTES";
+		env[nenv].value = notes;
+		nenv++;
+	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
 		run_tree_free(tree);
+		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
 	/* Signals stay blocked until the child's pid is known, so that none
@@ -470,6 +479,7 @@ int cmd_run(int argc, char **argv)
 		util_err("fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		run_tree_free(tree);
+		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
 	if (pid == 0) {
@@ -514,6 +524,7 @@ int cmd_run(int argc, char **argv)
 		util_err("waitpid: %s", strerror(-c));
 		run_tree_free(tree);
 		run_wait_free(&w);
+		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
 	if (rn == (ssize_t)sizeof(err)) {
@@ -521,11 +532,19 @@ int cmd_run(int argc, char **argv)
 		util_err("%s: %s", argv[optind], strerror(err));
 		run_tree_free(tree);
 		run_wait_free(&w);
+		run_summary_notes_close(notes);
 		return err == ENOENT ? 127 : 126;
 	}
 	run_child = 0;
 	run_wait_rest(&w, argv[optind], wait_s, &run_sig, &run_sig_kernel);
 	run_child = -1;
+	/* The program's process named other files: the summary and the
+	 * tree follow it there. */
+	if (run_summary_notes_trace(notes, pid, moved, sizeof(moved))) {
+		run_tree_moved(tree, moved);
+		pat = moved;
+	}
+	run_summary_notes_close(notes);
 	run_tree_after(tree, &w);
 	run_wait_free(&w);
 	run_summary_print(pat, pid, (unsigned)top, quiet);

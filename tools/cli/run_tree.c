@@ -441,6 +441,13 @@ void run_tree_after(struct run_tree *t, const struct run_wait *w)
 	run_tree_free(t);
 }
 
+void run_tree_moved(struct run_tree *t, const char *trace)
+{
+	if (t) {
+		snprintf(t->trace, sizeof(t->trace), "%s", trace);
+	}
+}
+
 void run_tree_free(struct run_tree *t)
 {
 	if (t) {
