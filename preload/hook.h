@@ -414,8 +414,11 @@ int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
 
 /* When no thread recorded anything: one line on stderr saying so, with
  * presets (the presets @auto tried, as text) and the loaded libraries that
- * look like a framework's, each with a pattern to try. At exit only. */
-void hook_hint_empty(const char *presets);
+ * look like a framework's. covered(name) gives the preset @auto applied to
+ * a library (NULL: none): such a library is named with its preset, and
+ * when none is covered, each gets a pattern to try. At exit only. */
+void hook_hint_empty(const char *presets,
+		     const char *(*covered)(const char *name));
 
 /* Writes into out the loaded libraries whose file names start like
  * libglob (up to its first '.' or wildcard, at least 4 characters), each

@@ -375,6 +375,18 @@ static int text_done(int i)
 	return 0;
 }
 
+/* The preset that @auto applied to the library whose file name is name,
+ * or NULL (hook_hint_empty()'s question). */
+static const char *implied_preset(const char *name)
+{
+	for (int i = 0; i < npats; i++) {
+		if (pats[i].implied && fnmatch(pats[i].lib, name, 0) == 0) {
+			return preset_of(&pats[i]);
+		}
+	}
+	return NULL;
+}
+
 void hook_spec_report(void)
 {
 	char names[256] = "";
@@ -423,6 +435,6 @@ void hook_spec_report(void)
 		}
 	}
 	if (is_auto) {
-		hook_hint_empty(names);
+		hook_hint_empty(names, implied_preset);
 	}
 }

@@ -10,13 +10,19 @@
  * both. MXNet's profile_imperative and
  * profile_symbolic select its own engine's operators, which mxprof does
  * not see apart from other calls: they are accepted and change nothing.
+ *
+ * Under mxprof run, a new filename is also noted, as "<pid>\t<trace>", in
+ * the file MXPROF_RUN_NOTES names, so that mxprof run's summary follows
+ * the files the program really writes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "source.h"
@@ -25,6 +31,31 @@
 #ifdef MXPROF_WITH_CUDA
 #include "cupti.h"
 #endif
+
+/* Appends "<pid>\t<trace>\n" to $MXPROF_RUN_NOTES (set by mxprof run),
+ * in one write; a path that is not a regular file is left alone. */
+static void note_output(const char *trace)
+{
+	const char *notes = getenv("MXPROF_RUN_NOTES");
+	char line[4200];
+	struct stat st;
+	int fd, n;
+
+	if (!notes || !*notes) {
+		return;
+	}
+	fd = open(notes,
+		  O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		return;
+	}
+	n = snprintf(line, sizeof(line), "%d\t%s\n", (int)getpid(), trace);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && n > 0 &&
+	    n < (int)sizeof(line) && write(fd, line, (size_t)n) < 0) {
+		n = 0; /* nothing to do: the summary stays at -o */
+	}
+	close(fd);
+}
 
 static int bad_config(const char *key, const char *value, const char *ok)
 {
@@ -80,6 +111,7 @@ int mxprof_set_config(const char *key, const char *value)
 		/* Whether the journal exists yet depends on the drain's
 		 * timing; the line depends on the state alone. */
 		coll_set_output(cfg.output);
+		note_output(cfg.output);
 		const char *env = getenv("MXPROF_OUTPUT");
 		if (!state_started() && env && strcmp(env, value) != 0) {
 			/* mxprof run, or the user, looks for the trace where

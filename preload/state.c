@@ -177,7 +177,11 @@ void state_at_exit(void)
 	update_recording();
 	int dump = started && !finished_dump;
 	coll_unlock(&state_lock);
-	coll_finish(dump);
+	/* A process that recorded nothing (a shell wrapper's helpers)
+	 * writes no files, as at _exit; GPU activity counts. */
+	coll_finish(!dump		  ? 0
+		    : coll_recorded_any() ? 1
+					  : COLL_FINISH_IF_RECORDED);
 }
 
 /*

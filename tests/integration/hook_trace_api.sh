@@ -29,7 +29,12 @@ run() { # run NAME TRACE [ARG]
 		MXPROF_HOOK='libz.so*:deflate*' LD_PRELOAD="$PRELOAD" \
 		PYTHONPATH="$ROOT/tools/python" "$PY" "$WORK/zl.py" ${3:-} \
 		2>"$WORK/$1.err"
-	tracesummary "$WORK/$1.json" >"$WORK/$1.sum"
+	# A run that recorded nothing writes no trace.
+	if [ -e "$WORK/$1.json" ]; then
+		tracesummary "$WORK/$1.json" >"$WORK/$1.sum"
+	else
+		echo '{"spans": {}}' >"$WORK/$1.sum"
+	fi
 }
 count() { jget "$WORK/$1.sum" "d['spans'].get('$g/$2', 0)"; }
 

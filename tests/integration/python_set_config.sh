@@ -50,9 +50,15 @@ grep -q "^mxprof: set_config(filename='moved.json'): the trace and tables go to 
 [ ! -e env.json ] || fail "env.json was written"
 
 # Under mxprof run (recording from the start): the library's line names
-# the new file, and the summary says why there is no trace at -o.
-"$BUILD/mxprof" run -q -o run.json -- /usr/bin/python3 early.py > run.out 2> run.err
+# the new file, and the summary follows the program there: its tables and
+# the files it wrote.
+rm -f moved.json moved.stats.txt
+"$BUILD/mxprof" run -o run.json -- /usr/bin/python3 early.py > run.out 2> run.err
+cat run.err
 grep -q "^mxprof: set_config(filename='moved.json'): the next dump writes .*moved.json" run.err ||
 	fail "run: $(cat run.err)"
-grep -q "^mxprof run: no trace at run.json (.*set_config(filename=...))$" run.err ||
-	fail "run: $(cat run.err)"
+grep -q "^mxprof: trace  .*moved.json$" run.err || fail "run: the summary does not name moved.json"
+grep -q "^mxprof: tables .*moved.stats.txt$" run.err || fail "run: the summary does not name moved.stats.txt"
+grep -q "^step  *5 " run.err || fail "run: the summary lacks the tables"
+if grep -q "no trace at" run.err; then fail "run: 'no trace' said"; fi
+echo "ok: the summary follows set_config(filename=...)"

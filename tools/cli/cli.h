@@ -25,6 +25,11 @@
  *                 (the dump signal's names: the library's settings.c)
  *   run_summary.c mxprof run's summary: the tables and the files written
  *                 (their names: the library's settings.c and paths.c)
+ *   run_output.c  mxprof run checks, before it starts the program,
+ *                 that the tree can write its files at the output
+ *   run_wait.c    mxprof run waits for the whole tree it started (as
+ *                 its child subreaper), bounded, and notes how each
+ *                 process it reaped ended
  *   run_tree.c    mxprof run's process tree: journals recovered, every
  *                 process's trace merged into one, tables of the whole
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
@@ -36,6 +41,7 @@
 #ifndef MXPROF_CLI_H
 #define MXPROF_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -391,6 +397,66 @@ void run_summary_before(const char *pat);
  * gives %p as the glob "*". This function can't fail. */
 void run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
 
+/* ---- run_output.c ------------------------------------------------------ */
+
+/* Checks that the processes of a run can write their files at the output
+ * pattern pat (NULL or "": profile.json): a regular file or none, in a
+ * writable folder, with a name that leaves room for the names derived
+ * from it. Returns 0, or -1 after one line saying why not. */
+int run_output_check(const char *pat);
+
+/* ---- run_wait.c -------------------------------------------------------- */
+
+/* A process of the tree that mxprof run reaped, and its wait status. */
+struct run_ended {
+	pid_t pid;
+	int status;
+};
+
+/* What mxprof run saw of its tree's endings (zeroed to start). */
+struct run_wait {
+	struct run_ended *ended;
+	size_t n;
+};
+
+/* Makes this process the child subreaper of what it starts: orphans of
+ * the tree become its children. Returns 0 or -errno. */
+int run_wait_adopt(void);
+
+/* Waits for the program's process main, reaping (and noting in w) any
+ * other child that ends first. Returns 0 with main's wait status in
+ * *status, or -errno. */
+int run_wait_main(struct run_wait *w, pid_t main, int *status);
+
+/* Once the program (named prog) has ended: waits for every process of
+ * its tree still running, at most bound seconds, noting each in w; says
+ * in one line what it waits for, and in one line what it stopped waiting
+ * for. A signal stored in *sig meanwhile is passed on to them, or ends
+ * the wait when *kernel says the terminal sent it. This function can't
+ * fail. */
+void run_wait_rest(struct run_wait *w, const char *prog, double bound,
+		   volatile sig_atomic_t *sig, volatile sig_atomic_t *kernel);
+
+/* Returns 1 with pid's wait status in *status when w saw pid end, else 0.
+ * w may be NULL. */
+int run_wait_status(const struct run_wait *w, pid_t pid, int *status);
+
+/* Frees what w holds. */
+void run_wait_free(struct run_wait *w);
+
+/* Creates an empty file for the library's notes (MXPROF_RUN_NOTES) in a
+ * new private folder of $TMPDIR or /tmp, and writes its path into path.
+ * Returns 0, or -1 (path "") when it cannot. */
+int run_summary_notes_open(char *path, size_t len);
+
+/* Writes into out the last trace name that process pid noted in the
+ * notes file path (set_config(filename=...)). Returns 1, or 0 when it
+ * noted none. */
+int run_summary_notes_trace(const char *path, pid_t pid, char *out, size_t len);
+
+/* Removes the notes file path and its folder, and empties path. */
+void run_summary_notes_close(char *path);
+
 /* ---- run_tree.c -------------------------------------------------------- */
 
 /*
@@ -398,14 +464,20 @@ void run_summary_expand(const char *pat, pid_t pid, char *buf, size_t len);
  * files that already exist beside the trace of pattern pat (so that only
  * this run's count); run_tree_after(), once the program has ended,
  * recovers the journals that processes killed before their final dump
- * left (one line each), merges every process's trace into the root's and
- * writes the tables of the whole tree, then one section per process that
- * recorded anything, over the root's; it frees t. Neither can fail: what cannot
- * be done is said in one line and left as it was.
+ * left (one line each, with how the process ended when w saw it; a
+ * journal whose writer still runs is left in place), merges every
+ * process's trace into the root's and writes the tables of the whole
+ * tree, then one section per process that recorded anything, over the
+ * root's; it frees t. Neither can fail: what cannot be done is said in one
+ * line and left as it was.
  */
 struct run_tree;
 struct run_tree *run_tree_before(const char *pat);
-void run_tree_after(struct run_tree *t, pid_t pid);
+void run_tree_after(struct run_tree *t, const struct run_wait *w);
+
+/* Makes trace (an expanded path) the root's trace of t (NULL included):
+ * the program named it with set_config(filename=...). */
+void run_tree_moved(struct run_tree *t, const char *trace);
 
 /* Frees t (from run_tree_before(), NULL included) without looking at the
  * files: the program could not be started. This function can't fail. */

@@ -4,9 +4,13 @@
  * The options become MXPROF_* variables in the child's environment (the
  * library reads nothing else), libmxprof.so is appended to LD_PRELOAD, and
  * the program is executed in a child process. mxprof waits for it, passing
- * on SIGINT, SIGTERM, SIGHUP and the dump signal, and exits as a shell would:
- * with the program's status, or 128 + the signal that ended it. Then it
- * merges the process tree's files into one result (run_tree.c) and prints
+ * on SIGINT, SIGTERM, SIGHUP and the dump signal (a signal it was started
+ * with ignored, as under nohup, stays ignored here and in the program),
+ * and exits as a shell would:
+ * with the program's status, or 128 + the signal that ended it. Before
+ * that it waits, bounded, for the rest of the tree the program started
+ * (run_wait.c), merges the tree's files into one result (run_tree.c) and
+ * prints
  * the top rows of the tables and the paths of the files written
  * (run_summary.c).
  *
@@ -27,23 +31,44 @@
 #include "cli.h"
 #include "settings.h"
 
+/* The program's pid; 0 once it has ended and mxprof run waits for the
+ * rest of its tree (run_wait.c), which takes the signals from run_sig. */
 static volatile pid_t run_child = -1;
+static volatile sig_atomic_t run_sig, run_sig_kernel;
 
 /* Forwards a signal to the program. A terminal's SIGINT or SIGQUIT went to
  * the whole foreground group, the program included: not sent twice. */
 static void run_forward(int sig, siginfo_t *si, void *uc)
 {
 	pid_t c = run_child;
+	int kernel = (sig == SIGINT || sig == SIGQUIT) && si &&
+		     si->si_code == SI_KERNEL;
 
 	(void)uc;
-	if (c <= 0) {
+	if (c == 0) {
+		run_sig_kernel = kernel;
+		run_sig = sig;
 		return;
 	}
-	if ((sig == SIGINT || sig == SIGQUIT) && si &&
-	    si->si_code == SI_KERNEL) {
+	if (c < 0 || kernel) {
 		return;
 	}
 	kill(c, sig);
+}
+
+/* Passes sig on to the program (sa), unless mxprof run was started with
+ * sig ignored: then it stays ignored here and in the program, as without
+ * mxprof. The signals passed on are added to *forwarded. */
+static void run_take(int sig, const struct sigaction *sa, sigset_t *forwarded)
+{
+	struct sigaction cur;
+
+	if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler == SIG_IGN) {
+		return;
+	}
+	if (sigaction(sig, sa, NULL) == 0) {
+		sigaddset(forwarded, sig);
+	}
 }
 
 static int run_is_number(const char *s, int allow_frac)
@@ -188,6 +213,9 @@ static const char run_help[] =
 	"(MXPROF_DUMP_PERIOD)\n"
 	"      --no-autostart       do not record until the program calls\n"
 	"                           set_state(\"run\") (MXPROF_AUTOSTART=0)\n"
+	"      --wait SEC           once COMMAND has ended, wait at most SEC\n"
+	"                           seconds for the processes it started that\n"
+	"                           still run (workers, daemons) [30]\n"
 	"  -n, --top N              rows per table in the summary [10]\n"
 	"  -q, --quiet              no summary\n"
 	"  -h, --help               this text\n"
@@ -195,13 +223,14 @@ static const char run_help[] =
 	"libmxprof.so is taken from $MXPROF_LIB, else from beside this "
 	"program,\n"
 	"else from ../lib beside it. SIGINT, SIGTERM, SIGHUP and the dump\n"
-	"signal sent to mxprof are passed on to COMMAND.\n"
+	"signal sent to mxprof are passed on to COMMAND; one that mxprof was\n"
+	"started with ignored (nohup, a background job) stays ignored.\n"
 	"\n"
 	"exit status: COMMAND's own, or 128 + the signal that ended it; 127 "
 	"if\n"
 	"COMMAND cannot be found, 126 if it cannot be run, 1 if libmxprof.so "
 	"is\n"
-	"missing, 2 bad usage.\n";
+	"missing or the output cannot be written, 2 bad usage.\n";
 
 enum {
 	RUN_HOOK = 256,
@@ -215,6 +244,7 @@ enum {
 	RUN_CONT,
 	RUN_PERIOD,
 	RUN_NOAUTO,
+	RUN_WAIT,
 };
 
 /* The settings collected from the options, applied in the child. */
@@ -242,19 +272,24 @@ int cmd_run(int argc, char **argv)
 		{"continuous-dump", no_argument, NULL, RUN_CONT},
 		{"dump-period", required_argument, NULL, RUN_PERIOD},
 		{"no-autostart", no_argument, NULL, RUN_NOAUTO},
+		{"wait", required_argument, NULL, RUN_WAIT},
 		{"top", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_env env[16];
+	struct run_env env[17];
 	size_t nenv = 0, i;
 	char lib[PATH_MAX];
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
 	int fds[2];
 	unsigned long long top = 10, tmp;
+	double wait_s = 30;
+	char notes[PATH_MAX], moved[PATH_MAX];
+	struct run_wait w = {0};
+	static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
-	sigset_t block, old;
+	sigset_t block, old, forwarded;
 	pid_t pid;
 	ssize_t rn;
 	const char *pat = getenv("MXPROF_OUTPUT");
@@ -351,6 +386,15 @@ int cmd_run(int argc, char **argv)
 		case RUN_NOAUTO:
 			autostart = 0;
 			break;
+		case RUN_WAIT:
+			if (!run_is_number(optarg, 1)) {
+				util_err("--wait: '%s' is not a number of "
+					 "seconds",
+					 optarg);
+				goto usage;
+			}
+			wait_s = strtod(optarg, NULL);
+			break;
 		case 'n':
 			if (util_parse_uint(optarg, 0, 1000000, &top) < 0) {
 				util_err("--top: '%s' is not a count", optarg);
@@ -386,15 +430,27 @@ int cmd_run(int argc, char **argv)
 			pat = env[i].value;
 		}
 	}
+	if (run_output_check(pat) < 0) {
+		return CLI_FAIL;
+	}
 	tree = run_tree_before(pat);
 	run_summary_before(pat);
+	/* Where the program notes the files set_config(filename=...) names
+	 * (run_summary.c). */
+	if (run_summary_notes_open(notes, sizeof(notes)) == 0) {
+		env[nenv].name = "MXPROF_RUN_NOTES";
+		env[nenv].value = notes;
+		nenv++;
+	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
 		run_tree_free(tree);
+		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
 	/* Signals stay blocked until the child's pid is known, so that none
 	 * is lost or sent to pid -1. */
+	sigemptyset(&forwarded);
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -408,32 +464,37 @@ int cmd_run(int argc, char **argv)
 	sa.sa_sigaction = run_forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	if (dump_sig > 0) {
-		sigaction(dump_sig, &sa, NULL);
+	for (i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++) {
+		run_take(fwd[i], &sa, &forwarded);
 	}
+	if (dump_sig > 0) {
+		run_take(dump_sig, &sa, &forwarded);
+	}
+	/* The orphans of the tree become this process's children, to be
+	 * waited for (run_wait.c). */
+	run_wait_adopt();
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		util_err("fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		run_tree_free(tree);
+		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
 	if (pid == 0) {
 		struct sigaction dfl;
+		int sig;
 
+		/* The program gets the dispositions mxprof run was given: a
+		 * signal ignored there (nohup, a background job) stays
+		 * ignored. */
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
-		sigaction(SIGINT, &dfl, NULL);
-		sigaction(SIGTERM, &dfl, NULL);
-		sigaction(SIGHUP, &dfl, NULL);
-		sigaction(SIGQUIT, &dfl, NULL);
-		if (dump_sig > 0) {
-			sigaction(dump_sig, &dfl, NULL);
+		for (sig = 1; sig < NSIG; sig++) {
+			if (sigismember(&forwarded, sig) == 1) {
+				sigaction(sig, &dfl, NULL);
+			}
 		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[0]);
@@ -458,20 +519,34 @@ int cmd_run(int argc, char **argv)
 		rn = read(fds[0], &err, sizeof(err));
 	} while (rn < 0 && errno == EINTR);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			util_err("waitpid: %s", strerror(errno));
-			run_tree_free(tree);
-			return CLI_FAIL;
-		}
+	c = run_wait_main(&w, pid, &status);
+	if (c < 0) {
+		util_err("waitpid: %s", strerror(-c));
+		run_tree_free(tree);
+		run_wait_free(&w);
+		run_summary_notes_close(notes);
+		return CLI_FAIL;
 	}
-	run_child = -1;
 	if (rn == (ssize_t)sizeof(err)) {
+		run_child = -1;
 		util_err("%s: %s", argv[optind], strerror(err));
 		run_tree_free(tree);
+		run_wait_free(&w);
+		run_summary_notes_close(notes);
 		return err == ENOENT ? 127 : 126;
 	}
-	run_tree_after(tree, pid);
+	run_child = 0;
+	run_wait_rest(&w, argv[optind], wait_s, &run_sig, &run_sig_kernel);
+	run_child = -1;
+	/* The program's process named other files: the summary and the
+	 * tree follow it there. */
+	if (run_summary_notes_trace(notes, pid, moved, sizeof(moved))) {
+		run_tree_moved(tree, moved);
+		pat = moved;
+	}
+	run_summary_notes_close(notes);
+	run_tree_after(tree, &w);
+	run_wait_free(&w);
 	run_summary_print(pat, pid, (unsigned)top, quiet);
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",

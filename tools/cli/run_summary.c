@@ -10,12 +10,20 @@
  * library's own X.stats.txt; only when that is missing are they
  * aggregated again from the trace.
  *
+ * A program that names other files with set_config(filename=...) notes
+ * the new name in a file of mxprof run's (MXPROF_RUN_NOTES,
+ * preload/set_config.c): the summary then follows the program's process
+ * to those files (run_summary_notes_*).
+ *
  * Only files this run wrote are reported: run_summary_before() notes the
  * files that could match (device, inode, size, time) before the program
  * starts, and a file found unchanged afterwards is an earlier run's.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -247,11 +255,76 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 				 "`mxprof recover %s` rebuilds it",
 				 path, journal);
 		} else {
-			util_err(
-				"no trace at %s (the program may have been "
-				"killed before mxprof could write it, or named "
-				"another file with set_config(filename=...))",
-				path);
+			util_err("no trace at %s (the program recorded "
+				 "nothing, was killed before mxprof could "
+				 "write it, or named another file with "
+				 "set_config(filename=...))",
+				 path);
 		}
 	}
+}
+
+int run_summary_notes_open(char *path, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	int fd;
+
+	path[0] = 0;
+	if (snprintf(dir, sizeof(dir), "%s/mxprof-run-XXXXXX",
+		     tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(dir) ||
+	    !mkdtemp(dir)) {
+		return -1;
+	}
+	if (snprintf(path, len, "%s/notes", dir) >= (int)len ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) <
+		    0) {
+		rmdir(dir);
+		path[0] = 0;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int run_summary_notes_trace(const char *path, pid_t pid, char *out, size_t len)
+{
+	FILE *f = path[0] ? fopen(path, "r") : NULL;
+	char line[4200];
+	int found = 0;
+
+	if (!f) {
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t'), *end;
+		long p = strtol(line, &end, 10);
+
+		if (!tab || end != tab || p != (long)pid ||
+		    !strchr(tab, '\n')) {
+			continue;
+		}
+		tab[1 + strcspn(tab + 1, "\n")] = 0;
+		if (snprintf(out, len, "%s", tab + 1) < (int)len) {
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+void run_summary_notes_close(char *path)
+{
+	char *slash;
+
+	if (!path[0]) {
+		return;
+	}
+	unlink(path);
+	slash = strrchr(path, '/');
+	if (slash) {
+		*slash = 0;
+		rmdir(path);
+	}
+	path[0] = 0;
 }

@@ -26,7 +26,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -41,6 +44,7 @@ struct run_tree {
 	char trace[PATH_MAX];
 	struct rt_file *f;
 	size_t n;
+	struct timespec start; /* when run_tree_before() ran */
 };
 
 /* Appends every match of pattern to *f. Returns 0 or -ENOMEM. */
@@ -154,6 +158,7 @@ struct run_tree *run_tree_before(const char *pat)
 	if (!t) {
 		return NULL;
 	}
+	clock_gettime(CLOCK_REALTIME, &t->start);
 	run_summary_expand(pat, 0, t->trace, sizeof(t->trace));
 	rt_list(t->trace, &t->f, &t->n);
 	return t;
@@ -175,9 +180,26 @@ static int rt_new(const struct run_tree *t, const struct rt_file *f)
 	return 1;
 }
 
+/* Writes how pid ended, as w saw it, or that only its parent saw it. */
+static void rt_how(const struct run_wait *w, pid_t pid, char *buf, size_t len)
+{
+	int st;
+
+	if (!run_wait_status(w, pid, &st)) {
+		snprintf(buf, len, "only its parent saw how it ended");
+	} else if (WIFSIGNALED(st)) {
+		snprintf(buf, len, "killed by SIG%s",
+			 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st))
+						    : "?");
+	} else {
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
+	}
+}
+
 /* Rebuilds the trace and tables of a process that died before its final
- * dump from its journal, says so in one line, and removes the journal. */
-static void rt_recover(const char *journal)
+ * dump from its journal, says so in one line (with how it ended), and
+ * removes the journal. A journal whose writer still runs is left alone. */
+static void rt_recover(const char *journal, const struct run_wait *w)
 {
 	struct recovery *r = malloc(sizeof(*r));
 	char trace[PATH_MAX], stats[PATH_MAX + 16];
@@ -189,12 +211,17 @@ static void rt_recover(const char *journal)
 		return;
 	}
 	rc = recover_open(r, journal);
-	if (rc == 0 && (rc = recover_write_trace(r, trace)) == 0 &&
-	    (rc = recover_write_tables(r, stats)) == 0) {
-		util_err("pid %d ended before writing its trace (killed: "
-			 "SIGKILL, out of memory?); recovered %llu records "
-			 "from its journal",
-			 r->pid, (unsigned long long)r->records);
+	if (rc == 0 && r->pid > 0 && kill(r->pid, 0) == 0) {
+		util_err("pid %d still runs: its journal %s is left in place",
+			 r->pid, journal);
+	} else if (rc == 0 && (rc = recover_write_trace(r, trace)) == 0 &&
+		   (rc = recover_write_tables(r, stats)) == 0) {
+		char how[64];
+
+		rt_how(w, r->pid, how, sizeof(how));
+		util_err("pid %d ended before writing its trace (%s); "
+			 "recovered %llu records from its journal",
+			 r->pid, how, (unsigned long long)r->records);
 		unlink(journal);
 	} else {
 		util_err("%s: cannot recover: %s", journal,
@@ -202,6 +229,48 @@ static void rt_recover(const char *journal)
 	}
 	recover_close(r);
 	free(r);
+}
+
+/* Removes the temporary files (X.tmp.<pid>, collector/out.c) that a
+ * process of this run left when it ended during a dump of the trace or
+ * tables at trace (a pattern), one line each: its journal, recovered,
+ * holds what the file would have. A file of a process that still runs, or
+ * older than the run, is left alone. */
+static void rt_drop_temps(const struct run_tree *t, const char *trace,
+			  const struct run_wait *w)
+{
+	char pat[2][PATH_MAX + 32];
+	glob_t g;
+
+	if (snprintf(pat[0], sizeof(pat[0]), "%s.tmp.[0-9]*", trace) >=
+		    (int)sizeof(pat[0]) ||
+	    paths_stats(trace, pat[1], sizeof(pat[1]) - 16) < 0) {
+		return;
+	}
+	strcat(pat[1], ".tmp.[0-9]*");
+	for (int k = 0; k < 2; k++) {
+		if (glob(pat[k], 0, NULL, &g) != 0) {
+			continue;
+		}
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const char *p = g.gl_pathv[i], *tag = strrchr(p, '.');
+			char how[64], *end;
+			struct stat st;
+			long pid = strtol(tag + 1, &end, 10);
+
+			if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 ||
+			    lstat(p, &st) < 0 || !S_ISREG(st.st_mode) ||
+			    st.st_mtim.tv_sec < t->start.tv_sec ||
+			    unlink(p) < 0) {
+				continue;
+			}
+			rt_how(w, (pid_t)pid, how, sizeof(how));
+			util_err("removed %s: pid %ld ended while writing it "
+				 "(%s)",
+				 p, pid, how);
+		}
+		globfree(&g);
+	}
 }
 
 /* What one process's trace gives the tables. */
@@ -308,23 +377,30 @@ done:
 	free(out);
 }
 
-void run_tree_after(struct run_tree *t, pid_t pid)
+void run_tree_after(struct run_tree *t, const struct run_wait *w)
 {
 	struct rt_file *f = NULL;
 	size_t n = 0, i, nt = 0;
 	char **traces = NULL;
 	uint64_t events = 0;
+	int merge;
+	char child[PATH_MAX + 16];
 
-	(void)pid;
 	if (!t) {
 		return;
+	}
+	/* The temporary files of processes that ended during a dump: the
+	 * root's, then its descendants'. */
+	rt_drop_temps(t, t->trace, w);
+	if (paths_child(t->trace, "[0-9]*", child, sizeof(child)) == 0) {
+		rt_drop_temps(t, child, w);
 	}
 	rt_list(t->trace, &f, &n);
 	for (i = 0; i < n; i++) {
 		size_t len = strlen(f[i].path);
 		if (len > 8 && strcmp(f[i].path + len - 8, ".journal") == 0 &&
 		    rt_new(t, &f[i])) {
-			rt_recover(f[i].path);
+			rt_recover(f[i].path, w);
 		}
 	}
 	rt_free(f, n);
@@ -345,19 +421,31 @@ void run_tree_after(struct run_tree *t, pid_t pid)
 			break;
 		}
 	}
-	if (nt > 1) {
+	/* One trace at -o: several merged, or the one of a process other
+	 * than the root (which wrote none: it ended with _exit, recorded
+	 * nothing, or was a shell that exec'ed nothing). */
+	merge = nt > 1 || (nt == 1 && strcmp(traces[0], t->trace) != 0);
+	if (merge) {
 		/* The tables first: they read each process's own trace, the
 		 * root's included, before the merge replaces it. */
 		rt_tables(t->trace, traces, nt);
 	}
-	if (nt > 1 && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
+	if (merge && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
 		fprintf(stderr,
-			"mxprof: %zu processes merged into %s (%llu events)\n",
-			nt, t->trace, (unsigned long long)events);
+			"mxprof: %zu process%s merged into %s (%llu events)\n",
+			nt, nt == 1 ? "" : "es", t->trace,
+			(unsigned long long)events);
 	}
 	free(traces);
 	rt_free(f, n);
 	run_tree_free(t);
+}
+
+void run_tree_moved(struct run_tree *t, const char *trace)
+{
+	if (t) {
+		snprintf(t->trace, sizeof(t->trace), "%s", trace);
+	}
 }
 
 void run_tree_free(struct run_tree *t)
