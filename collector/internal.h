@@ -302,7 +302,7 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 /* source.c: the registered sources, NULL-terminated (drain thread). */
 extern const struct coll_source *coll_sources[];
 /* Calls the tables callbacks of the sources (a table_opts extra). */
-void source_tables(struct sbuf *b, const struct table_opts *o);
+void source_tables(struct table_sink *k, const struct table_opts *o);
 
 /*
  * The collector's state: the drain thread's, under LOCK_OWNER. drain.c

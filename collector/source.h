@@ -8,8 +8,8 @@
  * file format (ISA-L's header is output.h's). The implementations:
  * lock.c, cat.c, strtab.c, stacks.c, ring.c, window.c, clock.c, threads.c
  * (coll_thread_name), drain.c (coll_thread_seen, coll_own), out.c (the
- * out_* writers), chrome.c (coll_trace_*), table.c (sb_printf and the
- * table cells), meta.c, source.c and agg.c.
+ * out_* writers), chrome.c (coll_trace_*), table.c (table_section and
+ * its rows), meta.c, source.c and agg.c.
  *
  * Hot-path functions are marked HOT: no lock, no allocation, no system
  * call, nothing that can re-enter a hook.
@@ -325,20 +325,58 @@ struct out *coll_trace_event(struct coll_trace *t);
 /* Writes CLOCK_MONOTONIC time mono_ns as a trace "ts" value. */
 void coll_trace_ts(struct coll_trace *t, uint64_t mono_ns);
 
-/* A growing string for the tables (table.c). On allocation failure err is
- * set and later appends do nothing. */
-struct sbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
-void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * A source's sections of the tables, given as rows: the table writer
+ * (table.c) formats them in every format, as the host sections (text:
+ * after them, before the last line; JSON: in "Time", after them; CSV:
+ * rows of kind time_ms). A source's tables callback (struct coll_source)
+ * calls table_section() for each section, table_row() for each of its
+ * rows, in the order shown (the writer keeps the first table_opts.top),
+ * and table_note() for a count stated after the sections.
+ */
+struct table_sink;
 
-/* Table cells in MXNet's layout: the header lines of a section (Name and
- * Total Count, then cols), and a row's name cell. */
-void table_header(struct sbuf *b, const char *const *cols, int ncols);
-void table_row_name(struct sbuf *b, const char *name);
+/* An extra column of a section, after the time columns. */
+struct table_col {
+	const char *title; /* the text's header: "Median Time (ms)"  */
+	const char *key;   /* the JSON key: "Median Time"            */
+	int decimals;	   /* in the text and the JSON               */
+	int percent;	   /* non-zero: the CSV's percent column     */
+};
+
+#define TABLE_COLS_MAX 4
+
+struct table_section {
+	const char *title;
+	/* NULL: the columns Time, Min Time, Max Time and Avg Time (ms);
+	 * else the header of the only time column, the total ("GPU Time
+	 * (ms)"), and total_key its JSON key ("GPU Time"). */
+	const char *total;
+	const char *total_key;
+	const struct table_col *cols; /* ncols (<= TABLE_COLS_MAX) */
+	int ncols;
+};
+
+/* A row: times in ns, cols[i] the value of the section's column i. */
+struct table_row {
+	const char *name;
+	uint64_t count;
+	int64_t total, min, max;
+	double cols[TABLE_COLS_MAX];
+};
+
+/* Starts section s (kept by pointer while its rows are given). This
+ * function can't fail (memory running out fails the whole output). */
+void table_section(struct table_sink *k, const struct table_section *s);
+
+/* Adds row r (copied) to the current section. This function can't
+ * fail. */
+void table_row(struct table_sink *k, const struct table_row *r);
+
+/* States count with label (a string constant) after the sections: the
+ * text's "label: count" line, the JSON's "label": count; not in the CSV.
+ * At most four per output; this function can't fail. */
+void table_note(struct table_sink *k, const char *label, uint64_t count);
 
 /* The value rows are sorted by for sort key (enum table_sort). */
 double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
@@ -364,9 +402,9 @@ struct table_opts {
 	unsigned top;	      /* rows per section, 0 = all             */
 	const char *category; /* only this section, NULL = all         */
 	uint64_t dropped;     /* records dropped, stated in the output */
-	/* Sections of the event sources, put after the host sections of
-	 * the text format (before its last line); NULL for none. */
-	void (*extra)(struct sbuf *b, const struct table_opts *o);
+	/* Sections of the event sources (table_section()), after the host
+	 * sections; NULL for none. */
+	void (*extra)(struct table_sink *k, const struct table_opts *o);
 	/* Metadata (meta.c) as key, value, ..., NULL: a "Metadata" section
 	 * at the head of the text format; NULL for none. */
 	const char *const *meta;
@@ -411,8 +449,9 @@ struct coll_source {
 	/* Every pass: take in what was handed over; samples for the tables
 	 * go to a; coll_thread_seen() names the threads of its events. */
 	void (*drain)(struct agg *a);
-	/* Extra sections for the tables, after the host sections. */
-	void (*tables)(struct sbuf *b, const struct table_opts *o);
+	/* Sections of the source's own for the tables, as rows
+	 * (table_section()), after the host sections, in every format. */
+	void (*tables)(struct table_sink *k, const struct table_opts *o);
 	/* dumps(reset=1): forget what the tables show. */
 	void (*reset)(void);
 	/* The trace. devices writes the source's entries of the top-level

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "internal.h"
 #include "output.h"
 
@@ -267,25 +268,12 @@ static void header_w(struct sbuf *b, const char *const *cols, int ncols, int w)
 	sb_printf(b, "\n");
 }
 
-/* Writes the two header lines of a section: the column names and their
- * underlines, in MXNet's widths. */
-void table_header(struct sbuf *b, const char *const *cols, int ncols)
-{
-	header_w(b, cols, ncols, NAME_W);
-}
-
 /* Writes a name cell w wide, and at least one space after. */
 static void row_name_w(struct sbuf *b, const char *name, int w)
 {
 	size_t len = strlen(name);
 
 	sb_printf(b, "%-*s%s", w, name, len >= (size_t)w ? " " : "");
-}
-
-/* Writes a row's name cell: 30 wide, and at least one space after. */
-void table_row_name(struct sbuf *b, const char *name)
-{
-	row_name_w(b, name, NAME_W);
 }
 
 /* The Name column's width for the first n rows of section s: MXNet's 30,
@@ -388,6 +376,186 @@ static void text_section(struct sbuf *b, const struct section *s,
 	sb_printf(b, "\n");
 }
 
+/*
+ * The sections of the event sources (struct table_sink, source.h): each
+ * row is written as it comes, in the output's format. Their Name column
+ * stays 30 wide, and they have no Total row.
+ */
+struct table_sink {
+	struct sbuf *b;
+	const struct table_opts *o;
+	const struct table_section *s; /* the current section, or NULL */
+	size_t rows;		       /* rows of s given so far        */
+	int first;		       /* JSON: nothing yet in "Time"   */
+	int nnotes;
+	struct {
+		const char *label;
+		uint64_t count;
+	} notes[4];
+};
+
+/* Ends the current section, if any. */
+static void sink_end(struct table_sink *k)
+{
+	if (!k->s) {
+		return;
+	}
+	if (k->o->format == TABLE_TEXT) {
+		sb_printf(k->b, "\n");
+	} else if (k->o->format == TABLE_JSON) {
+		sb_printf(k->b, "\n        }");
+	}
+	k->s = NULL;
+}
+
+void table_section(struct table_sink *k, const struct table_section *s)
+{
+	static const char *const time_cols[] = {
+		"Time (ms)", "Min Time (ms)", "Max Time (ms)", "Avg Time (ms)"};
+	const char *cols[4 + TABLE_COLS_MAX];
+	int n = 0;
+
+	sink_end(k);
+	k->s = s;
+	k->rows = 0;
+	if (k->o->format == TABLE_JSON) {
+		sb_printf(k->b, "%s\n        ", k->first ? "" : ",");
+		sb_json_str(k->b, s->title);
+		sb_printf(k->b, ": {");
+		k->first = 0;
+	}
+	if (k->o->format != TABLE_TEXT) {
+		return;
+	}
+	if (s->total) {
+		cols[n++] = s->total;
+	} else {
+		for (int i = 0; i < 4; i++) {
+			cols[n++] = time_cols[i];
+		}
+	}
+	for (int i = 0; i < s->ncols && i < TABLE_COLS_MAX; i++) {
+		cols[n++] = s->cols[i].title;
+	}
+	sb_printf(k->b, "%s\n=================\n", s->title);
+	header_w(k->b, cols, n, NAME_W);
+}
+
+static void sink_text_row(struct table_sink *k, const struct table_row *r)
+{
+	const struct table_section *s = k->s;
+
+	row_name_w(k->b, r->name, NAME_W);
+	sb_printf(k->b, "%*llu", COUNT_W, (unsigned long long)r->count);
+	if (s->total) {
+		sb_printf(k->b, "%*.4f", COL_W, ms(r->total));
+	} else {
+		sb_printf(k->b, "%*.4f%*.4f%*.4f%*.4f", COL_W, ms(r->total),
+			  COL_W, ms(r->min), COL_W, ms(r->max), COL_W,
+			  ms(r->total) / (double)r->count);
+	}
+	for (int i = 0; i < s->ncols && i < TABLE_COLS_MAX; i++) {
+		sb_printf(k->b, "%*.*f", COL_W, s->cols[i].decimals,
+			  r->cols[i]);
+	}
+	sb_printf(k->b, "\n");
+}
+
+static void sink_json_row(struct table_sink *k, const struct table_row *r)
+{
+	const struct table_section *s = k->s;
+
+	sb_printf(k->b, "%s\n            ", k->rows ? "," : "");
+	sb_json_str(k->b, r->name);
+	sb_printf(k->b, ": {\"Total Count\": %llu",
+		  (unsigned long long)r->count);
+	if (s->total) {
+		sb_printf(k->b, ", ");
+		sb_json_str(k->b, s->total_key);
+		sb_printf(k->b, ": %.4f", ms(r->total));
+	} else {
+		sb_printf(k->b,
+			  ", \"Total Time\": %.4f, \"Min Time\": %.4f, "
+			  "\"Max Time\": %.4f, \"Avg Time\": %.4f",
+			  ms(r->total), ms(r->min), ms(r->max),
+			  ms(r->total) / (double)r->count);
+	}
+	for (int i = 0; i < s->ncols && i < TABLE_COLS_MAX; i++) {
+		sb_printf(k->b, ", ");
+		sb_json_str(k->b, s->cols[i].key);
+		sb_printf(k->b, ": %.*f", s->cols[i].decimals, r->cols[i]);
+	}
+	sb_printf(k->b, "}");
+}
+
+/* A CSV row of kind time_ms: the total (and, with all four time columns,
+ * min, max and avg) in ms, no self time, the percent column when the
+ * section has one, no errors. */
+static void sink_csv_row(struct table_sink *k, const struct table_row *r)
+{
+	const struct table_section *s = k->s;
+
+	sb_csv_str(k->b, s->title);
+	sb_printf(k->b, ",time_ms,");
+	sb_csv_str(k->b, r->name);
+	sb_printf(k->b, ",%llu", (unsigned long long)r->count);
+	if (s->total) {
+		sb_printf(k->b, ",%.6f,,,", ms(r->total));
+	} else {
+		sb_printf(k->b, ",%.6f,%.6f,%.6f,%.6f", ms(r->total),
+			  ms(r->min), ms(r->max),
+			  ms(r->total) / (double)r->count);
+	}
+	sb_printf(k->b, ",,");
+	for (int i = 0; i < s->ncols && i < TABLE_COLS_MAX; i++) {
+		if (s->cols[i].percent) {
+			sb_printf(k->b, "%.2f", r->cols[i]);
+			break;
+		}
+	}
+	sb_printf(k->b, ",\n");
+}
+
+void table_row(struct table_sink *k, const struct table_row *r)
+{
+	if (!k->s || (k->o->top && k->rows >= k->o->top)) {
+		return;
+	}
+	if (k->o->format == TABLE_JSON) {
+		sink_json_row(k, r);
+	} else if (k->o->format == TABLE_CSV) {
+		sink_csv_row(k, r);
+	} else {
+		sink_text_row(k, r);
+	}
+	k->rows++;
+}
+
+void table_note(struct table_sink *k, const char *label, uint64_t count)
+{
+	if (k->nnotes < 4) {
+		k->notes[k->nnotes].label = label;
+		k->notes[k->nnotes++].count = count;
+	}
+}
+
+/* Runs the sources' sections (o->extra) into b; the notes they stated
+ * stay in k. first: nothing written yet in JSON's "Time"; returns it
+ * after them. Nothing for one category. */
+static int sink_run(struct table_sink *k, struct sbuf *b,
+		    const struct table_opts *o, int first)
+{
+	memset(k, 0, sizeof(*k));
+	k->b = b;
+	k->o = o;
+	k->first = first;
+	if (o->extra && !o->category) {
+		o->extra(k, o);
+		sink_end(k);
+	}
+	return k->first;
+}
+
 static void json_row(struct sbuf *b, const struct section *s,
 		     const struct agg_row *r)
 {
@@ -423,6 +591,7 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			const struct agg_row *rows, const struct table_opts *o)
 {
 	static const char *const kinds[] = {"Time", "Counter", "Marker"};
+	struct table_sink sink;
 
 	sb_printf(b, "{\n    \"Unit\": {\"Time\": \"ms\", \"Memory\": \"kB\"}");
 	for (int cls = 0; cls < 3; cls++) {
@@ -445,7 +614,15 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			sb_printf(b, "\n        }");
 			first = 0;
 		}
+		if (cls == AGG_TIME) {
+			first = sink_run(&sink, b, o, first);
+		}
 		sb_printf(b, "%s}", first ? "" : "\n    ");
+	}
+	for (int i = 0; i < sink.nnotes; i++) {
+		sb_printf(b, ",\n    ");
+		sb_json_str(b, sink.notes[i].label);
+		sb_printf(b, ": %llu", (unsigned long long)sink.notes[i].count);
 	}
 	sb_printf(b, ",\n    \"Dropped Records\": %llu\n}\n",
 		  (unsigned long long)o->dropped);
@@ -455,6 +632,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 		       const struct agg_row *rows, const struct table_opts *o)
 {
 	static const char *const kinds[] = {"time_ms", "counter", "marker"};
+	struct table_sink sink;
 
 	sb_printf(b, "section,kind,name,count,total,min,max,avg,self,percent,"
 		     "errors\n");
@@ -490,6 +668,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			}
 		}
 	}
+	sink_run(&sink, b, o, 1);
 }
 
 /* Writes the Metadata section: one line per pair, the key in the name
@@ -501,7 +680,7 @@ static void meta_section(struct sbuf *b, const char *const *meta)
 	}
 	sb_printf(b, "Metadata\n=================\n");
 	for (size_t i = 0; meta[i] && meta[i + 1]; i += 2) {
-		table_row_name(b, meta[i]);
+		row_name_w(b, meta[i], NAME_W);
 		sb_printf(b, "%s\n", meta[i + 1]);
 	}
 	sb_printf(b, "\n");
@@ -542,8 +721,11 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 		for (size_t i = 0; i < ns; i++) {
 			text_section(&b, &secs[i], rows, o->top);
 		}
-		if (o->extra && !o->category) {
-			o->extra(&b, o);
+		struct table_sink sink;
+		sink_run(&sink, &b, o, 1);
+		for (int i = 0; i < sink.nnotes; i++) {
+			sb_printf(&b, "%s: %llu\n", sink.notes[i].label,
+				  (unsigned long long)sink.notes[i].count);
 		}
 		sb_printf(&b, "Dropped records: %llu\n",
 			  (unsigned long long)o->dropped);

@@ -16,7 +16,7 @@ uint64_t marks_flow_at(uint64_t start, uint64_t dur)
 }
 
 void marks_flow(struct coll_trace *t, const char *ph, uint32_t corr,
-		 int64_t pid, int64_t tid, uint64_t mono_ns)
+		int64_t pid, int64_t tid, uint64_t mono_ns)
 {
 	struct out *o = coll_trace_event(t);
 
@@ -37,7 +37,7 @@ void marks_flow(struct coll_trace *t, const char *ph, uint32_t corr,
 }
 
 void marks_meta(struct coll_trace *t, const char *what, int64_t pid,
-		 int64_t tid, const char *key, const char *sval, int64_t ival)
+		int64_t tid, const char *key, const char *sval, int64_t ival)
 {
 	struct out *o = coll_trace_event(t);
 
