@@ -61,7 +61,11 @@
  *   source.c                          ring.c
  *   agg.c                             nest.c
  *   stacks.c                          strtab.c, out.c
- *   table.c                           agg.c, out.c, strtab.c
+ *   cells.c                           out.c (the JSON escaper): the
+ *                                     tables' cells
+ *   table_rows.c                      cells.c: the sources' sections
+ *   table.c                           agg.c, strtab.c, cells.c,
+ *                                     table_rows.c, out.c
  *   chrome.c                          journal.c, stacks.c, out.c, cat.c
  *   writer.c                          chrome.c, table.c: the formats
  *   recover.c                         journal.c, agg.c, writer.c

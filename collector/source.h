@@ -8,8 +8,8 @@
  * file format (ISA-L's header is output.h's). The implementations:
  * lock.c, cat.c, strtab.c, stacks.c, ring.c, window.c, clock.c, threads.c
  * (coll_thread_name), drain.c (coll_thread_seen, coll_own), out.c (the
- * out_* writers), chrome.c (coll_trace_*), table.c (table_section and
- * its rows), meta.c, source.c and agg.c.
+ * out_* writers), chrome.c (coll_trace_*), table_rows.c (table_section
+ * and its rows), meta.c, source.c and agg.c.
  *
  * Hot-path functions are marked HOT: no lock, no allocation, no system
  * call, nothing that can re-enter a hook.
@@ -327,8 +327,8 @@ void coll_trace_ts(struct coll_trace *t, uint64_t mono_ns);
 
 /*
  * A source's sections of the tables, given as rows: the table writer
- * (table.c) formats them in every format, as the host sections (text:
- * after them, before the last line; JSON: in "Time", after them; CSV:
+ * (table.c, table_rows.c) formats them in every format, as the host sections
+ * (text: after them, before the last line; JSON: in "Time", after them; CSV:
  * rows of kind time_ms). A source's tables callback (struct coll_source)
  * calls table_section() for each section, table_row() for each of its
  * rows, in the order shown (the writer keeps the first table_opts.top),
