@@ -8,8 +8,9 @@
  * file format (ISA-L's header is output.h's). The implementations:
  * lock.c, cat.c, strtab.c, stacks.c, ring.c, window.c, clock.c, threads.c
  * (coll_thread_name), drain.c (coll_thread_seen, coll_own), out.c (the
- * out_* writers), chrome.c (coll_trace_*), table_rows.c (table_section
- * and its rows), meta.c, source.c and agg.c.
+ * out_* writers), chrome.c (coll_trace_event, _ts, _sf), trace_event.c
+ * (coll_event and coll_trace_write), table_rows.c (table_section and its
+ * rows), meta.c, source.c and agg.c.
  *
  * Hot-path functions are marked HOT: no lock, no allocation, no system
  * call, nothing that can re-enter a hook.
@@ -409,6 +410,69 @@ struct table_opts {
 	 * at the head of the text format; NULL for none. */
 	const char *const *meta;
 };
+
+/*
+ * A source's trace event, which the trace writer formats (trace_event.c:
+ * today the Chrome trace's JSON), so that a source writes no file format.
+ * ph is 'X' (a slice: ts, dur), 'C' (a counter), 's' and 'f' (the two
+ * ends of a flow: id; an 'f' binds to the enclosing slice) or 'M' (a
+ * track's metadata: no ts). Times are CLOCK_MONOTONIC ns.
+ */
+enum coll_arg_type {
+	COLL_ARG_U64,
+	COLL_ARG_I64,
+	COLL_ARG_STR,  /* a string, quoted                          */
+	COLL_ARG_F64,  /* prec >= 0: "%.*f"; < 0: "%.*g" with -prec  */
+	COLL_ARG_INTS, /* n (<= 3) integers, an array               */
+};
+
+struct coll_arg {
+	const char *key;
+	int type; /* enum coll_arg_type */
+	int prec; /* COLL_ARG_F64 */
+	int n;	  /* COLL_ARG_INTS */
+	union {
+		uint64_t u;
+		int64_t i;
+		const char *s;
+		double f;
+		const int32_t *ints;
+	} v;
+};
+
+#define COLL_EVENT_ARGS_MAX 16
+
+struct coll_event {
+	char ph;
+	const char *cat;  /* NULL: none ('M')              */
+	const char *name; /* 's', 'f': the flow's category */
+	int64_t pid, tid;
+	uint64_t ts, dur;  /* ns                            */
+	uint64_t id;	   /* 's', 'f'                      */
+	uint32_t sf;	   /* stack frame node, 0: none     */
+	const char *group; /* a counter's section, or NULL  */
+	struct coll_arg args[COLL_EVENT_ARGS_MAX];
+	int nargs;
+};
+
+/* Adds arg to e (up to COLL_EVENT_ARGS_MAX; more are left out). Returns
+ * it, for its value. This function can't fail. */
+struct coll_arg *coll_event_arg(struct coll_event *e, const char *key,
+				int type);
+
+/* Writes e as the next event of t. This function can't fail (write
+ * errors stay in t's output). */
+void coll_trace_write(struct coll_trace *t, const struct coll_event *e);
+
+/* Writes n args into the args of the host span being written (a
+ * source's span callback, after == 0). This function can't fail. */
+void coll_trace_args(struct coll_trace *t, const struct coll_arg *a, int n);
+
+/* Writes n args as one object of a top-level array (a source's devices
+ * callback: o and first as it is given them). This function can't
+ * fail. */
+void coll_trace_object(struct out *o, int *first, const struct coll_arg *a,
+		       int n);
 
 /* ---- metadata (meta.c) --------------------------------------------------- */
 
