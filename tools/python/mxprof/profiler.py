@@ -199,7 +199,7 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False,
           row_limit=0):
     """Returns the aggregate tables as a string ('table', 'json' or 'csv'
     format), rows sorted by 'total', 'avg', 'min', 'max', 'count' or 'self'
-    (self time). reset
+    (self time); every format carries the GPU sections too. reset
     clears every table afterwards, the GPU tables included. row_limit, when
     not 0, keeps at most that many rows per section, as `mxprof report
     --top N` does (PyTorch's table(row_limit=N)); a Total row still covers
