@@ -33,8 +33,9 @@
  *
  *   lock.h      the lock order of the whole library (every mutex)
  *   source.h    what event sources use: records, ring_push(), the string
- *               table, stacks, the clock, windows, the writers for a
- *               source's events and sections, the source ops table
+ *               table, stacks, the clock, windows, a source's events and
+ *               sections as structs the writers format, the source ops
+ *               table
  *   control.h   the drain's face to the entry points: start, dumps,
  *               flushes, the ends, exec and fork
  *   paths.h     the names of the files written and looked for
@@ -61,8 +62,14 @@
  *   source.c                          ring.c
  *   agg.c                             nest.c
  *   stacks.c                          strtab.c, out.c
- *   table.c                           agg.c, out.c, strtab.c
+ *   cells.c                           out.c (the JSON escaper): the
+ *                                     tables' cells
+ *   table_rows.c                      cells.c: the sources' sections
+ *   table.c                           agg.c, strtab.c, cells.c,
+ *                                     table_rows.c, out.c
  *   chrome.c                          journal.c, stacks.c, out.c, cat.c
+ *   trace_event.c                     chrome.c, out.c: a source's events
+ *                                     (struct coll_event) in the trace
  *   writer.c                          chrome.c, table.c: the formats
  *   recover.c                         journal.c, agg.c, writer.c
  *   dump.c                            writer.c, meta.c, journal.c,

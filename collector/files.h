@@ -12,6 +12,16 @@
 
 /* ---- aggregation and tables (also used by the mxprof command) --------- */
 
+/* A growing string (table.c). On allocation failure err is set and later
+ * appends do nothing. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Returns a new, empty aggregate set, or NULL (ENOMEM). */
 struct agg *agg_create(void);
 

@@ -308,7 +308,7 @@ int agg_merge(struct agg *dst, const struct agg *src);
 /* source.c: the registered sources, NULL-terminated (drain thread). */
 extern const struct coll_source *coll_sources[];
 /* Calls the tables callbacks of the sources (a table_opts extra). */
-void source_tables(struct sbuf *b, const struct table_opts *o);
+void source_tables(struct table_sink *k, const struct table_opts *o);
 
 /*
  * The collector's state: the drain thread's, under LOCK_OWNER. drain.c
@@ -344,6 +344,42 @@ int dump_write(struct coll_state *s, uint64_t dropped);
 void dump_say_cut(const struct coll_state *s, uint64_t dropped);
 void dump_write_status(const struct coll_state *s);
 void dump_remove_status(const struct coll_state *s);
+
+/* cells.c: the cells of the tables (MXNet's widths: a Name column 30
+ * wide, Total Count 11, the others 17). cells_json_str and cells_csv_str
+ * append s quoted; cells_header the two header lines of a section with a
+ * Name column w wide; cells_name a name cell w wide and at least one
+ * space after; cells_ms ns as ms. None can fail (b->err says). */
+#define CELLS_NAME_W  30
+#define CELLS_COUNT_W 11
+#define CELLS_COL_W   17
+struct sbuf;
+void cells_json_str(struct sbuf *b, const char *s);
+void cells_csv_str(struct sbuf *b, const char *s);
+void cells_header(struct sbuf *b, const char *const *cols, int ncols, int w);
+void cells_name(struct sbuf *b, const char *name, int w);
+double cells_ms(int64_t ns);
+
+/* table_rows.c: the sources' sections being written (struct table_sink,
+ * source.h) into b, in o's format, with the notes they stated. */
+struct table_sink {
+	struct sbuf *b;
+	const struct table_opts *o;
+	const struct table_section *s; /* the current section, or NULL */
+	size_t rows;		       /* rows of s given so far        */
+	int first;		       /* JSON: nothing yet in "Time"   */
+	int nnotes;
+	struct {
+		const char *label;
+		uint64_t count;
+	} notes[4];
+};
+
+/* Runs the sources' sections (o->extra) into b, filling k; first:
+ * nothing written yet in JSON's "Time"; returns it after them. Nothing
+ * for one category. This function can't fail (b->err says). */
+int table_rows_run(struct table_sink *k, struct sbuf *b,
+		   const struct table_opts *o, int first);
 
 /* table.c: the tables file of a dump or a recovery (its name:
  * paths_stats, collector.h); extra gives the sources' sections and the

@@ -32,11 +32,11 @@ int coll_source_add(const struct coll_source *s)
 }
 
 /* Appends the sources' sections (a table_opts extra). Owner held. */
-void source_tables(struct sbuf *b, const struct table_opts *o)
+void source_tables(struct table_sink *k, const struct table_opts *o)
 {
 	for (int i = 0; i < nsources; i++) {
 		if (coll_sources[i]->tables) {
-			coll_sources[i]->tables(b, o);
+			coll_sources[i]->tables(k, o);
 		}
 	}
 }

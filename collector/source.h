@@ -8,8 +8,9 @@
  * file format (ISA-L's header is output.h's). The implementations:
  * lock.c, cat.c, strtab.c, stacks.c, ring.c, window.c, clock.c, threads.c
  * (coll_thread_name), drain.c (coll_thread_seen, coll_own), out.c (the
- * out_* writers), chrome.c (coll_trace_*), table.c (sb_printf and the
- * table cells), meta.c, source.c and agg.c.
+ * out_* writers), chrome.c (coll_trace_event, _ts, _sf), trace_event.c
+ * (coll_event and coll_trace_write), table_rows.c (table_section and its
+ * rows), meta.c, source.c and agg.c.
  *
  * Hot-path functions are marked HOT: no lock, no allocation, no system
  * call, nothing that can re-enter a hook.
@@ -325,20 +326,58 @@ struct out *coll_trace_event(struct coll_trace *t);
 /* Writes CLOCK_MONOTONIC time mono_ns as a trace "ts" value. */
 void coll_trace_ts(struct coll_trace *t, uint64_t mono_ns);
 
-/* A growing string for the tables (table.c). On allocation failure err is
- * set and later appends do nothing. */
-struct sbuf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
-void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * A source's sections of the tables, given as rows: the table writer
+ * (table.c, table_rows.c) formats them in every format, as the host sections
+ * (text: after them, before the last line; JSON: in "Time", after them; CSV:
+ * rows of kind time_ms). A source's tables callback (struct coll_source)
+ * calls table_section() for each section, table_row() for each of its
+ * rows, in the order shown (the writer keeps the first table_opts.top),
+ * and table_note() for a count stated after the sections.
+ */
+struct table_sink;
 
-/* Table cells in MXNet's layout: the header lines of a section (Name and
- * Total Count, then cols), and a row's name cell. */
-void table_header(struct sbuf *b, const char *const *cols, int ncols);
-void table_row_name(struct sbuf *b, const char *name);
+/* An extra column of a section, after the time columns. */
+struct table_col {
+	const char *title; /* the text's header: "Median Time (ms)"  */
+	const char *key;   /* the JSON key: "Median Time"            */
+	int decimals;	   /* in the text and the JSON               */
+	int percent;	   /* non-zero: the CSV's percent column     */
+};
+
+#define TABLE_COLS_MAX 4
+
+struct table_section {
+	const char *title;
+	/* NULL: the columns Time, Min Time, Max Time and Avg Time (ms);
+	 * else the header of the only time column, the total ("GPU Time
+	 * (ms)"), and total_key its JSON key ("GPU Time"). */
+	const char *total;
+	const char *total_key;
+	const struct table_col *cols; /* ncols (<= TABLE_COLS_MAX) */
+	int ncols;
+};
+
+/* A row: times in ns, cols[i] the value of the section's column i. */
+struct table_row {
+	const char *name;
+	uint64_t count;
+	int64_t total, min, max;
+	double cols[TABLE_COLS_MAX];
+};
+
+/* Starts section s (kept by pointer while its rows are given). This
+ * function can't fail (memory running out fails the whole output). */
+void table_section(struct table_sink *k, const struct table_section *s);
+
+/* Adds row r (copied) to the current section. This function can't
+ * fail. */
+void table_row(struct table_sink *k, const struct table_row *r);
+
+/* States count with label (a string constant) after the sections: the
+ * text's "label: count" line, the JSON's "label": count; not in the CSV.
+ * At most four per output; this function can't fail. */
+void table_note(struct table_sink *k, const char *label, uint64_t count);
 
 /* The value rows are sorted by for sort key (enum table_sort). */
 double table_sort_value(int key, uint64_t count, int64_t total, int64_t min,
@@ -364,9 +403,9 @@ struct table_opts {
 	unsigned top;	      /* rows per section, 0 = all             */
 	const char *category; /* only this section, NULL = all         */
 	uint64_t dropped;     /* records dropped, stated in the output */
-	/* Sections of the event sources, put after the host sections of
-	 * the text format (before its last line); NULL for none. */
-	void (*extra)(struct sbuf *b, const struct table_opts *o);
+	/* Sections of the event sources (table_section()), after the host
+	 * sections; NULL for none. */
+	void (*extra)(struct table_sink *k, const struct table_opts *o);
 	/* Metadata (meta.c) as key, value, ..., NULL: a "Metadata" section
 	 * at the head of the text format; NULL for none. */
 	const char *const *meta;
@@ -374,6 +413,69 @@ struct table_opts {
 	 * dumps(reset) (the files); 0: since the last reset (dumps()). */
 	int whole_run;
 };
+
+/*
+ * A source's trace event, which the trace writer formats (trace_event.c:
+ * today the Chrome trace's JSON), so that a source writes no file format.
+ * ph is 'X' (a slice: ts, dur), 'C' (a counter), 's' and 'f' (the two
+ * ends of a flow: id; an 'f' binds to the enclosing slice) or 'M' (a
+ * track's metadata: no ts). Times are CLOCK_MONOTONIC ns.
+ */
+enum coll_arg_type {
+	COLL_ARG_U64,
+	COLL_ARG_I64,
+	COLL_ARG_STR,  /* a string, quoted                          */
+	COLL_ARG_F64,  /* prec >= 0: "%.*f"; < 0: "%.*g" with -prec  */
+	COLL_ARG_INTS, /* n (<= 3) integers, an array               */
+};
+
+struct coll_arg {
+	const char *key;
+	int type; /* enum coll_arg_type */
+	int prec; /* COLL_ARG_F64 */
+	int n;	  /* COLL_ARG_INTS */
+	union {
+		uint64_t u;
+		int64_t i;
+		const char *s;
+		double f;
+		const int32_t *ints;
+	} v;
+};
+
+#define COLL_EVENT_ARGS_MAX 16
+
+struct coll_event {
+	char ph;
+	const char *cat;  /* NULL: none ('M')              */
+	const char *name; /* 's', 'f': the flow's category */
+	int64_t pid, tid;
+	uint64_t ts, dur;  /* ns                            */
+	uint64_t id;	   /* 's', 'f'                      */
+	uint32_t sf;	   /* stack frame node, 0: none     */
+	const char *group; /* a counter's section, or NULL  */
+	struct coll_arg args[COLL_EVENT_ARGS_MAX];
+	int nargs;
+};
+
+/* Adds arg to e (up to COLL_EVENT_ARGS_MAX; more are left out). Returns
+ * it, for its value. This function can't fail. */
+struct coll_arg *coll_event_arg(struct coll_event *e, const char *key,
+				int type);
+
+/* Writes e as the next event of t. This function can't fail (write
+ * errors stay in t's output). */
+void coll_trace_write(struct coll_trace *t, const struct coll_event *e);
+
+/* Writes n args into the args of the host span being written (a
+ * source's span callback, after == 0). This function can't fail. */
+void coll_trace_args(struct coll_trace *t, const struct coll_arg *a, int n);
+
+/* Writes n args as one object of a top-level array (a source's devices
+ * callback: o and first as it is given them). This function can't
+ * fail. */
+void coll_trace_object(struct out *o, int *first, const struct coll_arg *a,
+		       int n);
 
 /* ---- metadata (meta.c) --------------------------------------------------- */
 
@@ -418,8 +520,9 @@ struct coll_source {
 	/* Every pass: take in what was handed over; samples for the tables
 	 * go to a; coll_thread_seen() names the threads of its events. */
 	void (*drain)(struct agg *a);
-	/* Extra sections for the tables, after the host sections. */
-	void (*tables)(struct sbuf *b, const struct table_opts *o);
+	/* Sections of the source's own for the tables, as rows
+	 * (table_section()), after the host sections, in every format. */
+	void (*tables)(struct table_sink *k, const struct table_opts *o);
 	/* dumps(reset=1): forget what the tables show. */
 	void (*reset)(void);
 	/* The trace. devices writes the source's entries of the top-level

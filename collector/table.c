@@ -29,78 +29,18 @@
  * last line states how many records were dropped. Event sources may add
  * sections of their own (table_opts.extra) before that line, and the
  * metadata a program added (table_opts.meta) comes first, as a "Metadata"
- * section of key-value lines.
+ * section of key-value lines. The cells are cells.c's; the sources'
+ * sections, given as rows, are written by table_rows.c, in every format
+ * (JSON: under "Time" after the host sections; CSV: time_ms rows).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "internal.h"
 #include "output.h"
-
-#define NAME_W	30
-#define COUNT_W 11
-#define COL_W	17
-
-/* Appends to b as printf does. On allocation failure b->err is set and
- * later calls do nothing. */
-void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	for (;;) {
-		if (b->err) {
-			return;
-		}
-		size_t room = b->cap - b->n;
-		va_start(ap, fmt);
-		int k = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
-		va_end(ap);
-		if (k < 0) {
-			b->err = 1;
-			return;
-		}
-		if ((size_t)k < room) {
-			b->n += (size_t)k;
-			return;
-		}
-		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)k;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->err = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-}
-
-/* Appends s as a quoted JSON string, whole: an escape takes at most six
- * bytes per byte of s. */
-static void sb_json_str(struct sbuf *b, const char *s)
-{
-	size_t n = strlen(s);
-	char *buf = malloc(n * 6 + 1);
-
-	if (!buf) {
-		b->err = 1;
-		return;
-	}
-	buf[out_json_escape(buf, n * 6, s, n, NULL)] = 0;
-	sb_printf(b, "\"%s\"", buf);
-	free(buf);
-}
-
-static void sb_csv_str(struct sbuf *b, const char *s)
-{
-	sb_printf(b, "\"");
-	for (; *s; s++) {
-		sb_printf(b, *s == '"' ? "\"\"" : "%c", *s);
-	}
-	sb_printf(b, "\"");
-}
 
 int table_parse_opts(struct table_opts *o, const char *format,
 		     const char *sort_by)
@@ -300,57 +240,13 @@ static size_t make_sections(struct agg_row *rows, size_t n,
 	return ns;
 }
 
-static double ms(int64_t ns)
-{
-	return (double)ns / 1e6;
-}
-
-/* table_header() with a Name column w wide. */
-static void header_w(struct sbuf *b, const char *const *cols, int ncols, int w)
-{
-	sb_printf(b, "%-*s%*s", w, "Name", COUNT_W, "Total Count");
-	for (int i = 0; i < ncols; i++) {
-		sb_printf(b, "%*s", COL_W, cols[i]);
-	}
-	sb_printf(b, "\n%-*s%*s", w, "----", COUNT_W, "-----------");
-	for (int i = 0; i < ncols; i++) {
-		char dashes[COL_W + 1];
-		size_t len = strlen(cols[i]);
-		memset(dashes, '-', len);
-		dashes[len] = 0;
-		sb_printf(b, "%*s", COL_W, dashes);
-	}
-	sb_printf(b, "\n");
-}
-
-/* Writes the two header lines of a section: the column names and their
- * underlines, in MXNet's widths. */
-void table_header(struct sbuf *b, const char *const *cols, int ncols)
-{
-	header_w(b, cols, ncols, NAME_W);
-}
-
-/* Writes a name cell w wide, and at least one space after. */
-static void row_name_w(struct sbuf *b, const char *name, int w)
-{
-	size_t len = strlen(name);
-
-	sb_printf(b, "%-*s%s", w, name, len >= (size_t)w ? " " : "");
-}
-
-/* Writes a row's name cell: 30 wide, and at least one space after. */
-void table_row_name(struct sbuf *b, const char *name)
-{
-	row_name_w(b, name, NAME_W);
-}
-
 /* The Name column's width for the first n rows of section s: MXNet's 30,
  * or wider to fit the longest name with one space after, so that long
  * names (C++ functions) keep the columns aligned. */
 static int name_width(const struct section *s, const struct agg_row *rows,
 		      size_t n)
 {
-	size_t w = NAME_W;
+	size_t w = CELLS_NAME_W;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(strtab_get(rows[s->first + i].name)) + 1;
@@ -381,14 +277,15 @@ static void total_row(struct sbuf *b, const struct section *s,
 		count += r->count;
 		errors += r->errors;
 	}
-	row_name_w(b, "Total", w);
-	sb_printf(b, "%*llu%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f", COUNT_W,
-		  (unsigned long long)count, COL_W, ms(s->total), COL_W,
-		  ms(min), COL_W, ms(max), COL_W,
-		  count ? ms(s->total) / (double)count : 0.0, COL_W,
-		  ms(s->self), COL_W, s->self ? 100.0 : 0.0);
+	cells_name(b, "Total", w);
+	sb_printf(b, "%*llu%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f", CELLS_COUNT_W,
+		  (unsigned long long)count, CELLS_COL_W, cells_ms(s->total),
+		  CELLS_COL_W, cells_ms(min), CELLS_COL_W, cells_ms(max),
+		  CELLS_COL_W, count ? cells_ms(s->total) / (double)count : 0.0,
+		  CELLS_COL_W, cells_ms(s->self), CELLS_COL_W,
+		  s->self ? 100.0 : 0.0);
 	if (s->status) {
-		sb_printf(b, "%*llu", COL_W, (unsigned long long)errors);
+		sb_printf(b, "%*llu", CELLS_COL_W, (unsigned long long)errors);
 	}
 	sb_printf(b, "\n");
 }
@@ -409,31 +306,35 @@ static void text_section(struct sbuf *b, const struct section *s,
 
 	sb_printf(b, "%s\n=================\n", s->title);
 	if (s->cls == AGG_TIME) {
-		header_w(b, time_cols, s->status ? 7 : 6, w);
+		cells_header(b, time_cols, s->status ? 7 : 6, w);
 	} else if (s->cls == AGG_COUNTER) {
-		header_w(b, is_storage(s) ? storage_cols : counter_cols, 3, w);
+		cells_header(b, is_storage(s) ? storage_cols : counter_cols, 3,
+			     w);
 	} else {
-		header_w(b, NULL, 0, w);
+		cells_header(b, NULL, 0, w);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct agg_row *r = &rows[s->first + i];
-		row_name_w(b, strtab_get(r->name), w);
-		sb_printf(b, "%*llu", COUNT_W, (unsigned long long)r->count);
+		cells_name(b, strtab_get(r->name), w);
+		sb_printf(b, "%*llu", CELLS_COUNT_W,
+			  (unsigned long long)r->count);
 		if (s->cls == AGG_TIME) {
-			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f", COL_W,
-				  ms(r->total), COL_W, ms(r->min), COL_W,
-				  ms(r->max), COL_W,
-				  ms(r->total) / (double)r->count, COL_W,
-				  ms(r->self), COL_W, pct(s, r));
+			sb_printf(b, "%*.4f%*.4f%*.4f%*.4f%*.4f%*.2f",
+				  CELLS_COL_W, cells_ms(r->total), CELLS_COL_W,
+				  cells_ms(r->min), CELLS_COL_W,
+				  cells_ms(r->max), CELLS_COL_W,
+				  cells_ms(r->total) / (double)r->count,
+				  CELLS_COL_W, cells_ms(r->self), CELLS_COL_W,
+				  pct(s, r));
 			if (s->status) {
-				sb_printf(b, "%*llu", COL_W,
+				sb_printf(b, "%*llu", CELLS_COL_W,
 					  (unsigned long long)r->errors);
 			}
 		} else if (s->cls == AGG_COUNTER) {
 			double div = is_storage(s) ? 1000.0 : 1.0;
-			sb_printf(b, "%*.4f%*.4f%*.4f", COL_W,
-				  (double)r->min / div, COL_W,
-				  (double)r->max / div, COL_W,
+			sb_printf(b, "%*.4f%*.4f%*.4f", CELLS_COL_W,
+				  (double)r->min / div, CELLS_COL_W,
+				  (double)r->max / div, CELLS_COL_W,
 				  (double)r->total / (double)r->count / div);
 		}
 		sb_printf(b, "\n");
@@ -448,16 +349,17 @@ static void json_row(struct sbuf *b, const struct section *s,
 		     const struct agg_row *r)
 {
 	sb_printf(b, "            ");
-	sb_json_str(b, strtab_get(r->name));
+	cells_json_str(b, strtab_get(r->name));
 	sb_printf(b, ": {\"Total Count\": %llu", (unsigned long long)r->count);
 	if (s->cls == AGG_TIME) {
 		sb_printf(b,
 			  ", \"Total Time\": %.4f, \"Min Time\": %.4f, "
 			  "\"Max Time\": %.4f, \"Avg Time\": %.4f, "
 			  "\"Self Time\": %.4f, \"Time (%%)\": %.2f",
-			  ms(r->total), ms(r->min), ms(r->max),
-			  ms(r->total) / (double)r->count, ms(r->self),
-			  pct(s, r));
+			  cells_ms(r->total), cells_ms(r->min),
+			  cells_ms(r->max),
+			  cells_ms(r->total) / (double)r->count,
+			  cells_ms(r->self), pct(s, r));
 		if (s->status) {
 			sb_printf(b, ", \"Errors\": %llu",
 				  (unsigned long long)r->errors);
@@ -479,6 +381,7 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			const struct agg_row *rows, const struct table_opts *o)
 {
 	static const char *const kinds[] = {"Time", "Counter", "Marker"};
+	struct table_sink sink;
 
 	sb_printf(b, "{\n    \"Unit\": {\"Time\": \"ms\", \"Memory\": \"kB\"}");
 	for (int cls = 0; cls < 3; cls++) {
@@ -490,7 +393,7 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 				continue;
 			}
 			sb_printf(b, "%s\n        ", first ? "" : ",");
-			sb_json_str(b, s->title);
+			cells_json_str(b, s->title);
 			sb_printf(b, ": {");
 			size_t n =
 				o->top && o->top < s->count ? o->top : s->count;
@@ -501,7 +404,15 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			sb_printf(b, "\n        }");
 			first = 0;
 		}
+		if (cls == AGG_TIME) {
+			first = table_rows_run(&sink, b, o, first);
+		}
 		sb_printf(b, "%s}", first ? "" : "\n    ");
+	}
+	for (int i = 0; i < sink.nnotes; i++) {
+		sb_printf(b, ",\n    ");
+		cells_json_str(b, sink.notes[i].label);
+		sb_printf(b, ": %llu", (unsigned long long)sink.notes[i].count);
 	}
 	sb_printf(b, ",\n    \"Dropped Records\": %llu\n}\n",
 		  (unsigned long long)o->dropped);
@@ -511,6 +422,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 		       const struct agg_row *rows, const struct table_opts *o)
 {
 	static const char *const kinds[] = {"time_ms", "counter", "marker"};
+	struct table_sink sink;
 
 	sb_printf(b, "section,kind,name,count,total,min,max,avg,self,percent,"
 		     "errors\n");
@@ -520,9 +432,9 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 		for (size_t k = 0; k < n; k++) {
 			const struct agg_row *r = &rows[s->first + k];
 			double div = s->cls == AGG_TIME ? 1e6 : 1.0;
-			sb_csv_str(b, s->title);
+			cells_csv_str(b, s->title);
 			sb_printf(b, ",%s,", kinds[s->cls]);
-			sb_csv_str(b, strtab_get(r->name));
+			cells_csv_str(b, strtab_get(r->name));
 			sb_printf(b, ",%llu", (unsigned long long)r->count);
 			if (s->cls == AGG_MARKER) {
 				sb_printf(b, ",,,,,,,\n");
@@ -546,6 +458,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			}
 		}
 	}
+	table_rows_run(&sink, b, o, 1);
 }
 
 /* s with control characters as \n, \r, \t or \xHH, so that a pair stays
@@ -584,7 +497,7 @@ static void meta_section(struct sbuf *b, const char *const *meta)
 		if (!k || !v) {
 			b->err = 1;
 		} else {
-			table_row_name(b, k);
+			cells_name(b, k, CELLS_NAME_W);
 			sb_printf(b, "%s\n", v);
 		}
 		free(k);
@@ -628,8 +541,11 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 		for (size_t i = 0; i < ns; i++) {
 			text_section(&b, &secs[i], rows, o->top);
 		}
-		if (o->extra && !o->category) {
-			o->extra(&b, o);
+		struct table_sink sink;
+		table_rows_run(&sink, &b, o, 1);
+		for (int i = 0; i < sink.nnotes; i++) {
+			sb_printf(&b, "%s: %llu\n", sink.notes[i].label,
+				  (unsigned long long)sink.notes[i].count);
 		}
 		sb_printf(&b, "Dropped records: %llu\n",
 			  (unsigned long long)o->dropped);

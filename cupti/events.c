@@ -9,7 +9,8 @@
  * correlation id. Each end sits at the middle of its slice, strictly
  * inside it: an end on a slice's edge binds, in the catapult viewer, to
  * the slice that ends there when work runs back to back. Written on the drain
- * thread, between link_begin() and link_end() of the same dump.
+ * thread, between link_begin() and link_end() of the same dump, as events
+ * (struct coll_event) the trace writer formats: no file format here.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,63 +48,63 @@ static const char *memory_kind(unsigned kind)
 						       : "Unknown";
 }
 
-static struct out *x_head(struct coll_trace *t, const struct gpu_rec *r,
-			  int64_t pid, int64_t tid)
+/* Fills e with a GPU record's slice: its category, name (buf: room for a
+ * copy's name), track, times, stack and correlation. */
+static void x_head(struct coll_trace *t, struct coll_event *e,
+		   const struct gpu_rec *r, int64_t pid, int64_t tid, char *buf,
+		   size_t len)
 {
-	struct out *o = coll_trace_event(t);
-
-	out_str(o, "{\"ph\":\"X\",\"cat\":\"");
-	out_str(o, copy_cat(r->kind));
-	out_str(o, "\",\"name\":");
+	e->ph = 'X';
+	e->cat = copy_cat(r->kind);
 	if (r->kind == GPU_MEMCPY) {
 		/* Kineto's name: "Memcpy HtoD (Pageable -> Device)"; the
 		 * tables keep the copy kind alone. */
-		char name[128];
-		snprintf(name, sizeof(name), "%s (%s -> %s)",
-			 strtab_get(r->name),
+		snprintf(buf, len, "%s (%s -> %s)", strtab_get(r->name),
 			 memory_kind(GPU_COPY_SRC(r->flags)),
 			 memory_kind(GPU_COPY_DST(r->flags)));
-		out_json_str(o, name);
+		e->name = buf;
 	} else {
-		out_json_str(o, strtab_get(r->name));
+		e->name = strtab_get(r->name);
 	}
-	out_str(o, ",\"pid\":");
-	out_i64(o, pid);
-	out_str(o, ",\"tid\":");
-	out_i64(o, tid);
-	out_str(o, ",\"ts\":");
-	coll_trace_ts(t, r->start);
-	out_str(o, ",\"dur\":");
-	out_us(o, gpu_dur(r));
-	uint32_t sf = r->stack ? coll_trace_sf(t, r->stack) : 0;
-	if (sf) {
-		out_str(o, ",\"sf\":");
-		out_u64(o, sf);
-	}
-	out_str(o, ",\"args\":{\"correlation\":");
-	out_u64(o, r->correlation);
-	return o;
+	e->pid = pid;
+	e->tid = tid;
+	e->ts = r->start;
+	e->dur = gpu_dur(r);
+	e->sf = r->stack ? coll_trace_sf(t, r->stack) : 0;
+	coll_event_arg(e, "correlation", COLL_ARG_U64)->v.u = r->correlation;
 }
 
-static void dims(struct out *o, const char *key, const int32_t *d)
+static void arg_u64(struct coll_event *e, const char *key, uint64_t v)
 {
-	out_str(o, key);
-	out_str(o, "\":[");
-	for (int i = 0; i < 3; i++) {
-		if (i) {
-			out_str(o, ",");
-		}
-		out_i64(o, d[i]);
-	}
-	out_str(o, "]");
+	coll_event_arg(e, key, COLL_ARG_U64)->v.u = v;
+}
+
+static void arg_i64(struct coll_event *e, const char *key, int64_t v)
+{
+	coll_event_arg(e, key, COLL_ARG_I64)->v.i = v;
+}
+
+static void dims(struct coll_event *e, const char *key, const int32_t *d)
+{
+	struct coll_arg *a = coll_event_arg(e, key, COLL_ARG_INTS);
+
+	a->n = 3;
+	a->v.ints = d;
+}
+
+static void arg_f64(struct coll_event *e, const char *key, double v, int prec)
+{
+	struct coll_arg *a = coll_event_arg(e, key, COLL_ARG_F64);
+
+	a->prec = prec;
+	a->v.f = v;
 }
 
 /* Kineto's "blocks per SM" (the grid's blocks over the device's SMs) and
  * "warps per SM" (those blocks' warps), when the device is known. */
-static void per_sm(struct out *o, const struct gpu_rec *r)
+static void per_sm(struct coll_event *e, const struct gpu_rec *r)
 {
 	const struct gpu_device *p = store_device((int)r->device);
-	char v[64];
 
 	if (!p || p->num_sms <= 0 || p->warp_size <= 0) {
 		return;
@@ -112,16 +113,12 @@ static void per_sm(struct out *o, const struct gpu_rec *r)
 			(double)p->num_sms;
 	double warps = blocks * r->block[0] * r->block[1] * r->block[2] /
 		       (double)p->warp_size;
-	snprintf(v, sizeof(v), "%.6g", blocks);
-	out_str(o, ",\"blocks per SM\":");
-	out_str(o, v);
-	snprintf(v, sizeof(v), "%.6g", warps);
-	out_str(o, ",\"warps per SM\":");
-	out_str(o, v);
+	arg_f64(e, "blocks per SM", blocks, -6);
+	arg_f64(e, "warps per SM", warps, -6);
 	int occ = occupancy_percent(r, p);
 	if (occ >= 0) {
-		out_str(o, ",\"est. achieved occupancy %\":");
-		out_i64(o, occ);
+		coll_event_arg(e, "est. achieved occupancy %", COLL_ARG_I64)
+			->v.i = occ;
 	}
 }
 
@@ -129,41 +126,32 @@ static void device_event(struct coll_trace *t, const struct gpu_rec *r)
 {
 	const struct gpu_rec *api = link_api_for(r->correlation);
 	uint32_t ext = api ? api->ext : 0;
+	struct coll_event e = {0};
+	char name[128];
 
-	struct out *o = x_head(t, r, r->device, r->stream);
+	x_head(t, &e, r, r->device, r->stream, name, sizeof(name));
 	if (ext) {
-		out_str(o, ",\"External id\":");
-		out_u64(o, ext);
+		arg_u64(&e, "External id", ext);
 	}
-	out_str(o, ",\"device\":");
-	out_u64(o, r->device);
-	out_str(o, ",\"context\":");
-	out_u64(o, r->context);
-	out_str(o, ",\"stream\":");
-	out_u64(o, r->stream);
+	arg_u64(&e, "device", r->device);
+	arg_u64(&e, "context", r->context);
+	arg_u64(&e, "stream", r->stream);
 	if (r->kind == GPU_KERNEL) {
 		/* Kineto writes CUPTI's value as it comes (0 unless the
 		 * program enabled CUPTI's latency timestamps). */
-		out_str(o, ",\"queued\":");
-		out_u64(o, r->queued);
-		dims(o, ",\"grid", r->grid);
-		dims(o, ",\"block", r->block);
-		out_str(o, ",\"registers per thread\":");
-		out_u64(o, r->regs);
-		out_str(o, ",\"shared memory\":");
-		out_u64(o, r->shmem);
-		per_sm(o, r);
+		arg_u64(&e, "queued", r->queued);
+		dims(&e, "grid", r->grid);
+		dims(&e, "block", r->block);
+		arg_u64(&e, "registers per thread", r->regs);
+		arg_u64(&e, "shared memory", r->shmem);
+		per_sm(&e, r);
 	} else {
 		uint64_t dur = gpu_dur(r);
-		char bw[32];
-		snprintf(bw, sizeof(bw), "%.4f",
-			 dur ? (double)r->bytes / (double)dur : 0.0);
-		out_str(o, ",\"bytes\":");
-		out_u64(o, r->bytes);
-		out_str(o, ",\"memory bandwidth (GB/s)\":");
-		out_str(o, bw);
+		arg_u64(&e, "bytes", r->bytes);
+		arg_f64(&e, "memory bandwidth (GB/s)",
+			dur ? (double)r->bytes / (double)dur : 0.0, 4);
 	}
-	out_str(o, "}}");
+	coll_trace_write(t, &e);
 	if (api && r->correlation) {
 		marks_flow(t, "f", r->correlation, r->device, r->stream,
 			   marks_flow_at(r->start, gpu_dur(r)));
@@ -205,7 +193,6 @@ static int add_stream(struct stream_key **v, size_t *n, size_t *cap,
 void events_write(struct coll_trace *t)
 {
 	int host_pid = t->pid;
-	struct out *o;
 	struct stream_key *streams = NULL;
 	size_t nstreams = 0, cap = 0;
 	int64_t use[GPU_MAX_DEVICES] = {0};
@@ -222,14 +209,14 @@ void events_write(struct coll_trace *t)
 			if (r->absorbed) {
 				continue;
 			}
-			o = x_head(t, r, host_pid, r->tid);
+			struct coll_event e = {0};
+			char name[128];
+			x_head(t, &e, r, host_pid, r->tid, name, sizeof(name));
 			if (r->ext) {
-				out_str(o, ",\"External id\":");
-				out_u64(o, r->ext);
+				arg_u64(&e, "External id", r->ext);
 			}
-			out_str(o, ",\"cbid\":");
-			out_u64(o, r->cbid);
-			out_str(o, "}}");
+			arg_u64(&e, "cbid", r->cbid);
+			coll_trace_write(t, &e);
 			if (link_has_device_work(r->correlation)) {
 				marks_flow(t, "s", r->correlation, host_pid,
 					   r->tid,
@@ -266,18 +253,14 @@ void events_write(struct coll_trace *t)
 			char name[64];
 			snprintf(name, sizeof(name), "Memory: cuda/%u",
 				 r->device);
-			o = coll_trace_event(t);
-			out_str(o, "{\"ph\":\"C\",\"cat\":\"gpu_memory\","
-				   "\"name\":");
-			out_json_str(o, name);
-			out_str(o, ",\"pid\":");
-			out_u64(o, r->device);
-			out_str(o, ",\"tid\":0,\"ts\":");
-			coll_trace_ts(t, r->start);
-			out_str(o, ",\"group\":\"Device Storage\","
-				   "\"args\":{\"value\":");
-			out_i64(o, *u);
-			out_str(o, "}}");
+			struct coll_event e = {.ph = 'C',
+					       .cat = "gpu_memory",
+					       .name = name,
+					       .pid = r->device,
+					       .ts = r->start,
+					       .group = "Device Storage"};
+			coll_event_arg(&e, "value", COLL_ARG_I64)->v.i = *u;
+			coll_trace_write(t, &e);
 			counter_dev[r->device] = 1;
 		}
 	}
@@ -332,42 +315,29 @@ void events_devices(struct out *o, int *first)
 {
 	for (int d = 0; d < GPU_MAX_DEVICES; d++) {
 		const struct gpu_device *p = store_device(d);
+		struct coll_event e = {0};
 		char cc[32];
 		if (!p) {
 			continue;
 		}
-		out_str(o, *first ? "{\"id\":" : ",{\"id\":");
-		*first = 0;
-		out_i64(o, p->id);
-		out_str(o, ",\"name\":");
-		out_json_str(o, p->name);
 		snprintf(cc, sizeof(cc), "%d.%d", p->cc_major, p->cc_minor);
-		out_str(o, ",\"computeCapability\":");
-		out_json_str(o, cc);
-		out_str(o, ",\"computeMajor\":");
-		out_i64(o, p->cc_major);
-		out_str(o, ",\"computeMinor\":");
-		out_i64(o, p->cc_minor);
-		out_str(o, ",\"totalGlobalMem\":");
-		out_u64(o, p->total_mem);
-		out_str(o, ",\"numSms\":");
-		out_i64(o, p->num_sms);
-		out_str(o, ",\"maxThreadsPerBlock\":");
-		out_i64(o, p->max_threads_per_block);
-		out_str(o, ",\"sharedMemPerBlock\":");
-		out_i64(o, p->max_shared_per_block);
-		out_str(o, ",\"warpSize\":");
-		out_i64(o, p->warp_size);
-		out_str(o, ",\"regsPerBlock\":");
-		out_i64(o, p->regs_per_block);
-		out_str(o, ",\"maxThreadsPerMultiprocessor\":");
-		out_i64(o, p->max_threads_per_sm);
-		out_str(o, ",\"regsPerMultiprocessor\":");
-		out_i64(o, p->regs_per_sm);
-		out_str(o, ",\"sharedMemPerBlockOptin\":");
-		out_i64(o, p->shared_per_block_optin);
-		out_str(o, ",\"sharedMemPerMultiprocessor\":");
-		out_i64(o, p->shared_per_sm);
-		out_str(o, "}");
+		coll_event_arg(&e, "id", COLL_ARG_I64)->v.i = p->id;
+		coll_event_arg(&e, "name", COLL_ARG_STR)->v.s = p->name;
+		coll_event_arg(&e, "computeCapability", COLL_ARG_STR)->v.s = cc;
+		arg_i64(&e, "computeMajor", p->cc_major);
+		arg_i64(&e, "computeMinor", p->cc_minor);
+		arg_u64(&e, "totalGlobalMem", p->total_mem);
+		arg_i64(&e, "numSms", p->num_sms);
+		arg_i64(&e, "maxThreadsPerBlock", p->max_threads_per_block);
+		arg_i64(&e, "sharedMemPerBlock", p->max_shared_per_block);
+		arg_i64(&e, "warpSize", p->warp_size);
+		arg_i64(&e, "regsPerBlock", p->regs_per_block);
+		arg_i64(&e, "maxThreadsPerMultiprocessor",
+			p->max_threads_per_sm);
+		arg_i64(&e, "regsPerMultiprocessor", p->regs_per_sm);
+		arg_i64(&e, "sharedMemPerBlockOptin",
+			p->shared_per_block_optin);
+		arg_i64(&e, "sharedMemPerMultiprocessor", p->shared_per_sm);
+		coll_trace_object(o, first, e.args, e.nargs);
 	}
 }

@@ -271,7 +271,7 @@ void sync_end_free(void);
 
 /* ---- tables.c: the GPU tables -------------------------------------------- */
 
-/* The coll_source member: the GPU sections of the text tables. */
-void tables_write(struct sbuf *b, const struct table_opts *o);
+/* The coll_source member: the GPU sections, as rows for every format. */
+void tables_write(struct table_sink *t, const struct table_opts *o);
 
 #endif /* MXPROF_CUPTI_GPU_H */

@@ -333,18 +333,23 @@ static struct {
 void link_span(struct coll_trace *t, int tid, const struct coll_rec *r,
 	       int after)
 {
-	struct out *o = t->o;
-
 	if (!after) {
+		struct coll_arg a[2];
+		int n = 0;
 		current.ok = linked(tid, r, &current.l);
 		if (current.ok && current.l.corr) {
-			out_str(o, ",\"correlation\":");
-			out_u64(o, current.l.corr);
+			a[n] = (struct coll_arg){.key = "correlation",
+						 .type = COLL_ARG_U64,
+						 .v.u = current.l.corr};
+			n++;
 		}
 		if (current.ok && current.l.ext) {
-			out_str(o, ",\"External id\":");
-			out_u64(o, current.l.ext);
+			a[n] = (struct coll_arg){.key = "External id",
+						 .type = COLL_ARG_U64,
+						 .v.u = current.l.ext};
+			n++;
 		}
+		coll_trace_args(t, a, n);
 		return;
 	}
 	if (current.ok && current.l.flow) {

@@ -6,7 +6,8 @@
  *
  * A flow is Kineto's: a "ph":"s" on the launching call and a "ph":"f"
  * with "bp":"e" on the GPU event, both "cat":"ac2g" with the correlation
- * id. Written on the drain thread, during a dump.
+ * id. Written on the drain thread, during a dump, as events
+ * (struct coll_event) the trace writer formats.
  */
 #include "gpu.h"
 
@@ -18,42 +19,28 @@ uint64_t marks_flow_at(uint64_t start, uint64_t dur)
 void marks_flow(struct coll_trace *t, const char *ph, uint32_t corr,
 		int64_t pid, int64_t tid, uint64_t mono_ns)
 {
-	struct out *o = coll_trace_event(t);
+	struct coll_event e = {.ph = ph[0],
+			       .cat = "ac2g",
+			       .name = "ac2g",
+			       .id = corr,
+			       .pid = pid,
+			       .tid = tid,
+			       .ts = mono_ns};
 
-	out_str(o, "{\"ph\":\"");
-	out_str(o, ph);
-	out_str(o, "\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-	out_u64(o, corr);
-	out_str(o, ",\"pid\":");
-	out_i64(o, pid);
-	out_str(o, ",\"tid\":");
-	out_i64(o, tid);
-	out_str(o, ",\"ts\":");
-	coll_trace_ts(t, mono_ns);
-	if (ph[0] == 'f') {
-		out_str(o, ",\"bp\":\"e\"");
-	}
-	out_str(o, "}");
+	coll_trace_write(t, &e);
 }
 
 void marks_meta(struct coll_trace *t, const char *what, int64_t pid,
 		int64_t tid, const char *key, const char *sval, int64_t ival)
 {
-	struct out *o = coll_trace_event(t);
+	struct coll_event e = {.ph = 'M', .name = what, .pid = pid, .tid = tid};
+	struct coll_arg *a =
+		coll_event_arg(&e, key, sval ? COLL_ARG_STR : COLL_ARG_I64);
 
-	out_str(o, "{\"ph\":\"M\",\"name\":\"");
-	out_str(o, what);
-	out_str(o, "\",\"pid\":");
-	out_i64(o, pid);
-	out_str(o, ",\"tid\":");
-	out_i64(o, tid);
-	out_str(o, ",\"args\":{\"");
-	out_str(o, key);
-	out_str(o, "\":");
 	if (sval) {
-		out_json_str(o, sval);
+		a->v.s = sval;
 	} else {
-		out_i64(o, ival);
+		a->v.i = ival;
 	}
-	out_str(o, "}}");
+	coll_trace_write(t, &e);
 }

@@ -191,10 +191,9 @@ static void note_track(uint32_t device, int64_t tid)
 	S.tracks[S.ntracks++] = (struct track){device, tid};
 }
 
-static void arg_i64(struct out *o, const char *key, int64_t v)
+static void arg_i64(struct coll_event *e, const char *key, int64_t v)
 {
-	out_str(o, key);
-	out_i64(o, v);
+	coll_event_arg(e, key, COLL_ARG_I64)->v.i = v;
 }
 
 uint32_t sync_write(struct coll_trace *t, const struct gpu_rec *r,
@@ -213,35 +212,31 @@ uint32_t sync_write(struct coll_trace *t, const struct gpu_rec *r,
 		note_track(device, tid);
 	}
 	*track = tid;
-	struct out *o = coll_trace_event(t);
-	out_str(o, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":");
-	out_json_str(o, strtab_get(r->name));
-	arg_i64(o, ",\"pid\":", device);
-	arg_i64(o, ",\"tid\":", tid);
-	out_str(o, ",\"ts\":");
-	coll_trace_ts(t, r->start);
-	out_str(o, ",\"dur\":");
-	out_us(o, dur);
-	out_str(o, ",\"args\":{");
+	struct coll_event e = {.ph = 'X',
+			       .cat = "cuda_sync",
+			       .name = strtab_get(r->name),
+			       .pid = device,
+			       .tid = tid,
+			       .ts = r->start,
+			       .dur = dur};
 	if (api && api->ext) {
-		arg_i64(o, "\"External id\":", api->ext);
-		out_str(o, ",");
+		arg_i64(&e, "External id", api->ext);
 	}
-	out_str(o, "\"cuda_sync_kind\":");
-	out_json_str(o, strtab_get(r->name));
+	coll_event_arg(&e, "cuda_sync_kind", COLL_ARG_STR)->v.s =
+		strtab_get(r->name);
 	if (r->flags == GPU_SYNC_EVENT || r->flags == GPU_SYNC_STREAM_WAIT) {
-		const struct gpu_rec *e = waited_on(r);
-		arg_i64(o, ",\"wait_on_stream\":",
-			e && e->stream != GPU_NONE ? (int64_t)e->stream : -1);
-		arg_i64(o, ",\"wait_on_cuda_event_record_corr_id\":",
-			e ? (int64_t)e->correlation : -1);
-		arg_i64(o, ",\"wait_on_cuda_event_id\":", r->event);
+		const struct gpu_rec *w = waited_on(r);
+		arg_i64(&e, "wait_on_stream",
+			w && w->stream != GPU_NONE ? (int64_t)w->stream : -1);
+		arg_i64(&e, "wait_on_cuda_event_record_corr_id",
+			w ? (int64_t)w->correlation : -1);
+		arg_i64(&e, "wait_on_cuda_event_id", r->event);
 	}
-	arg_i64(o, ",\"stream\":", stream);
-	arg_i64(o, ",\"correlation\":", r->correlation);
-	arg_i64(o, ",\"device\":", device);
-	arg_i64(o, ",\"context\":", r->context);
-	out_str(o, "}}");
+	arg_i64(&e, "stream", stream);
+	arg_i64(&e, "correlation", r->correlation);
+	arg_i64(&e, "device", device);
+	arg_i64(&e, "context", r->context);
+	coll_trace_write(t, &e);
 	if (api && r->correlation) {
 		marks_flow(t, "f", r->correlation, device, tid,
 			   marks_flow_at(r->start, dur));

@@ -2,8 +2,9 @@
  * tables.c - the GPU tables: kernels (with the median), copies and sets
  * (with bytes and bandwidth), CUDA API calls that no hook showed, and the
  * GPU time attributed to each launching API and each enclosing host range
- * by the latest dump's linking. Sections in MXNet's layout (table.c's
- * cells), added after the host sections of the text tables.
+ * by the latest dump's linking. Given to the table writer as rows
+ * (table_section(), source.h), which puts them after the host sections in
+ * every format.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -80,14 +81,6 @@ static size_t group_rows(struct kv *v, size_t n, struct grow *rows)
 	return nr;
 }
 
-/* A section: its title, then table.c's header lines. */
-static void theader(struct sbuf *b, const char *title, const char *const *cols,
-		    int ncols)
-{
-	sb_printf(b, "%s\n=================\n", title);
-	table_header(b, cols, ncols);
-}
-
 static double msf(int64_t ns)
 {
 	return (double)ns / 1e6;
@@ -95,25 +88,30 @@ static double msf(int64_t ns)
 
 enum { SEC_TIME, SEC_KERNEL, SEC_BYTES, SEC_GPUTIME };
 
-static void tsection(struct sbuf *b, const char *title, int type, struct kv *v,
-		     size_t n, unsigned top,
+/* The columns after the time columns, by section type. */
+static const struct table_col kernel_cols[] = {
+	{"Median Time (ms)", "Median Time", 4, 0},
+	{"Time (%)", "Time (%)", 2, 1},
+};
+static const struct table_col bytes_cols[] = {
+	{"Total (kB)", "Total (kB)", 4, 0},
+	{"Bandwidth (GB/s)", "Bandwidth (GB/s)", 4, 0},
+};
+static const struct table_col gputime_cols[] = {
+	{"GPU Time (%)", "GPU Time (%)", 2, 1},
+};
+
+/* Gives the section of the n samples of v as rows (the first top, 0:
+ * all) to the table writer: nothing when there are none. */
+static void tsection(struct table_sink *k, const char *title, int type,
+		     struct kv *v, size_t n,
 		     const char *(*label)(uint64_t key, char *buf, size_t len))
 {
-	static const char *const kcols[] = {"Time (ms)",	"Min Time (ms)",
-					    "Max Time (ms)",	"Avg Time (ms)",
-					    "Median Time (ms)", "Time (%)"};
-	static const char *const bcols[] = {
-		"Time (ms)",	 "Min Time (ms)", "Max Time (ms)",
-		"Avg Time (ms)", "Total (kB)",	  "Bandwidth (GB/s)"};
-	static const char *const gcols[] = {"GPU Time (ms)", "GPU Time (%)"};
 	struct grow *rows = n ? malloc(n * sizeof(*rows)) : NULL;
+	struct table_section sec = {.title = title};
 	int64_t all = 0;
 
-	if (!n) {
-		return;
-	}
 	if (!rows) {
-		b->err = 1;
 		return;
 	}
 	size_t nr = group_rows(v, n, rows);
@@ -121,38 +119,40 @@ static void tsection(struct sbuf *b, const char *title, int type, struct kv *v,
 		all += rows[i].total;
 	}
 	if (type == SEC_KERNEL) {
-		theader(b, title, kcols, 6);
+		sec.cols = kernel_cols;
+		sec.ncols = 2;
 	} else if (type == SEC_BYTES) {
-		theader(b, title, bcols, 6);
+		sec.cols = bytes_cols;
+		sec.ncols = 2;
 	} else if (type == SEC_GPUTIME) {
-		theader(b, title, gcols, 2);
-	} else {
-		theader(b, title, kcols, 4);
+		sec.total = "GPU Time (ms)";
+		sec.total_key = "GPU Time";
+		sec.cols = gputime_cols;
+		sec.ncols = 1;
 	}
-	size_t shown = top && top < nr ? top : nr;
-	for (size_t i = 0; i < shown; i++) {
+	table_section(k, &sec);
+	for (size_t i = 0; i < nr; i++) {
 		const struct grow *r = &rows[i];
 		char buf[512];
 		double pct = all ? 100.0 * (double)r->total / (double)all : 0;
-		table_row_name(b, label(r->key, buf, sizeof(buf)));
-		sb_printf(b, "%11llu", (unsigned long long)r->count);
-		if (type == SEC_GPUTIME) {
-			sb_printf(b, "%17.4f%17.2f\n", msf(r->total), pct);
-			continue;
-		}
-		sb_printf(b, "%17.4f%17.4f%17.4f%17.4f", msf(r->total),
-			  msf(r->min), msf(r->max),
-			  msf(r->total) / (double)r->count);
+		struct table_row row = {.name = label(r->key, buf, sizeof(buf)),
+					.count = r->count,
+					.total = r->total,
+					.min = r->min,
+					.max = r->max};
 		if (type == SEC_KERNEL) {
-			sb_printf(b, "%17.4f%17.2f", msf(r->median), pct);
+			row.cols[0] = msf(r->median);
+			row.cols[1] = pct;
 		} else if (type == SEC_BYTES) {
-			sb_printf(b, "%17.4f%17.4f", (double)r->bytes / 1000.0,
-				  r->total ? (double)r->bytes / (double)r->total
-					   : 0.0);
+			row.cols[0] = (double)r->bytes / 1000.0;
+			row.cols[1] =
+				r->total ? (double)r->bytes / (double)r->total
+					 : 0.0;
+		} else if (type == SEC_GPUTIME) {
+			row.cols[0] = pct;
 		}
-		sb_printf(b, "\n");
+		table_row(k, &row);
 	}
-	sb_printf(b, "\n");
 	free(rows);
 }
 
@@ -261,20 +261,19 @@ static const char *label_site(uint64_t key, char *buf, size_t len)
 }
 
 /*
- * Appends the GPU sections to b, the tables of the text format (see
- * struct coll_source): kernels, copies, sets, API calls no hook showed,
- * GPU time by launching API, by host range and by call site (as of the
- * latest dump),
- * and a line with the GPU records lost, when there were any. Nothing for
- * the JSON and CSV formats, for one category, or when there is no GPU
+ * Gives the GPU sections to the table writer as rows (see struct
+ * coll_source), which formats them in every format: kernels, copies,
+ * sets, API calls no hook showed, GPU time by launching API, by host
+ * range and by call site (as of the latest dump), and a note with the
+ * GPU records lost, when there were any. Nothing when there is no GPU
  * record. Can't fail (memory runs out: the sections are left out).
  */
-void tables_write(struct sbuf *b, const struct table_opts *o)
+void tables_write(struct table_sink *t, const struct table_opts *o)
 {
 	size_t n = store_count();
 
 	tables_first = o->whole_run ? 0 : store_tables_from();
-	if (o->format != TABLE_TEXT || n <= tables_first || o->category) {
+	if (n <= tables_first) {
 		return;
 	}
 	struct kv *v = malloc(n * sizeof(*v));
@@ -284,29 +283,27 @@ void tables_write(struct sbuf *b, const struct table_opts *o)
 	sort_key_g = o->sort;
 	sort_asc_g = o->ascending;
 	size_t k = collect(v, n, GPU_KERNEL, key_name);
-	tsection(b, "CUDA GPU Kernels", SEC_KERNEL, v, k, o->top, label_str);
+	tsection(t, "CUDA GPU Kernels", SEC_KERNEL, v, k, label_str);
 	k = collect(v, n, GPU_MEMCPY, key_name);
-	tsection(b, "CUDA GPU Memcpy", SEC_BYTES, v, k, o->top, label_str);
+	tsection(t, "CUDA GPU Memcpy", SEC_BYTES, v, k, label_str);
 	k = collect(v, n, GPU_MEMSET, key_name);
-	tsection(b, "CUDA GPU Memset", SEC_BYTES, v, k, o->top, label_str);
+	tsection(t, "CUDA GPU Memset", SEC_BYTES, v, k, label_str);
 	k = collect(v, n, GPU_RUNTIME, key_api_base);
-	tsection(b, "CUDA API (CUPTI)", SEC_TIME, v, k, o->top, label_str);
+	tsection(t, "CUDA API (CUPTI)", SEC_TIME, v, k, label_str);
 	size_t linked = link_count();
 	if (linked) {
 		size_t lim = linked < n ? linked : n;
 		k = collect(v, lim, -1, key_launch_api);
-		tsection(b, "GPU Time by API", SEC_GPUTIME, v, k, o->top,
-			 label_str);
+		tsection(t, "GPU Time by API", SEC_GPUTIME, v, k, label_str);
 		k = collect(v, lim, -1, key_host_range);
-		tsection(b, "GPU Time by Host Range", SEC_GPUTIME, v, k, o->top,
+		tsection(t, "GPU Time by Host Range", SEC_GPUTIME, v, k,
 			 label_range);
 		k = collect(v, lim, -1, key_call_site);
-		tsection(b, "GPU Time by Call Site", SEC_GPUTIME, v, k, o->top,
+		tsection(t, "GPU Time by Call Site", SEC_GPUTIME, v, k,
 			 label_site);
 	}
 	if (store_dropped()) {
-		sb_printf(b, "Dropped GPU records: %llu\n",
-			  (unsigned long long)store_dropped());
+		table_note(t, "Dropped GPU records", store_dropped());
 	}
 	free(v);
 }

@@ -237,6 +237,52 @@ static void test_gpu_device_properties_at_top_level(void **st)
 				      "(test GPU)\"}"));
 }
 
+/* dumps(format='json'|'csv') carries the GPU sections too, as rows of the
+ * same form as the host ones: exact rows. */
+static void test_gpu_dumps_json_and_csv_carry_the_gpu_sections(void **st)
+{
+	(void)st;
+	char *j = coll_dumps(0, "json", "total", 0, 0);
+	char *c = coll_dumps(0, "csv", "total", 0, 0);
+	char *c1 = coll_dumps(0, "csv", "total", 0, 1);
+	assert_non_null(j);
+	assert_non_null(c);
+	assert_non_null(c1);
+	assert_non_null(strstr(
+		j, "        \"CUDA GPU Kernels\": {\n"
+		   "            \"k\": {\"Total Count\": 3, \"Total Time\": "
+		   "0.0063, \"Min Time\": 0.0003, \"Max Time\": 0.0050, "
+		   "\"Avg Time\": 0.0021, \"Median Time\": 0.0010, "
+		   "\"Time (%)\": 100.00}\n        },\n"));
+	assert_non_null(strstr(
+		j, "            \"Memcpy HtoD\": {\"Total Count\": 1, \"Total "
+		   "Time\": 0.0001, \"Min Time\": 0.0001, \"Max Time\": "
+		   "0.0001, \"Avg Time\": 0.0001, \"Total (kB)\": 1.0000, "
+		   "\"Bandwidth (GB/s)\": 10.0000}\n"));
+	assert_non_null(strstr(
+		j, "        \"GPU Time by Host Range\": {\n"
+		   "            \"user: step\": {\"Total Count\": 2, \"GPU "
+		   "Time\": 0.0051, \"GPU Time (%)\": 100.00}\n        }\n"
+		   "    },\n    \"Counter\": {"));
+	assert_non_null(strstr(c, "\n\"CUDA GPU Kernels\",time_ms,\"k\",3,"
+				  "0.006300,0.000300,0.005000,0.002100,,"
+				  "100.00,\n"));
+	assert_non_null(strstr(c, "\n\"CUDA GPU Memcpy\",time_ms,\"Memcpy "
+				  "HtoD\",1,0.000100,0.000100,0.000100,"
+				  "0.000100,,,\n"));
+	assert_non_null(strstr(c, "\n\"CUDA API (CUPTI)\",time_ms,"
+				  "\"cudaLaunchKernel\",1,0.000100,0.000100,"
+				  "0.000100,0.000100,,,\n"));
+	assert_non_null(strstr(c, "\n\"GPU Time by Host Range\",time_ms,"
+				  "\"user: step\",2,0.005100,,,,,100.00,\n"));
+	/* row_limit keeps the first row of each GPU section too. */
+	assert_int_equal(count(c, "\"GPU Time by API\""), 3);
+	assert_int_equal(count(c1, "\"GPU Time by API\""), 1);
+	free(j);
+	free(c);
+	free(c1);
+}
+
 /* dumps(reset=1) clears every table dumps() shows, the GPU ones too; the
  * trace and the .stats.txt keep every GPU record. Runs last: it resets
  * the tables. */
@@ -312,6 +358,8 @@ int main(void)
 		cmocka_unit_test(
 			test_gpu_tables_kernels_median_and_attribution),
 		cmocka_unit_test(test_gpu_device_properties_at_top_level),
+		cmocka_unit_test(
+			test_gpu_dumps_json_and_csv_carry_the_gpu_sections),
 		cmocka_unit_test(test_gpu_dumps_reset_clears_the_gpu_tables),
 	};
 

@@ -204,7 +204,7 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False,
     format), rows sorted by 'total', 'avg', 'min', 'max', 'count' or 'self'
     (self time); PyTorch's table() keys cpu_time_total, cpu_time and
     self_cpu_time_total (and their cuda_ and device_ forms) sort by total,
-    avg and self. reset
+    avg and self. Every format carries the GPU sections too. reset
     clears every table afterwards, the GPU tables included, for the next
     dumps() (the trace and .stats.txt still cover the whole run). row_limit, when
     not 0, keeps at most that many rows per section, as `mxprof report
