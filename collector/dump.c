@@ -154,7 +154,9 @@ int dump_ensure_journal(struct coll_state *s)
 		fprintf(stderr,
 			"mxprof: cannot continue %s after exec: %s; the "
 			"timeline starts again here\n",
-			s->journal_path, strerror(-rc));
+			s->journal_path,
+			rc == -ESTALE ? "it is not this process's journal"
+				      : strerror(-rc));
 		s->cfg.continue_journal = 0;
 	}
 	if (!why) {
@@ -331,13 +333,19 @@ static void output_folder_check(struct coll_state *s)
 	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
 }
 
-/* Where a dump reads the journal: its path, or, when the file was removed
- * while it is still open, its descriptor in /proc. */
+/* Where a dump reads the journal: its path, or, when the file at the path
+ * is no longer the journal (removed, or replaced by another user) while
+ * the journal is still open, its descriptor in /proc. */
 static const char *dump_journal_source(const struct coll_state *s, char *buf,
 				       size_t len)
 {
-	if (s->j->fd >= 0 && access(s->journal_path, F_OK) != 0 &&
-	    errno == ENOENT) {
+	struct stat st;
+
+	if (s->j->fd >= 0 &&
+	    (lstat(s->journal_path, &st) != 0 || st.st_dev != s->j->dev ||
+	     st.st_ino != s->j->ino) &&
+	    fstat(s->j->fd, &st) == 0 && st.st_dev == s->j->dev &&
+	    st.st_ino == s->j->ino) {
 		snprintf(buf, len, "/proc/self/fd/%d", s->j->fd);
 		return buf;
 	}
@@ -388,7 +396,9 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 		rc_trace = writers_trace(
 			dump_journal_source(s, jsrc, sizeof(jsrc)),
 			s->cfg.output, &m);
-		if (rc_trace < 0 && rc_trace != s->last_trace_err) {
+		/* A journal lost (replaced or removed) has said so. */
+		if (rc_trace < 0 && rc_trace != s->last_trace_err &&
+		    s->j->err != -ESTALE) {
 			fprintf(stderr, "mxprof: cannot write %s: %s\n",
 				s->cfg.output, strerror(-rc_trace));
 		}

@@ -21,6 +21,17 @@
  */
 int out_fd_write(int fd, const void *p, size_t n);
 
+/*
+ * out_fd.c: opens the existing regular file at path with flags (O_RDONLY,
+ * O_WRONLY | O_APPEND, ...; add O_NOFOLLOW to refuse a symbolic link),
+ * never blocking: a FIFO or a device another user planted at path is
+ * refused, not waited on. Fills *st with the file's. Returns the
+ * descriptor (close-on-exec, blocking), or a negative errno: -EINVAL not
+ * a regular file, -ELOOP a link refused, -ENXIO a FIFO with no reader.
+ */
+struct stat;
+int out_fd_open_existing(const char *path, int flags, struct stat *st);
+
 /* out_pipe.c: a big output written by other threads (out.c calls it) */
 /*
  * For out.c: starts o's pipe (o->n bytes in the buffer are kept for the

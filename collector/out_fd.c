@@ -6,8 +6,12 @@
  * threads) and journal.c. It is a file of its own so that out.c and
  * out_pipe.c, which call each other's parts otherwise (out.c hands its
  * buffers to the pipe), both build on it rather than on each other.
+ * It also opens, safely, an existing file that another user could have
+ * replaced (the journal, reopened or read).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -29,4 +33,24 @@ int out_fd_write(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* See internal.h. */
+int out_fd_open_existing(const char *path, int flags, struct stat *st)
+{
+	int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0) {
+		return -errno;
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0) {
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	return fd;
 }
