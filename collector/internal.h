@@ -32,6 +32,14 @@ int out_fd_write(int fd, const void *p, size_t n);
 struct stat;
 int out_fd_open_existing(const char *path, int flags, struct stat *st);
 
+/*
+ * out.c: removes the temporary files this process is writing (a dump the
+ * ending stopped waiting for; should the process go on after all, that
+ * dump fails and the next is whole). Uses unlink() alone: safe in a
+ * signal handler, from any thread.
+ */
+void out_forget_temps(void);
+
 /* out_pipe.c: a big output written by other threads (out.c calls it) */
 /*
  * For out.c: starts o's pipe (o->n bytes in the buffer are kept for the
