@@ -33,6 +33,15 @@ struct stat;
 int out_fd_open_existing(const char *path, int flags, struct stat *st);
 
 /*
+ * out_fd.c: mxprof's descriptors stay out of the program's way. out_fd_above
+ * moves fd to min or above, or, when the soft RLIMIT_NOFILE is lower,
+ * above that limit (lifting it for a moment, within the hard limit), so
+ * that the program can still open as many files as its limit says; it
+ * returns the new descriptor (fd closed) or fd when it cannot move it.
+ */
+int out_fd_above(int fd, int min);
+
+/*
  * out.c: removes the temporary files this process is writing (a dump the
  * ending stopped waiting for; should the process go on after all, that
  * dump fails and the next is whole). Uses unlink() alone: safe in a

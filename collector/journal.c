@@ -43,16 +43,10 @@
 /* Journal descriptors start here, above the numbers programs use. */
 #define JOURNAL_FD_MIN 512
 
-/* Moves fd to JOURNAL_FD_MIN or above, when there is room. */
+/* Moves fd to JOURNAL_FD_MIN or above, or above the program's limit. */
 static int fd_high(int fd)
 {
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, JOURNAL_FD_MIN);
-
-	if (hi < 0) {
-		return fd;
-	}
-	close(fd);
-	return hi;
+	return out_fd_above(fd, JOURNAL_FD_MIN);
 }
 
 /*
