@@ -13,6 +13,7 @@
  * a dump is complete.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,11 +280,20 @@ void dump_remove_status(const struct coll_state *s)
  * to len - 1 bytes), into buf; "" when it cannot be read. */
 static void read_cmdline(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/self/cmdline", "re");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	int fd = out_fd_open_beyond("/proc/self/cmdline", O_RDONLY | O_CLOEXEC,
+				    0);
+	size_t n = 0;
 
-	if (f) {
-		fclose(f);
+	while (fd >= 0 && n < len - 1) {
+		ssize_t got = read(fd, buf + n, len - 1 - n);
+
+		if (got <= 0) {
+			break;
+		}
+		n += (size_t)got;
+	}
+	if (fd >= 0) {
+		close(fd);
 	}
 	while (n > 0 && buf[n - 1] == 0) {
 		n--;

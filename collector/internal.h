@@ -38,8 +38,12 @@ int out_fd_open_existing(const char *path, int flags, struct stat *st);
  * above that limit (lifting it for a moment, within the hard limit), so
  * that the program can still open as many files as its limit says; it
  * returns the new descriptor (fd closed) or fd when it cannot move it.
+ * out_fd_open_beyond is open(path, flags, mode) that, when the program has
+ * taken every descriptor its soft limit allows (EMFILE), tries once more
+ * with the limit lifted for a moment; it returns open()'s result.
  */
 int out_fd_above(int fd, int min);
+int out_fd_open_beyond(const char *path, int flags, int mode);
 
 /*
  * out.c: removes the temporary files this process is writing (a dump the

@@ -111,10 +111,10 @@ static int ends_with(const char *s, const char *suffix)
 int out_create(const char *path, int mode)
 {
 	for (int tries = 0;; tries++) {
-		int fd = open(path,
-			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				      O_CLOEXEC,
-			      mode);
+		int fd = out_fd_open_beyond(path,
+					    O_WRONLY | O_CREAT | O_EXCL |
+						    O_NOFOLLOW | O_CLOEXEC,
+					    mode);
 		if (fd >= 0 || errno != EEXIST || tries == 3) {
 			return fd >= 0 ? fd : -errno;
 		}

@@ -37,10 +37,13 @@ int out_fd_write(int fd, const void *p, size_t n)
 	return 0;
 }
 
+static int limit_lift(struct rlimit *old, rlim_t extra);
+
 /* See internal.h. */
 int out_fd_open_existing(const char *path, int flags, struct stat *st)
 {
-	int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = out_fd_open_beyond(
+		path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
 
 	if (fd < 0) {
 		return -errno;
@@ -93,4 +96,20 @@ int out_fd_above(int fd, int min)
 	}
 	close(fd);
 	return hi;
+}
+
+/* See internal.h. */
+int out_fd_open_beyond(const char *path, int flags, int mode)
+{
+	struct rlimit old;
+	int fd = open(path, flags, mode);
+
+	if (fd < 0 && errno == EMFILE && limit_lift(&old, 16) == 0) {
+		fd = open(path, flags, mode);
+		int e = errno;
+
+		setrlimit(RLIMIT_NOFILE, &old);
+		errno = e;
+	}
+	return fd;
 }
