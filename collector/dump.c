@@ -362,6 +362,32 @@ static const char *dump_journal_source(const struct coll_state *s, char *buf,
 	return s->journal_path;
 }
 
+static int no_space(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT;
+}
+
+/*
+ * The output's disk is full (and stays full): the trace and tables go to
+ * the fallback folder, with one line; the journal stays where it is.
+ * Returns 0, or a negative errno when there is no fallback.
+ */
+static int disk_fallback(struct coll_state *s)
+{
+	char fallback[sizeof(s->cfg.output)];
+	int rc = fallback_path(s, NULL, fallback, sizeof(fallback));
+
+	if (rc < 0) {
+		return rc;
+	}
+	fprintf(stderr,
+		"mxprof: no space left to write %s; writing %s instead\n",
+		s->cfg.output, fallback);
+	snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", fallback);
+	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
+	return 0;
+}
+
 int dump_write(struct coll_state *s, uint64_t dropped)
 {
 	char jsrc[64];
@@ -406,6 +432,11 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 		rc_trace = writers_trace(
 			dump_journal_source(s, jsrc, sizeof(jsrc)),
 			s->cfg.output, &m);
+		if (no_space(rc_trace) && disk_fallback(s) == 0) {
+			rc_trace = writers_trace(
+				dump_journal_source(s, jsrc, sizeof(jsrc)),
+				s->cfg.output, &m);
+		}
 		/* A journal lost (replaced or removed) has said so. */
 		if (rc_trace < 0 && rc_trace != s->last_trace_err &&
 		    s->j->err != -ESTALE) {
@@ -418,6 +449,10 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 	struct table_opts with_meta = with_sources;
 	with_meta.meta = pairs;
 	rc_stats = writers_tables(s->agg, dropped, &with_meta, s->stats_path);
+	if (no_space(rc_stats) && disk_fallback(s) == 0) {
+		rc_stats = writers_tables(s->agg, dropped, &with_meta,
+					  s->stats_path);
+	}
 	free(pairs);
 	if (rc_stats < 0 && rc_stats != s->last_stats_err) {
 		fprintf(stderr, "mxprof: cannot write %s: %s\n", s->stats_path,
