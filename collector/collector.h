@@ -79,7 +79,8 @@
  *                                     stacks.c, meta.c, source.c
  *   queue.c                           drain.c, dump.c, ring.c, out_pipe.c
  *   control.c                         queue.c, drain.c, table.c
- *   endings.c                         control.c, queue.c, drain.c
+ *   endings.c                         control.c, queue.c, drain.c,
+ *                                     out.c (the temporary files)
  *   fork.c                            queue.c, drain.c, and every file
  *                                     with a lock (held across fork)
  *

@@ -13,6 +13,7 @@
  * a dump is complete.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,7 +155,9 @@ int dump_ensure_journal(struct coll_state *s)
 		fprintf(stderr,
 			"mxprof: cannot continue %s after exec: %s; the "
 			"timeline starts again here\n",
-			s->journal_path, strerror(-rc));
+			s->journal_path,
+			rc == -ESTALE ? "it is not this process's journal"
+				      : strerror(-rc));
 		s->cfg.continue_journal = 0;
 	}
 	if (!why) {
@@ -277,11 +280,20 @@ void dump_remove_status(const struct coll_state *s)
  * to len - 1 bytes), into buf; "" when it cannot be read. */
 static void read_cmdline(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/self/cmdline", "re");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	int fd = out_fd_open_beyond("/proc/self/cmdline", O_RDONLY | O_CLOEXEC,
+				    0);
+	size_t n = 0;
 
-	if (f) {
-		fclose(f);
+	while (fd >= 0 && n < len - 1) {
+		ssize_t got = read(fd, buf + n, len - 1 - n);
+
+		if (got <= 0) {
+			break;
+		}
+		n += (size_t)got;
+	}
+	if (fd >= 0) {
+		close(fd);
 	}
 	while (n > 0 && buf[n - 1] == 0) {
 		n--;
@@ -331,17 +343,49 @@ static void output_folder_check(struct coll_state *s)
 	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
 }
 
-/* Where a dump reads the journal: its path, or, when the file was removed
- * while it is still open, its descriptor in /proc. */
+/* Where a dump reads the journal: its path, or, when the file at the path
+ * is no longer the journal (removed, or replaced by another user) while
+ * the journal is still open, its descriptor in /proc. */
 static const char *dump_journal_source(const struct coll_state *s, char *buf,
 				       size_t len)
 {
-	if (s->j->fd >= 0 && access(s->journal_path, F_OK) != 0 &&
-	    errno == ENOENT) {
+	struct stat st;
+
+	if (s->j->fd >= 0 &&
+	    (lstat(s->journal_path, &st) != 0 || st.st_dev != s->j->dev ||
+	     st.st_ino != s->j->ino) &&
+	    fstat(s->j->fd, &st) == 0 && st.st_dev == s->j->dev &&
+	    st.st_ino == s->j->ino) {
 		snprintf(buf, len, "/proc/self/fd/%d", s->j->fd);
 		return buf;
 	}
 	return s->journal_path;
+}
+
+static int no_space(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT;
+}
+
+/*
+ * The output's disk is full (and stays full): the trace and tables go to
+ * the fallback folder, with one line; the journal stays where it is.
+ * Returns 0, or a negative errno when there is no fallback.
+ */
+static int disk_fallback(struct coll_state *s)
+{
+	char fallback[sizeof(s->cfg.output)];
+	int rc = fallback_path(s, NULL, fallback, sizeof(fallback));
+
+	if (rc < 0) {
+		return rc;
+	}
+	fprintf(stderr,
+		"mxprof: no space left to write %s; writing %s instead\n",
+		s->cfg.output, fallback);
+	snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", fallback);
+	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
+	return 0;
 }
 
 int dump_write(struct coll_state *s, uint64_t dropped)
@@ -390,7 +434,14 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 		rc_trace = writers_trace(
 			dump_journal_source(s, jsrc, sizeof(jsrc)),
 			s->cfg.output, &m);
-		if (rc_trace < 0 && rc_trace != s->last_trace_err) {
+		if (no_space(rc_trace) && disk_fallback(s) == 0) {
+			rc_trace = writers_trace(
+				dump_journal_source(s, jsrc, sizeof(jsrc)),
+				s->cfg.output, &m);
+		}
+		/* A journal lost (replaced or removed) has said so. */
+		if (rc_trace < 0 && rc_trace != s->last_trace_err &&
+		    s->j->err != -ESTALE) {
 			fprintf(stderr, "mxprof: cannot write %s: %s\n",
 				s->cfg.output, strerror(-rc_trace));
 		}
@@ -408,6 +459,10 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 	}
 	with_meta.whole_run = 1;
 	rc_stats = writers_tables(whole, dropped, &with_meta, s->stats_path);
+	if (no_space(rc_stats) && disk_fallback(s) == 0) {
+		rc_stats = writers_tables(whole, dropped, &with_meta,
+					  s->stats_path);
+	}
 	agg_destroy(merged);
 	free(pairs);
 	free(json);

@@ -2,7 +2,8 @@
  * endings.c - the endings that cannot wait in the request queue: _exit
  * (exits.c) and a fatal signal (signals.c) raise a flag the drain thread
  * looks at first and wait, bounded, on a futex; exec asks for everything
- * to be written into the journal, which the next image continues.
+ * to be written into the journal, which the next image continues. An
+ * ending that stops waiting removes the files the dump had begun.
  */
 #include <errno.h>
 #include <limits.h>
@@ -47,6 +48,7 @@ int coll_finish_quick(int dump, unsigned wait_ms)
 			((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +
 			 (now.tv_nsec - start.tv_nsec));
 		if (left <= 0) {
+			out_forget_temps();
 			ssize_t w = write(2, gave_up, sizeof(gave_up) - 1);
 			(void)w;
 			errno = saved;
@@ -114,6 +116,7 @@ int coll_finish_signal(int ms)
 			left.tv_nsec += 1000000000;
 		}
 		if (left.tv_sec < 0) {
+			out_forget_temps();
 			return -ETIMEDOUT;
 		}
 		syscall(SYS_futex, &drain_t.final_done, FUTEX_WAIT_PRIVATE, 0,

@@ -21,6 +21,38 @@
  */
 int out_fd_write(int fd, const void *p, size_t n);
 
+/*
+ * out_fd.c: opens the existing regular file at path with flags (O_RDONLY,
+ * O_WRONLY | O_APPEND, ...; add O_NOFOLLOW to refuse a symbolic link),
+ * never blocking: a FIFO or a device another user planted at path is
+ * refused, not waited on. Fills *st with the file's. Returns the
+ * descriptor (close-on-exec, blocking), or a negative errno: -EINVAL not
+ * a regular file, -ELOOP a link refused, -ENXIO a FIFO with no reader.
+ */
+struct stat;
+int out_fd_open_existing(const char *path, int flags, struct stat *st);
+
+/*
+ * out_fd.c: mxprof's descriptors stay out of the program's way. out_fd_above
+ * moves fd to min or above, or, when the soft RLIMIT_NOFILE is lower,
+ * above that limit (lifting it for a moment, within the hard limit), so
+ * that the program can still open as many files as its limit says; it
+ * returns the new descriptor (fd closed) or fd when it cannot move it.
+ * out_fd_open_beyond is open(path, flags, mode) that, when the program has
+ * taken every descriptor its soft limit allows (EMFILE), tries once more
+ * with the limit lifted for a moment; it returns open()'s result.
+ */
+int out_fd_above(int fd, int min);
+int out_fd_open_beyond(const char *path, int flags, int mode);
+
+/*
+ * out.c: removes the temporary files this process is writing (a dump the
+ * ending stopped waiting for; should the process go on after all, that
+ * dump fails and the next is whole). Uses unlink() alone: safe in a
+ * signal handler, from any thread.
+ */
+void out_forget_temps(void);
+
 /* out_pipe.c: a big output written by other threads (out.c calls it) */
 /*
  * For out.c: starts o's pipe (o->n bytes in the buffer are kept for the

@@ -43,16 +43,10 @@
 /* Journal descriptors start here, above the numbers programs use. */
 #define JOURNAL_FD_MIN 512
 
-/* Moves fd to JOURNAL_FD_MIN or above, when there is room. */
+/* Moves fd to JOURNAL_FD_MIN or above, or above the program's limit. */
 static int fd_high(int fd)
 {
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, JOURNAL_FD_MIN);
-
-	if (hi < 0) {
-		return fd;
-	}
-	close(fd);
-	return hi;
+	return out_fd_above(fd, JOURNAL_FD_MIN);
 }
 
 /*
@@ -70,12 +64,13 @@ static int journal_fd_check(struct journal *j)
 	    st.st_ino == j->ino) {
 		return 0;
 	}
-	int fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	int fd = out_fd_open_existing(j->path, O_WRONLY | O_APPEND | O_NOFOLLOW,
+				      &st);
 
 	if (fd < 0) {
-		return -errno;
+		return -ESTALE; /* removed or replaced meanwhile */
 	}
-	if (fstat(fd, &st) != 0 || st.st_dev != j->dev || st.st_ino != j->ino) {
+	if (st.st_dev != j->dev || st.st_ino != j->ino) {
 		close(fd);
 		return -ESTALE; /* removed or replaced meanwhile */
 	}
@@ -88,6 +83,16 @@ static int journal_fd_check(struct journal *j)
 static void journal_fail(struct journal *j, int err)
 {
 	j->err = err;
+	if (err == -ESTALE) {
+		/* The program closed it and something else, or nothing, is
+		 * at its name: what it held cannot be reached. */
+		fprintf(stderr,
+			"mxprof: %s was replaced or removed after the program "
+			"closed it; no timeline will be written, the tables "
+			"will\n",
+			j->path);
+		return;
+	}
 	fprintf(stderr,
 		"mxprof: cannot write %s: %s; the timeline stops here, the "
 		"tables go on\n",
@@ -284,14 +289,14 @@ int journal_continue(struct journal *j, const char *path, int pid)
 	j->str_done = 1;
 	j->cat_done = 0;
 	snprintf(j->path, sizeof(j->path), "%s", path);
-	j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	j->fd = out_fd_open_existing(path, O_RDWR | O_APPEND | O_NOFOLLOW, &st);
 	if (j->fd < 0) {
-		j->err = -errno;
+		j->err = j->fd == -ENOENT ? -ENOENT : -ESTALE;
+		j->fd = -1;
 		return j->err;
 	}
 	if (pread(j->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    memcmp(h.magic, "MXPJRNL1", 8) != 0 || h.pid != (uint32_t)pid ||
-	    fstat(j->fd, &st) != 0) {
+	    memcmp(h.magic, "MXPJRNL1", 8) != 0 || h.pid != (uint32_t)pid) {
 		close(j->fd);
 		j->fd = -1;
 		j->err = -ESTALE;
@@ -309,11 +314,12 @@ int journal_continue(struct journal *j, const char *path, int pid)
 int journal_origin(const char *path, int pid, uint64_t *mono, int64_t *utc)
 {
 	struct journal_header h;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = out_fd_open_existing(path, O_RDONLY | O_NOFOLLOW, &st);
 	int rc = -ESTALE;
 
 	if (fd < 0) {
-		return -errno;
+		return fd == -ENOENT ? fd : -ESTALE;
 	}
 	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
 	    memcmp(h.magic, "MXPJRNL1", 8) == 0 && h.pid == (uint32_t)pid &&
@@ -457,10 +463,11 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 	uint64_t pos = sizeof(*hdr); /* file offset of buf + off */
 	unsigned char *buf = malloc(cap);
 	struct coll_rec *recs = NULL; /* a J_PACK entry's, decoded */
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat fst;
+	int fd = out_fd_open_existing(path, O_RDONLY, &fst);
 
 	if (!buf || fd < 0) {
-		rc = !buf ? -ENOMEM : -errno;
+		rc = !buf ? -ENOMEM : fd;
 		goto out;
 	}
 	if (read(fd, hdr, sizeof(*hdr)) != (ssize_t)sizeof(*hdr) ||

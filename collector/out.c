@@ -34,7 +34,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -109,15 +111,82 @@ static int ends_with(const char *s, const char *suffix)
 int out_create(const char *path, int mode)
 {
 	for (int tries = 0;; tries++) {
-		int fd = open(path,
-			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				      O_CLOEXEC,
-			      mode);
+		int fd = out_fd_open_beyond(path,
+					    O_WRONLY | O_CREAT | O_EXCL |
+						    O_NOFOLLOW | O_CLOEXEC,
+					    mode);
 		if (fd >= 0 || errno != EEXIST || tries == 3) {
 			return fd >= 0 ? fd : -errno;
 		}
 		if (unlink(path) < 0 && errno != ENOENT) {
 			return -errno;
+		}
+	}
+}
+
+/*
+ * The temporary files being written, for out_forget_temps(): an ending
+ * that stops waiting for its dump removes them (a trace's can be GBs).
+ * Slots are claimed and freed with atomics; the pid tells a forked
+ * child's inherited entries from its own.
+ */
+#define LIVE_MAX 8
+static struct out *live[LIVE_MAX];
+static int live_pid[LIVE_MAX];
+
+static void live_add(struct out *o)
+{
+	for (int i = 0; i < LIVE_MAX; i++) {
+		struct out *none = NULL;
+
+		if (__atomic_compare_exchange_n(&live[i], &none, o, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&live_pid[i], (int)getpid(),
+					 __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+static void live_remove(struct out *o)
+{
+	for (int i = 0; i < LIVE_MAX; i++) {
+		if (__atomic_load_n(&live[i], __ATOMIC_ACQUIRE) == o) {
+			__atomic_store_n(&live_pid[i], 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&live[i], NULL, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/* See internal.h. */
+void out_forget_temps(void)
+{
+	int pid = (int)getpid();
+
+	for (int i = 0; i < LIVE_MAX; i++) {
+		struct out *o = __atomic_load_n(&live[i], __ATOMIC_ACQUIRE);
+
+		if (o &&
+		    __atomic_load_n(&live_pid[i], __ATOMIC_ACQUIRE) == pid) {
+			unlink(o->tmp);
+		}
+	}
+}
+
+static int ends_with(const char *s, const char *suffix);
+
+/* MXPROF_TEST_DUMP_STALL_MS, for the tests only: a trace (a .json file)
+ * waits that long once opened (at most 600 s), as on a slow disk. */
+static void test_stall(const char *path)
+{
+	const char *v = getenv("MXPROF_TEST_DUMP_STALL_MS");
+	long ms = v && ends_with(path, ".json") ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms <= 600000) {
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
 		}
 	}
 }
@@ -144,6 +213,8 @@ int out_open(struct out *o, const char *path, int allow_gz)
 	if (o->fd < 0) {
 		return o->fd;
 	}
+	live_add(o);
+	test_stall(path);
 	if (o->gz) {
 		isal_deflate_init(&o->zs);
 		o->zs.gzip_flag = IGZIP_GZIP;
@@ -443,6 +514,7 @@ void out_json_str(struct out *o, const char *s)
  */
 int out_commit(struct out *o)
 {
+	live_remove(o);
 	flush_buf(o, 1);
 	if (o->pipe) {
 		int rc = out_pipe_finish(o);
@@ -465,6 +537,7 @@ int out_commit(struct out *o)
 /* Discards the file being written. This function can't fail. */
 void out_abort(struct out *o)
 {
+	live_remove(o);
 	if (o->pipe) {
 		out_pipe_abort(o);
 	}

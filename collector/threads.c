@@ -45,7 +45,7 @@ void threads_read_comm(int tid, char *buf, size_t len)
 		snprintf(path, sizeof(path), "/proc/self/comm");
 	}
 	buf[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = out_fd_open_beyond(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0) {
 		return;
 	}

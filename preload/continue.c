@@ -9,6 +9,7 @@
  * the collector then appends to that journal (coll_config's
  * continue_journal) instead of creating it again.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +31,24 @@ void exits_init(int early)
 		return;
 	}
 	long pid = strtol(v, &end, 10);
+	int rc;
 
 	if (*end == ':' && pid == (long)getpid() && end[1] &&
-	    strlen(end + 1) < sizeof(continued) &&
-	    coll_continue_origin(end + 1) == 0) {
-		snprintf(continued, sizeof(continued), "%s", end + 1);
+	    strlen(end + 1) < sizeof(continued)) {
+		rc = coll_continue_origin(end + 1);
+		if (rc == 0) {
+			snprintf(continued, sizeof(continued), "%s", end + 1);
+		} else {
+			/* Removed, or replaced by something else (another
+			 * user's FIFO or link, never opened). */
+			fprintf(stderr,
+				"mxprof: cannot continue the timeline of %s "
+				"after exec: %s; it starts again here\n",
+				end + 1,
+				rc == -ESTALE ? "its journal is not this "
+						"process's"
+					      : strerror(-rc));
+		}
 	}
 	if (early) {
 		/* Not the program's business; nobody else reads the
