@@ -442,8 +442,9 @@ static uint32_t tree_node(struct stack_tree *t, struct out *o, int *first,
 	uint32_t *slot = hmap_find(&t->slots, &slot_ops,
 				   node_hash(parent, f->name, f->cat) >> 32,
 				   slot_match, &k);
-	if (*slot) {
-		return *slot;
+	uint32_t known = *slot;
+	if (known != 0) {
+		return known;
 	}
 	if (t->nnodes == t->cap_nodes) {
 		uint32_t cap = t->cap_nodes ? t->cap_nodes * 2 : 1024;

@@ -78,8 +78,9 @@ static struct df_row *df_get(struct df_map *m, const char *section,
 		return NULL;
 	}
 	slot = hmap_find(&m->rows, &df_ops, k.hash, df_match, &k);
-	if (*slot) {
-		return *slot;
+	r = *slot;
+	if (r) {
+		return r;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->section = strdup(section)) ||
