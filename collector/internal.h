@@ -209,7 +209,9 @@ enum journal_type {
 	J_STR = 1,    /* u32 id, bytes                 */
 	J_RECS = 2,   /* u32 tid, u32 n, n coll_rec    */
 	J_THREAD = 3, /* u32 tid, bytes                */
-	J_STATS = 4,  /* u64 dropped, u64 truncated    */
+	J_STATS = 4,  /* u64 dropped, u64 truncated, u64 the
+		       * cause (enum recover_cut; absent in older
+		       * journals: MXPROF_MAX_TRACE_MB) */
 	J_CAT = 5,    /* u32 id, bytes (version 2 on)  */
 	J_PACK = 6,   /* u32 tid, u32 n, n records in jpack.c's form
 		       * (version 3 on; J_RECS before)  */
@@ -230,7 +232,7 @@ struct journal {
 	dev_t dev; /* the file fd was opened on: a program may close fd */
 	ino_t ino; /* and open something else under the same number   */
 	int err;
-	int truncated;	    /* timeline cap reached */
+	int truncated;	    /* 0, or what cut the timeline (recover_cut) */
 	uint32_t str_done;  /* ids below this are written */
 	uint32_t cat_done;  /* categories below this are written */
 	uint64_t bytes;	    /* estimated trace size */
@@ -260,7 +262,9 @@ struct journal_ops {
 	void (*str)(void *ctx, uint32_t id, const char *s, size_t len);
 	void (*thread)(void *ctx, int tid, const char *name, size_t len);
 	void (*recs)(void *ctx, int tid, const struct coll_rec *r, size_t n);
-	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated);
+	/* cause: enum recover_cut, 0 when the entry does not say. */
+	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated,
+		      uint64_t cause);
 	void (*cat)(void *ctx, uint32_t id, const char *name, size_t len);
 	/* The file ends inside the entry at offset (a writer that died). */
 	void (*torn)(void *ctx, uint64_t offset);
