@@ -367,6 +367,12 @@ struct coll_state {
 	int last_stats_err;
 	char stats_path[4200];
 	char journal_path[4200];
+	/* The trace at seen_path when this process named it (dump_note):
+	 * another process's trace written there since is not replaced. */
+	int seen_exists;
+	dev_t seen_dev;
+	ino_t seen_ino;
+	char seen_path[4096];
 };
 
 /* dump.c, on the state s that drain.c passes in, owner held.
@@ -374,6 +380,10 @@ struct coll_state {
  * fallback); returns 0 or a negative errno. write: the trace, the tables
  * and the status file; returns 0 or the first error. */
 int dump_ensure_journal(struct coll_state *s);
+/* Notes the file now at s->cfg.output, before this process writes there:
+ * a trace another process writes there later is not replaced. Owner
+ * held, or before the drain thread starts. */
+void dump_note_output(struct coll_state *s);
 int dump_write(struct coll_state *s, uint64_t dropped);
 /* One line at exit when the timeline lost slices to full buffers or was
  * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
