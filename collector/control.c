@@ -56,6 +56,9 @@ int coll_set_output(const char *output)
 	int busy = S.journal_open != 0;
 	snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
 	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+	if (!busy) {
+		dump_note_output(&S);
+	}
 	coll_unlock(&drain_owner);
 	return busy;
 }

@@ -366,6 +366,7 @@ int drain_setup(const struct coll_config *cfg)
 				    : cfg->ring_records;
 	ring_overflow = cfg->overflow;
 	paths_stats(S.cfg.output, S.stats_path, sizeof(S.stats_path));
+	dump_note_output(&S);
 	S.journal_open = 0;
 	S.dumps_done = 0;
 	S.last_dump_ns = ticks_mono_ns();

@@ -89,10 +89,17 @@ static int open_beside(struct coll_state *s, int owner)
 	if (paths_child(s->cfg.output, tag, beside, sizeof(beside)) < 0) {
 		return -ENAMETOOLONG;
 	}
-	fprintf(stderr,
-		"mxprof: %s is being written by process %d; writing %s "
-		"beside it\n",
-		s->cfg.output, owner, beside);
+	if (owner > 0) {
+		fprintf(stderr,
+			"mxprof: %s is being written by process %d; writing "
+			"%s beside it\n",
+			s->cfg.output, owner, beside);
+	} else {
+		fprintf(stderr,
+			"mxprof: %s was written by another process after this "
+			"one started; writing %s beside it\n",
+			s->cfg.output, beside);
+	}
 	snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", beside);
 	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
 	paths_journal(s->cfg.output, s->journal_path, sizeof(s->journal_path));
@@ -130,6 +137,32 @@ static int fallback_path(const struct coll_state *s, const char *why, char *buf,
 		       : -ENAMETOOLONG;
 }
 
+void dump_note_output(struct coll_state *s)
+{
+	struct stat st;
+
+	snprintf(s->seen_path, sizeof(s->seen_path), "%s", s->cfg.output);
+	s->seen_exists = stat(s->cfg.output, &st) == 0;
+	s->seen_dev = s->seen_exists ? st.st_dev : 0;
+	s->seen_ino = s->seen_exists ? st.st_ino : 0;
+}
+
+/* Was the trace at s->cfg.output written (created or replaced) by
+ * another process since dump_note_output? A process that started before
+ * another ended would otherwise replace that one's trace: two short
+ * programs given the same MXPROF_OUTPUT, one after the other. */
+static int written_since(const struct coll_state *s)
+{
+	struct stat st;
+
+	if (strcmp(s->seen_path, s->cfg.output) != 0 ||
+	    stat(s->cfg.output, &st) != 0) {
+		return 0;
+	}
+	return !s->seen_exists || st.st_dev != s->seen_dev ||
+	       st.st_ino != s->seen_ino;
+}
+
 int dump_ensure_journal(struct coll_state *s)
 {
 	int owner = 0;
@@ -160,7 +193,9 @@ int dump_ensure_journal(struct coll_state *s)
 				      : strerror(-rc));
 		s->cfg.continue_journal = 0;
 	}
-	if (!why) {
+	if (!why && written_since(s)) {
+		rc = open_beside(s, 0);
+	} else if (!why) {
 		rc = journal_open_owned(s->j, s->journal_path, (int)getpid(),
 					&owner);
 	}

@@ -80,13 +80,19 @@ char *table_format(const struct agg *a, const struct table_opts *o);
  * <trace>.journal. recover.c rebuilds the trace and the tables from it with
  * the writers a dump uses. Nothing in a profiled program calls these.
  */
+/* What cut a recovered timeline. A journal written before the cause was
+ * recorded says RECOVER_CUT_CAP. */
+enum recover_cut {
+	RECOVER_CUT_CAP = 1,   /* MXPROF_MAX_TRACE_MB */
+	RECOVER_CUT_SHARE = 2, /* the journal's share of its disk */
+};
 struct recovery {
 	int pid;	     /* the process that wrote the journal         */
 	uint64_t records;    /* complete records, the events recovered     */
 	uint64_t threads;    /* threads with records                       */
 	uint64_t torn_bytes; /* a torn last entry and what follows, skipped */
 	uint64_t dropped;    /* records dropped, as of the last dump       */
-	int capped;	     /* the timeline reached MXPROF_MAX_TRACE_MB   */
+	int capped;	     /* 0, or what cut the timeline: RECOVER_CUT_* */
 	char why[160];	     /* after an error: what is wrong with the file */
 	/* Set by the caller: the names of categories 2 and up for a journal
 	 * of version 1, which does not carry them (NULL-terminated). */

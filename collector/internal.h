@@ -209,7 +209,9 @@ enum journal_type {
 	J_STR = 1,    /* u32 id, bytes                 */
 	J_RECS = 2,   /* u32 tid, u32 n, n coll_rec    */
 	J_THREAD = 3, /* u32 tid, bytes                */
-	J_STATS = 4,  /* u64 dropped, u64 truncated    */
+	J_STATS = 4,  /* u64 dropped, u64 truncated, u64 the
+		       * cause (enum recover_cut; absent in older
+		       * journals: MXPROF_MAX_TRACE_MB) */
 	J_CAT = 5,    /* u32 id, bytes (version 2 on)  */
 	J_PACK = 6,   /* u32 tid, u32 n, n records in jpack.c's form
 		       * (version 3 on; J_RECS before)  */
@@ -230,7 +232,7 @@ struct journal {
 	dev_t dev; /* the file fd was opened on: a program may close fd */
 	ino_t ino; /* and open something else under the same number   */
 	int err;
-	int truncated;	    /* timeline cap reached */
+	int truncated;	    /* 0, or what cut the timeline (recover_cut) */
 	uint32_t str_done;  /* ids below this are written */
 	uint32_t cat_done;  /* categories below this are written */
 	uint64_t bytes;	    /* estimated trace size */
@@ -260,7 +262,9 @@ struct journal_ops {
 	void (*str)(void *ctx, uint32_t id, const char *s, size_t len);
 	void (*thread)(void *ctx, int tid, const char *name, size_t len);
 	void (*recs)(void *ctx, int tid, const struct coll_rec *r, size_t n);
-	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated);
+	/* cause: enum recover_cut, 0 when the entry does not say. */
+	void (*stats)(void *ctx, uint64_t dropped, uint64_t truncated,
+		      uint64_t cause);
 	void (*cat)(void *ctx, uint32_t id, const char *name, size_t len);
 	/* The file ends inside the entry at offset (a writer that died). */
 	void (*torn)(void *ctx, uint64_t offset);
@@ -363,6 +367,12 @@ struct coll_state {
 	int last_stats_err;
 	char stats_path[4200];
 	char journal_path[4200];
+	/* The trace at seen_path when this process named it (dump_note):
+	 * another process's trace written there since is not replaced. */
+	int seen_exists;
+	dev_t seen_dev;
+	ino_t seen_ino;
+	char seen_path[4096];
 };
 
 /* dump.c, on the state s that drain.c passes in, owner held.
@@ -370,6 +380,10 @@ struct coll_state {
  * fallback); returns 0 or a negative errno. write: the trace, the tables
  * and the status file; returns 0 or the first error. */
 int dump_ensure_journal(struct coll_state *s);
+/* Notes the file now at s->cfg.output, before this process writes there:
+ * a trace another process writes there later is not replaced. Owner
+ * held, or before the drain thread starts. */
+void dump_note_output(struct coll_state *s);
 int dump_write(struct coll_state *s, uint64_t dropped);
 /* One line at exit when the timeline lost slices to full buffers or was
  * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */

@@ -380,11 +380,11 @@ void journal_recs(struct journal *j, int tid, const struct coll_rec *r,
 	const size_t batch = JOURNAL_BATCH;
 
 	if (j->max_bytes && j->bytes + n * EVENT_JSON_BYTES > j->max_bytes) {
-		j->truncated = 1;
+		j->truncated = RECOVER_CUT_CAP;
 		return;
 	}
 	if (j->disk_cap && j->bytes + n * EVENT_JSON_BYTES > j->disk_cap) {
-		j->truncated = 1;
+		j->truncated = RECOVER_CUT_SHARE;
 		if (!j->disk_said) {
 			j->disk_said = 1;
 			fprintf(stderr,
@@ -426,10 +426,11 @@ void journal_thread(struct journal *j, int tid, const char *name)
 	put(j, J_THREAD, &t, 4, name, strlen(name));
 }
 
-/* Appends the drop and truncation counts as of now. */
+/* Appends the drop count, whether the timeline was cut and what cut it,
+ * as of now. Readers of the two-field entry read the first two. */
 void journal_stats(struct journal *j, uint64_t dropped)
 {
-	uint64_t v[2] = {dropped, (uint64_t)j->truncated};
+	uint64_t v[3] = {dropped, j->truncated != 0, (uint64_t)j->truncated};
 
 	put(j, J_STATS, v, sizeof(v), NULL, 0);
 }
@@ -573,10 +574,12 @@ int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 				break;
 			}
 			case J_STATS: {
-				uint64_t v[2];
-				memcpy(v, p, sizeof(v));
+				uint64_t v[3] = {0, 0, 0};
+				memcpy(v, p,
+				       len < sizeof(v) ? (len < 16 ? len : 16)
+						       : sizeof(v));
 				if (ops->stats) {
-					ops->stats(ctx, v[0], v[1]);
+					ops->stats(ctx, v[0], v[1], v[2]);
 				}
 				break;
 			}

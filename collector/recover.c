@@ -168,13 +168,17 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	}
 }
 
-static void on_stats(void *ctx, uint64_t dropped, uint64_t truncated)
+static void on_stats(void *ctx, uint64_t dropped, uint64_t truncated,
+		     uint64_t cause)
 {
 	struct check *c = ctx;
 
-	/* Each dump appends one; the last is the latest. */
+	/* Each dump appends one; the last is the latest. An entry that does
+	 * not name the cause comes from before the disk's share. */
 	c->r->dropped = dropped;
-	c->r->capped = truncated != 0;
+	c->r->capped = !truncated		    ? 0
+		       : cause == RECOVER_CUT_SHARE ? RECOVER_CUT_SHARE
+						    : RECOVER_CUT_CAP;
 }
 
 static void on_bad(void *ctx, uint64_t offset)
@@ -330,7 +334,7 @@ int recover_write_trace(struct recovery *r, const char *path)
 				.host = "",
 				.base_utc_ns = r->base_utc_ns,
 				.dropped = r->dropped,
-				.truncated = r->capped,
+				.truncated = r->capped != 0,
 				.clock = "unknown",
 				.legacy_cats = r->legacy_cats};
 

@@ -801,7 +801,8 @@ static void j_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 	memcpy(e->recs, r, n * sizeof(*r));
 }
 
-static void j_stats(void *ctx, uint64_t dropped, uint64_t truncated)
+static void j_stats(void *ctx, uint64_t dropped, uint64_t truncated,
+		    uint64_t cause)
 {
 	struct jentry *e = jnext(ctx, J_STATS);
 

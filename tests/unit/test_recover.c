@@ -21,7 +21,7 @@
 #define PID  4242
 #define NA   3	/* records of thread 11 */
 #define NB   5	/* records of thread 22 */
-#define STAT 24 /* bytes of a stats entry */
+#define STAT 32 /* bytes of a stats entry */
 
 static char dir[] = "/tmp/mxprof-test-recover-XXXXXX";
 static uint32_t id_step, id_io, id_dom, id_q;
@@ -248,6 +248,69 @@ static void test_recover_counts_records_threads_and_last_stats(void **st)
 	assert_string_equal(r->why, "");
 	recover_close(r);
 	free(r);
+}
+
+/* Writes a journal of NA records cut at the cap (cause RECOVER_CUT_CAP)
+ * or at the disk's share (RECOVER_CUT_SHARE), with one stats entry. */
+static void write_cut(const char *path, int cause)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	struct coll_rec a[NA];
+
+	assert_non_null(j);
+	for (int i = 0; i < NA; i++) {
+		a[i] = span(id_step, 1000u * (unsigned)i, 10);
+	}
+	unlink(path);
+	assert_int_equal(journal_open(j, path, PID), 0);
+	journal_thread(j, PID, "main");
+	journal_recs(j, PID, a, 2);
+	if (cause == RECOVER_CUT_CAP) {
+		j->max_bytes = j->bytes + 1;
+	} else {
+		j->disk_cap = j->bytes + 1;
+		j->disk_said = 1; /* no line */
+	}
+	journal_recs(j, PID, a + 2, NA - 2);
+	journal_stats(j, 0);
+	journal_close(j, 0);
+	free(j);
+}
+
+static int recovered_cut(const char *path)
+{
+	struct recovery *r = calloc(1, sizeof(*r));
+	int capped;
+
+	assert_non_null(r);
+	assert_int_equal(recover_open(r, path), 0);
+	assert_int_equal(r->records, 2);
+	capped = r->capped;
+	recover_close(r);
+	free(r);
+	return capped;
+}
+
+/* The stats entry says what cut the timeline; one of the older form,
+ * without the cause, reads as the cap. */
+static void test_recover_says_what_cut_the_timeline(void **st)
+{
+	char path[300];
+	const uint64_t old[3] = {(uint64_t)J_STATS | (16ull << 32), 0, 1};
+	FILE *f;
+
+	(void)st;
+	path_of(path, sizeof(path), "cut.journal");
+	write_cut(path, RECOVER_CUT_CAP);
+	assert_int_equal(recovered_cut(path), RECOVER_CUT_CAP);
+	write_cut(path, RECOVER_CUT_SHARE);
+	assert_int_equal(recovered_cut(path), RECOVER_CUT_SHARE);
+	/* The last stats entry counts: an older writer's, two fields. */
+	f = fopen(path, "ab");
+	assert_non_null(f);
+	assert_int_equal(fwrite(old, sizeof(old), 1, f), 1);
+	fclose(f);
+	assert_int_equal(recovered_cut(path), RECOVER_CUT_CAP);
 }
 
 /* exec: the next image of the process appends to the journal the earlier
@@ -600,6 +663,7 @@ int main(void)
 		cmocka_unit_test(
 			test_recover_counts_records_threads_and_last_stats),
 		cmocka_unit_test(test_recover_tables_are_the_drains_tables),
+		cmocka_unit_test(test_recover_says_what_cut_the_timeline),
 		cmocka_unit_test(test_journal_continues_after_exec),
 		cmocka_unit_test(
 			test_recover_skips_a_torn_tail_and_counts_its_bytes),

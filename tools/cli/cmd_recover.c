@@ -152,7 +152,11 @@ int cmd_recover(int argc, char **argv)
 		util_err("cannot write %s: %s", stats, strerror(-rc));
 		goto out;
 	}
-	if (r->capped) {
+	if (r->capped == RECOVER_CUT_SHARE) {
+		util_err("%s: the timeline was cut at its share of the disk; "
+			 "the tables cover the records it kept",
+			 journal);
+	} else if (r->capped) {
 		util_err("%s: the timeline was capped (MXPROF_MAX_TRACE_MB); "
 			 "the tables cover the records it kept",
 			 journal);
