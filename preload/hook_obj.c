@@ -125,6 +125,24 @@ static void ranges(struct hook_obj *o, const struct dl_phdr_info *info)
 	}
 }
 
+/* Looks for libstdc++'s __cxa_demangle in new object o, whose dynamic
+ * section is d, until one has it, and hands it to hook_demangle.c. Called
+ * from collect_cb(), inside dl_iterate_phdr(): the loader's lock keeps o
+ * mapped (after it returns, another thread's dlclose() may unmap it). */
+static void find_demangler(const struct hook_obj *o, const struct hook_dyn *d)
+{
+	int type = 0;
+	void *p;
+
+	if (o->skip || hook_demangle_ready()) {
+		return;
+	}
+	p = hook_elf_lookup(o->base, d, "__cxa_demangle", &type);
+	if (p && type == STT_FUNC) {
+		hook_demangle_use((hook_demangle_fn)(uintptr_t)p);
+	}
+}
+
 static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	int *added = arg;
@@ -171,7 +189,8 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 					      ? "linux-vdso.so.1"
 					      : exe);
 	snprintf(o->file, sizeof(o->file), "%s", file);
-	if (hook_elf_dyn(o->base, o->phdr, o->phnum, &d) == 0 && d.soname) {
+	int have_dyn = hook_elf_dyn(o->base, o->phdr, o->phnum, &d) == 0;
+	if (have_dyn && d.soname) {
 		snprintf(o->name, sizeof(o->name), "%s", d.soname);
 	} else {
 		snprintf(o->name, sizeof(o->name), "%s", o->file);
@@ -183,6 +202,9 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	    o->base == getauxval(AT_BASE) ||
 	    o->base == getauxval(AT_SYSINFO_EHDR)) {
 		o->skip = 1;
+	}
+	if (have_dyn) {
+		find_demangler(o, &d);
 	}
 	(*added)++;
 	return 0;
@@ -207,27 +229,6 @@ int hook_obj_loads_changed(void)
 	return n != loads_seen;
 }
 
-/* Looks for libstdc++'s __cxa_demangle in the new objects (seen 2) until
- * one has it, and hands it to hook_demangle.c. */
-static void find_demangler(void)
-{
-	for (int i = 0; i < nobjs && !hook_demangle_ready(); i++) {
-		struct hook_obj *o = &objs[i];
-		struct hook_dyn d;
-		int type = 0;
-		void *p;
-
-		if (o->seen != 2 || o->skip ||
-		    hook_elf_dyn(o->base, o->phdr, o->phnum, &d) != 0) {
-			continue;
-		}
-		p = hook_elf_lookup(o->base, &d, "__cxa_demangle", &type);
-		if (p && type == STT_FUNC) {
-			hook_demangle_use((hook_demangle_fn)(uintptr_t)p);
-		}
-	}
-}
-
 int hook_obj_sync(void)
 {
 	int added = 0;
@@ -237,7 +238,6 @@ int hook_obj_sync(void)
 	}
 	dl_iterate_phdr(loads_cb, &loads_seen);
 	dl_iterate_phdr(collect_cb, &added);
-	find_demangler();
 	for (int i = 0; i < nobjs;) {
 		if (!objs[i].seen) {
 			hook_table_retire(objs[i].xlo, objs[i].xhi);
