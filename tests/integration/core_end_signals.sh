@@ -10,29 +10,14 @@ PROG=$BUILD/programs/end_signal
 cd "$WORK"
 ulimit -c unlimited 2>/dev/null || true # the core bit, where allowed
 
-# run OUT ARGS...: runs ARGS with stdout in OUT.out and stderr in OUT.err;
-# prints the raw wait status.
-run() {
-	python3 - "$@" <<'PYEOF'
-import os, sys
-out = sys.argv[1]
-pid = os.fork()
-if pid == 0:
-    os.dup2(os.open(out + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
-    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-    os.execv(sys.argv[2], sys.argv[2:])
-print(os.waitpid(pid, 0)[1])
-PYEOF
-}
-
 # A sanitizer runtime (in the program and in mxprof) must leave the faults
 # to the program and to mxprof, in both runs.
 NOSAN=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:$NOSAN" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:$NOSAN"
 
 for how in segv bus fpe ill abort int term hup quit handlers; do
-	plain=$(run "plain-$how" "$PROG" "$how")
-	mx=$(run "mx-$how" /usr/bin/env MXPROF_AUTOSTART=1 \
+	plain=$(wait_status "plain-$how" "$PROG" "$how")
+	mx=$(wait_status "mx-$how" /usr/bin/env MXPROF_AUTOSTART=1 \
 		MXPROF_OUTPUT="$WORK/$how.json" LD_PRELOAD="$PRELOAD" \
 		"$PROG" "$how")
 	rm -f core core.*

@@ -11,26 +11,11 @@ PROG=$BUILD/programs/core_second_signal
 cd "$WORK"
 ulimit -c 0 # the same status with or without a core file
 
-# run OUT ARGS...: runs ARGS with stdout in OUT.out and stderr in OUT.err;
-# prints the raw wait status.
-run() {
-	python3 - "$@" <<'PYEOF'
-import os, sys
-out = sys.argv[1]
-pid = os.fork()
-if pid == 0:
-    os.dup2(os.open(out + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
-    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-    os.execv(sys.argv[2], sys.argv[2:])
-print(os.waitpid(pid, 0)[1])
-PYEOF
-}
-
 NOSAN=handle_segv=0:allow_user_segv_handler=1
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:$NOSAN" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:$NOSAN"
-plain=$(run plain "$PROG")
+plain=$(wait_status plain "$PROG")
 expect_eq "plain: wait status" 11 "$plain"
-mx=$(run mx /usr/bin/env MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/second.json" \
+mx=$(wait_status mx /usr/bin/env MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/second.json" \
 	LD_PRELOAD="$PRELOAD" "$PROG")
 cat mx.err
 expect_eq "under mxprof: wait status" "$plain" "$mx"

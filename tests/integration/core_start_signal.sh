@@ -11,25 +11,10 @@
 PROG=$BUILD/programs/core_start_signal
 cd "$WORK"
 
-# run OUT ARGS...: runs ARGS with stdout in OUT.out and stderr in OUT.err;
-# prints the raw wait status.
-run() {
-	python3 - "$@" <<'PYEOF'
-import os, sys
-out = sys.argv[1]
-pid = os.fork()
-if pid == 0:
-    os.dup2(os.open(out + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
-    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-    os.execv(sys.argv[2], sys.argv[2:])
-print(os.waitpid(pid, 0)[1])
-PYEOF
-}
-
-plain=$(run plain "$PROG")
+plain=$(wait_status plain "$PROG")
 expect_eq "plain: wait status" 15 "$plain"
 for i in 1 2 3; do
-	mx=$(run "mx$i" /usr/bin/env MXPROF_AUTOSTART=1 \
+	mx=$(wait_status "mx$i" /usr/bin/env MXPROF_AUTOSTART=1 \
 		MXPROF_OUTPUT="$WORK/start$i.json" LD_PRELOAD="$PRELOAD" "$PROG")
 	cat "mx$i.err"
 	expect_eq "run $i: wait status" "$plain" "$mx"

@@ -41,6 +41,22 @@ wait_until() {
 	done
 }
 
+# wait_status OUT CMD [ARGS...]: runs CMD with stdout in OUT.out and
+# stderr in OUT.err, and prints the raw wait status (exit code << 8, or the
+# signal that ended it), which a shell's $? cannot tell apart.
+wait_status() {
+	"${PYTHON3:-python3}" -S - "$@" <<'PYEOF'
+import os, sys
+out = sys.argv[1]
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(out + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
+    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+    os.execv(sys.argv[2], sys.argv[2:])
+print(os.waitpid(pid, 0)[1])
+PYEOF
+}
+
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
 	if [ "$2" != "$3" ]; then fail "$1: expected '$2', got '$3'"; fi

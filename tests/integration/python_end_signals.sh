@@ -21,24 +21,9 @@ while True:
     zlib.compress(data, 6)
 PYEOF
 
-# run OUT ARGS...: runs ARGS with stdout in OUT.out and stderr in OUT.err;
-# prints the raw wait status.
-run() {
-	python3 - "$@" <<'PYEOF'
-import os, sys
-out = sys.argv[1]
-pid = os.fork()
-if pid == 0:
-    os.dup2(os.open(out + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
-    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-    os.execv(sys.argv[2], sys.argv[2:])
-print(os.waitpid(pid, 0)[1])
-PYEOF
-}
-
 for how in int term; do
-	plain=$(run "plain-$how" "$PY" loop.py 200 "$how")
-	mx=$(run "mx-$how" /usr/bin/env MXPROF_AUTOSTART=1 \
+	plain=$(wait_status "plain-$how" "$PY" loop.py 200 "$how")
+	mx=$(wait_status "mx-$how" /usr/bin/env MXPROF_AUTOSTART=1 \
 		MXPROF_OUTPUT="$WORK/$how.json" MXPROF_HOOK='libz.so*:deflate' \
 		LD_PRELOAD="$PRELOAD" "$PY" loop.py 200 "$how")
 	expect_eq "$how: wait status" "$plain" "$mx"
@@ -65,8 +50,8 @@ for i in range(50):
 print("compressed 50", flush=True)
 ctypes.string_at(0)
 PYEOF
-plain=$(run plain-fault "$PY" -X faulthandler fault.py)
-mx=$(run mx-fault /usr/bin/env MXPROF_AUTOSTART=1 \
+plain=$(wait_status plain-fault "$PY" -X faulthandler fault.py)
+mx=$(wait_status mx-fault /usr/bin/env MXPROF_AUTOSTART=1 \
 	MXPROF_OUTPUT="$WORK/fault.json" MXPROF_HOOK='libz.so*:deflate' \
 	LD_PRELOAD="$PRELOAD" "$PY" -X faulthandler fault.py)
 rm -f core core.*
