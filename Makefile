@@ -127,10 +127,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS) $(UNIT_HDR)
 $(BUILD)/programs/core_first_record: CFLAGS += -rdynamic
 $(BUILD)/programs/core_start_signal: CFLAGS += -rdynamic
 $(BUILD)/programs/core_second_signal: CFLAGS += -rdynamic
+# core_signal_tally calls zlib's crc32, from threads and signal handlers.
+$(BUILD)/programs/core_signal_tally: PROG_LIBS = -lz
 
 $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread $(PROG_LIBS)
 
 $(CLI_OBJ): $(wildcard tools/cli/*.h)
 
@@ -139,7 +141,7 @@ $(BUILD)/mxprof: $(CLI_OBJ) $(AR_LIB)
 
 $(BUILD)/examples/%: examples/%.c include/mxprof.h include/mxprof_dl.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -ldl -lpthread $(PROG_LIBS)
 
 # CUDA parts (see HAVE_CUDA): the toolkit's headers as system headers.
 $(BUILD)/obj/cupti/%.o $(BUILD)/obj/preload/nvtx% $(BUILD)/obj/preload/init.o \

@@ -136,10 +136,15 @@ struct tally_row {
 	int64_t total, min, max; /* ticks for spans and frames */
 	uint64_t errors;
 };
+#define TALLY_PENDING 8
 struct tally {
 	uint64_t seq;  /* odd while the ring's thread writes rows */
 	uint64_t lost; /* records the tally had no row for        */
 	uint64_t taken_seq;
+	/* Records of signal handlers that ran while the thread added one:
+	 * the thread adds them before it lets go. */
+	uint64_t npending;
+	struct coll_rec pending[TALLY_PENDING];
 	struct tally_row rows[TALLY_ROWS];
 	struct tally_row taken[TALLY_ROWS]; /* the drain thread's */
 };
@@ -151,6 +156,15 @@ void tally_add(struct tally *t, const struct coll_rec *r);
 int tally_take(struct tally *t, tally_fn fn, void *ctx);
 void tally_clear(struct tally *t);
 uint64_t ring_tally_lost(void);
+/* A record of a thread that has no ring (it is getting one, or has ended,
+ * or none could be had): for the tables. Signal-safe, any thread. Returns
+ * -ENOSPC when it had to be lost (counted in tally_orphans_lost()). */
+int tally_orphan(const struct coll_rec *r);
+/* The drain thread's: hands fn the orphans since the last call. */
+void tally_orphans_take(tally_fn fn, void *ctx);
+uint64_t tally_orphans_lost(void);
+/* In a forked child: forgets the parent's orphans. */
+void tally_orphans_reset(void);
 /* fn gets what full rings tallied; ring_collect() calls it. */
 void ring_set_tally_sink(tally_fn fn, void *ctx);
 

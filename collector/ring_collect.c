@@ -73,7 +73,8 @@ uint64_t ring_tally_lost(void)
 		       1u) {
 			sched_yield();
 		}
-		n = __atomic_load_n(&tally_lost_gone, __ATOMIC_ACQUIRE);
+		n = __atomic_load_n(&tally_lost_gone, __ATOMIC_ACQUIRE) +
+		    tally_orphans_lost();
 		for (struct ring *r =
 			     __atomic_load_n(&ring_all, __ATOMIC_ACQUIRE);
 		     r; r = r->next) {
@@ -157,10 +158,20 @@ static uint64_t collect_round(ring_emit_fn emit, void *ctx, int anchor,
 			tally_take(r->tally, tally_sink, tally_ctx);
 		}
 	}
+	if (tally_sink) {
+		tally_orphans_take(tally_sink, tally_ctx);
+	}
 	/* Free the rings of exited threads once they are empty. */
 	for (struct ring *r = list; r; r = r->next) {
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == RING_DEAD &&
 		    r->tail == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
+			/* The thread may have added to its tally after the
+			 * take above, before it died or grew: take it once
+			 * more, now that nothing writes it, before it is
+			 * cleared. */
+			if (tally_sink) {
+				tally_take(r->tally, tally_sink, tally_ctx);
+			}
 			*again |= r->succ != NULL;
 			recycle(r);
 		}
@@ -235,5 +246,6 @@ void ring_after_fork_child(void)
 		mine->tid = (int)syscall(SYS_gettid);
 	}
 	dropped_gone = ring_dropped_other = tally_lost_gone = 0;
+	tally_orphans_reset();
 	dropped_seq = 0;
 }

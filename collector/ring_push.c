@@ -401,8 +401,14 @@ int ring_push_words(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
 		}
 		r = attach();
 		if (!r) {
+			/* Lost to the timeline, not to the tables. */
+			const uint64_t w[4] = {w0, w1, w2, w3};
+			struct coll_rec rec = rec_of_words(w);
 			__atomic_fetch_add(&ring_dropped_other, 1,
 					   __ATOMIC_RELAXED);
+			if (rec.kind != COLL_STACK) {
+				tally_orphan(&rec);
+			}
 			return -ENOSPC;
 		}
 	}
