@@ -33,6 +33,9 @@
  *   hook_demangle.c  readable names of hooked C++ functions (the object
  *                  list hands it libstdc++'s demangler when it finds one)
  *   hook_aten.c    PyTorch's names of its operators (@torch)
+ *   hook_torch.c   PyTorch's annotations and autograd rows (@torch): a
+ *                  RecordFunction callback, registered when the first
+ *                  operator of libtorch_cpu is hooked
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
  *   hook_tramp.S   the stubs and the trampolines' fast paths
@@ -409,6 +412,17 @@ struct hook_obj;
  */
 int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
 		   size_t size);
+
+/* ---- PyTorch's annotations and autograd rows (hook_torch.c) ------------ */
+
+/*
+ * @torch applies to def, a libtorch_cpu: registers mxprof's RecordFunction
+ * callbacks with it (once per object), so that its record_function ranges
+ * become slices and rows of "torch annotations" and its autograd engine's
+ * of "autograd". A release whose layout is not known is left alone, with
+ * one line on stderr. Patcher's lock held; not hot.
+ */
+void hook_torch_attach(const struct hook_obj *def);
 
 /* ---- hints at exit (hook_hint.c) ---------------------------------------- */
 
