@@ -23,6 +23,10 @@
  *   hook_unwind.c  the unwinder's wrappers: C++ exceptions through hooked
  *                  frames
  *   hook_patch.c   GOT patching of one object, lazy PLT resolution, RELRO
+ *   hook_torch.c   PyTorch's annotations and autograd rows (@torch):
+ *                  RecordFunction callbacks, registered when the first
+ *                  operator of libtorch_cpu is hooked, and the wrapper of
+ *                  the autograd engine's evaluate_function
  *   hook_obj.c     the list of loaded objects, and pinning one while it is
  *                  patched
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
@@ -33,9 +37,6 @@
  *   hook_demangle.c  readable names of hooked C++ functions (the object
  *                  list hands it libstdc++'s demangler when it finds one)
  *   hook_aten.c    PyTorch's names of its operators (@torch)
- *   hook_torch.c   PyTorch's annotations and autograd rows (@torch): a
- *                  RecordFunction callback, registered when the first
- *                  operator of libtorch_cpu is hooked
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
  *   hook_tramp.S   the stubs and the trampolines' fast paths
@@ -424,6 +425,19 @@ int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
  */
 void hook_torch_attach(const struct hook_obj *def);
 
+/*
+ * The wrapper of torch::autograd::Engine::evaluate_function (engine,
+ * graph task, node, input buffer, ready queue: all pointers or
+ * references), which libtorch_cpu calls through its own PLT: times the
+ * call as the slice "autograd::engine::evaluate_function: <Node>", the
+ * node's name being the one its BACKWARD_FUNCTION range gives, and calls
+ * the real function (HOOK_ORIG_TORCH_EVAL). Any thread; close to hot (no
+ * lock but a new name's first use on a thread); an exception passes
+ * through it (its slice is then dropped).
+ */
+void hook_torch_evaluate_function(void *engine, void *task, void *node,
+				  void *inputs, void *queue);
+
 /* ---- hints at exit (hook_hint.c) ---------------------------------------- */
 
 /* When no thread recorded anything: one line on stderr saying so, with
@@ -471,6 +485,7 @@ enum {
 	HOOK_ORIG_RETHROW,     /* _Unwind_Resume_or_Rethrow */
 	HOOK_ORIG_FORCED,      /* _Unwind_ForcedUnwind      */
 	HOOK_ORIG_BEGIN_CATCH, /* __cxa_begin_catch        */
+	HOOK_ORIG_TORCH_EVAL,  /* torch::autograd::Engine::evaluate_function */
 	HOOK_ORIG_COUNT,
 };
 

@@ -12,15 +12,20 @@
  * one is registered for its scope, and its name is known only then. So
  * when @torch applies to libtorch_cpu (the first operator is hooked,
  * hook_patch.c), this file registers callbacks the way Kineto does, with
- * the exported at::addGlobalCallback:
+ * the exported at::addGlobalCallback, for two scopes:
  *
  *   USER_SCOPE         a slice of cat user_annotation, section
  *                      "torch annotations", named as PyTorch names it
  *   BACKWARD_FUNCTION  a slice of cat cpu_op, section "autograd"
- *   FUNCTION           the engine's evaluate_function ranges, as above,
- *                      and the few other ranges not named "aten::"
- *                      ("detach"); the operators stay timed by their
- *                      hooks
+ *
+ * Not for FUNCTION: a callback there makes every operator build a
+ * RecordFunction (the training loop of tests/bench/torch_cpu_bench.sh
+ * took 18% longer a step). The engine's ranges are timed instead by
+ * wrapping the exported Engine::evaluate_function, which libtorch_cpu
+ * calls through its PLT (hook_orig.c, HOOK_ORIG_TORCH_EVAL): the slice
+ * covers that call, and takes its name from the node's range that opens
+ * inside it. The other FUNCTION ranges PyTorch names without "aten::"
+ * ("detach", inside aten::detach) are not shown.
  *
  * Each callback keeps a per-thread stack of open ranges (the range's
  * address, its name's string id, its start tick) and pushes one record
@@ -56,7 +61,6 @@
 
 /* RecordScope values, as c10's enum numbers them. */
 enum {
-	SCOPE_FUNCTION = 0,
 	SCOPE_BACKWARD_FUNCTION = 1,
 	SCOPE_USER = 7,
 	SCOPES_MAX = 16,
@@ -108,11 +112,13 @@ static pthread_key_t me_key;
 static pthread_once_t me_once = PTHREAD_ONCE_INIT;
 
 static name_fn rf_name;
+static int on; /* the callbacks are registered */
 static uint32_t group_user, group_autograd;
 static uint8_t cat_cpu_op;
 static const void *attached; /* the library's dynamic section, once */
 
 static const char step_prefix[] = "Optimizer.step#";
+static const char engine_prefix[] = "autograd::engine::evaluate_function: ";
 
 static void me_free(void *p)
 {
@@ -145,7 +151,8 @@ static uint32_t name_id(struct torch_thread *t, const char *name)
 	uint64_t h = hmap_fnv1a_str(name, NULL) | 1;
 	unsigned i = (unsigned)(h % CACHE);
 
-	if (t->cache[i].h == h && strcmp(strtab_get(t->cache[i].id), name) == 0) {
+	if (t->cache[i].h == h &&
+	    strcmp(strtab_get(t->cache[i].id), name) == 0) {
 		return t->cache[i].id;
 	}
 	uint32_t id = strtab_intern(name);
@@ -202,20 +209,19 @@ static void close_range(const void *rf)
 	t->depth = d;
 	const struct open_range *o = &t->stack[d];
 
-	if (coll_active()) {
-		struct coll_rec r = {.t0 = o->t0,
-				     .t1 = t1,
-				     .name = o->name,
-				     .group = o->kind == R_USER ? group_user
-								: group_autograd,
-				     .kind = COLL_SPAN,
-				     .cat = o->kind == R_USER ? COLL_CAT_USER
-							      : cat_cpu_op};
+	if (o->name && coll_active()) {
+		struct coll_rec r = {
+			.t0 = o->t0,
+			.t1 = t1,
+			.name = o->name,
+			.group =
+				o->kind == R_USER ? group_user : group_autograd,
+			.kind = COLL_SPAN,
+			.cat = o->kind == R_USER ? COLL_CAT_USER : cat_cpu_op};
 		ring_push(&r);
 	}
-	if (o->kind == R_USER &&
-	    strncmp(strtab_get(o->name), step_prefix, sizeof(step_prefix) - 1) ==
-		    0) {
+	if (o->kind == R_USER && strncmp(strtab_get(o->name), step_prefix,
+					 sizeof(step_prefix) - 1) == 0) {
 		torch_step_marker_end(t1);
 	}
 }
@@ -231,21 +237,19 @@ static void **start_user(void **ret, const void *rf)
 
 static void **start_node(void **ret, const void *rf)
 {
-	range_open(rf, rf_name(rf), R_NODE);
-	*ret = NULL;
-	return ret;
-}
-
-/* HOT: runs for every operator. */
-static void **start_function(void **ret, const void *rf)
-{
 	const char *n = rf_name(rf);
+	struct torch_thread *t = self();
 
-	/* The operators are timed by their hooks (aten::<op>); what else
-	 * the scope holds is the autograd engine's ranges and a few named
-	 * ones ("detach"). */
-	if (n && strncmp(n, "aten::", 6) != 0) {
-		range_open(rf, n, R_ENGINE);
+	range_open(rf, n, R_NODE);
+	/* The first node to run inside an engine's call names it. */
+	int d = t ? t->depth - 2 : -1;
+
+	if (n && d >= 0 && d < STACK_MAX && t->stack[d].kind == R_ENGINE &&
+	    t->stack[d].name == 0) {
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s%s", engine_prefix, n);
+		t->stack[d].name = name_id(t, buf);
 	}
 	*ret = NULL;
 	return ret;
@@ -255,18 +259,6 @@ static void end_range(const void *rf, void *ctx)
 {
 	(void)ctx;
 	close_range(rf);
-}
-
-/* HOT: runs for every operator; only an open engine range is closed. */
-static void end_function(const void *rf, void *ctx)
-{
-	struct torch_thread *t = me;
-
-	(void)ctx;
-	if (t && t->depth > 0 && t->depth <= STACK_MAX &&
-	    t->stack[t->depth - 1].rf == rf) {
-		close_range(rf);
-	}
 }
 
 /* The release of the library def (major * 100 + minor), from its soname
@@ -287,8 +279,8 @@ static int release_of(const struct hook_obj *def)
 	const char *slash = strrchr(def->path, '/');
 	int n = slash ? (int)(slash - def->path) : 0;
 
-	if (snprintf(path, sizeof(path), "%.*s/../version.py", n,
-		     def->path) >= (int)sizeof(path)) {
+	if (snprintf(path, sizeof(path), "%.*s/../version.py", n, def->path) >=
+	    (int)sizeof(path)) {
 		return 0;
 	}
 	FILE *f = fopen(path, "re");
@@ -337,8 +329,8 @@ void hook_torch_attach(const struct hook_obj *def)
 		return;
 	}
 	add_global_fn add = (add_global_fn)hook_elf_lookup(
-		def->base, &d, "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE",
-		NULL);
+		def->base, &d,
+		"_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE", NULL);
 	name_fn name = (name_fn)hook_elf_lookup(
 		def->base, &d, "_ZNK2at14RecordFunction4nameEv", NULL);
 	int rel = release_of(def);
@@ -364,6 +356,28 @@ void hook_torch_attach(const struct hook_obj *def)
 	add(callback(l, (void *)start_user, (void *)end_range, SCOPE_USER));
 	add(callback(l, (void *)start_node, (void *)end_range,
 		     SCOPE_BACKWARD_FUNCTION));
-	add(callback(l, (void *)start_function, (void *)end_function,
-		     SCOPE_FUNCTION));
+	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+}
+
+typedef void (*eval_fn)(void *, void *, void *, void *, void *);
+
+void hook_torch_evaluate_function(void *engine, void *task, void *node,
+				  void *inputs, void *queue)
+{
+	eval_fn real = (eval_fn)hook_orig_get(HOOK_ORIG_TORCH_EVAL);
+	struct torch_thread *t =
+		__atomic_load_n(&on, __ATOMIC_ACQUIRE) ? self() : NULL;
+
+	if (!t) {
+		real(engine, task, node, inputs, queue);
+		return;
+	}
+	int d = t->depth++;
+
+	if (d < STACK_MAX) {
+		t->stack[d] = (struct open_range){
+			.rf = node, .kind = R_ENGINE, .t0 = ticks_now()};
+	}
+	real(engine, task, node, inputs, queue);
+	close_range(node);
 }
