@@ -63,7 +63,6 @@
 enum {
 	SCOPE_BACKWARD_FUNCTION = 1,
 	SCOPE_USER = 7,
-	SCOPES_MAX = 16,
 };
 
 /* The releases whose layout is known: [lo, hi] as major * 100 + minor. */
@@ -75,11 +74,14 @@ static const struct layout {
 	{200, 211, 10}, /* 2.0 .. 2.11 */
 };
 
-/* at::RecordFunctionCallback, for nscopes <= SCOPES_MAX: start_, end_,
- * sampling_prob_, scopes_[nscopes], needs_inputs_, needs_outputs_,
- * needs_ids_. Built as bytes, passed in a struct of the C++ size. */
+/* at::RecordFunctionCallback: start_, end_, sampling_prob_ (8 bytes
+ * each), scopes_ (bool[NUM_SCOPES]), needs_inputs_, needs_outputs_,
+ * needs_ids_ (bool each), padded to 8: 40 bytes for up to 13 scopes.
+ * Built as bytes and passed by value, as the C++ class is (trivially
+ * copyable, so passed in memory like a C struct of its size). */
+#define CB_SCOPES_MAX 13
 struct rf_cb_bytes {
-	uint64_t w[5]; /* 40 bytes: 10 scopes; 48 would hold 16 */
+	uint64_t w[5];
 };
 
 typedef uint64_t (*add_global_fn)(struct rf_cb_bytes cb);
@@ -301,8 +303,7 @@ static int release_of(const struct hook_obj *def)
 }
 
 /* The callback for one scope, as the C++ class lays it out. */
-static struct rf_cb_bytes callback(const struct layout *l, void *start,
-				   void *end, int scope)
+static struct rf_cb_bytes callback(void *start, void *end, int scope)
 {
 	struct rf_cb_bytes cb;
 	unsigned char *b = (unsigned char *)&cb;
@@ -312,8 +313,7 @@ static struct rf_cb_bytes callback(const struct layout *l, void *start,
 	memcpy(b, &start, 8);
 	memcpy(b + 8, &end, 8);
 	memcpy(b + 16, &one, 8);
-	b[24 + scope] = 1;
-	(void)l; /* needs_* (after the scopes) stay false */
+	b[24 + scope] = 1; /* needs_* (after the scopes) stay false */
 	return cb;
 }
 
@@ -341,7 +341,7 @@ void hook_torch_attach(const struct hook_obj *def)
 			l = &layouts[i];
 		}
 	}
-	if (!l || !add || !name || l->nscopes != 10) {
+	if (!l || !add || !name || l->nscopes > CB_SCOPES_MAX) {
 		fprintf(stderr,
 			"mxprof: %s: PyTorch %d.%d is not one mxprof knows: "
 			"its operators are timed, its annotations and "
@@ -353,8 +353,8 @@ void hook_torch_attach(const struct hook_obj *def)
 	group_user = strtab_intern("torch annotations");
 	group_autograd = strtab_intern("autograd");
 	cat_cpu_op = (uint8_t)cat_id("cpu_op");
-	add(callback(l, (void *)start_user, (void *)end_range, SCOPE_USER));
-	add(callback(l, (void *)start_node, (void *)end_range,
+	add(callback((void *)start_user, (void *)end_range, SCOPE_USER));
+	add(callback((void *)start_node, (void *)end_range,
 		     SCOPE_BACKWARD_FUNCTION));
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 }
