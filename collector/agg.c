@@ -5,7 +5,8 @@
  * Spans and frames aggregate durations; counters aggregate the values they
  * were set to; markers are counted. A total saturates at the int64_t limits
  * instead of wrapping. Time rows also sum their slices' self time (the
- * time outside slices nested inside them, nest.c). Rows live in an
+ * time outside slices nested inside them, nest.c), and give back the
+ * sample of a PyTorch slice that nest.c folds into its parent. Rows live in an
  * open-addressing hash table keyed by (group, name, class). The collector
  * updates one set from the drain thread, under the owner lock; the mxprof
  * command builds its own from a trace file.
@@ -136,6 +137,19 @@ int64_t agg_sat_add(int64_t x, int64_t y)
 	return r;
 }
 
+/* Row r, whose one sample was taken back, takes samples again: it starts
+ * over (a row keeps its slot once made: the table has no deletion). */
+static void revive(struct agg_row *r, int64_t v)
+{
+	r->gone = 0;
+	r->count = 0;
+	r->errors = 0;
+	r->total = 0;
+	r->self = 0;
+	r->status = 0;
+	r->min = r->max = v;
+}
+
 /* The row of (group, name, cls), made when new; NULL without memory. */
 static inline struct agg_row *row_of(struct agg *a, uint32_t group,
 				     uint32_t name, int cls, int64_t v)
@@ -155,6 +169,8 @@ static inline struct agg_row *row_of(struct agg *a, uint32_t group,
 		r->cls = (uint8_t)cls;
 		r->min = r->max = v;
 		a->rows.used++;
+	} else if (r->gone) {
+		revive(r, v);
 	}
 	a->hot = r;
 	return r;
@@ -176,6 +192,29 @@ static inline void row_add(struct agg_row *r, int64_t v, int64_t self,
 		r->self = agg_sat_add(r->self, self);
 		r->status |= (flags & COLL_FLAG_STATUS) != 0;
 		r->errors += (flags & COLL_FLAG_ERROR) != 0;
+	}
+}
+
+/* Takes fold f's sample back out of its row and its call site's (a row
+ * keeps its min and max; one left with no sample is marked gone). */
+static void take_back(struct agg *a, const struct nest_fold *f)
+{
+	for (int site = 0; site < 2; site++) {
+		uint32_t g = site ? f->site_group : f->group;
+		uint32_t n = site ? f->site_name : f->name;
+
+		if (!g || !n) {
+			continue;
+		}
+		struct agg_row *r = lookup(a, g, n, AGG_TIME);
+
+		if (r->count > 1) {
+			r->count--;
+			r->total = agg_sat_add(r->total, -f->dur);
+			r->self = agg_sat_add(r->self, -f->self);
+		} else if (r->count == 1) {
+			r->gone = 1; /* count stays: 0 marks an empty slot */
+		}
 	}
 }
 
@@ -201,6 +240,7 @@ int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
 		    size_t n)
 {
 	int64_t self[256];
+	struct nest_fold fold[256];
 	int rc = 0;
 
 	if (!a->nest) {
@@ -208,7 +248,7 @@ int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
 	}
 	while (n > 0) {
 		size_t k = n < 256 ? n : 256;
-		nest_selves(a->nest, thread, rec, k, self);
+		nest_selves(a->nest, thread, rec, k, self, fold);
 		for (size_t i = 0; i < k; i++, rec++) {
 			int slice = rec->kind == COLL_SPAN ||
 				    rec->kind == COLL_FRAME;
@@ -222,6 +262,9 @@ int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
 				continue;
 			}
 			row_add(r, v, slice ? self[i] : v, rec->flags);
+			if (fold[i].name) {
+				take_back(a, &fold[i]);
+			}
 		}
 		n -= k;
 	}
@@ -249,7 +292,10 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 	if (cls == AGG_MARKER) {
 		total = min = max = 0;
 	}
-	if (r->count == 0) {
+	if (r->gone) {
+		revive(r, min);
+		r->max = max;
+	} else if (r->count == 0) {
 		r->group = s->group;
 		r->name = s->name;
 		r->cls = (uint8_t)cls;
@@ -325,9 +371,12 @@ int agg_add_site(struct agg *a, uint64_t thread, uint64_t t0,
 	if (!a->nest) {
 		a->nest = nest_create();
 	}
+	struct nest_slice sl = {s->group, s->name, site_group, site_name};
+	struct nest_fold f;
+
 	x.has_self = 1;
-	x.self = nest_self(a->nest, thread, t0,
-			   s->value > 0 ? (uint64_t)s->value : 0);
+	x.self = nest_self_of(a->nest, thread, t0,
+			      s->value > 0 ? (uint64_t)s->value : 0, &sl, &f);
 	rc = agg_add(a, &x);
 	if (site_group && site_name) {
 		x.group = site_group;
@@ -335,7 +384,15 @@ int agg_add_site(struct agg *a, uint64_t thread, uint64_t t0,
 		int rc2 = agg_add(a, &x);
 		rc = rc < 0 ? rc : rc2;
 	}
+	if (f.name) {
+		take_back(a, &f);
+	}
 	return rc;
+}
+
+void agg_take_back(struct agg *a, const struct nest_fold *f)
+{
+	take_back(a, f);
 }
 
 /* agg_add_rec() for a record of thread tid: with its self time
@@ -351,7 +408,7 @@ int agg_merge(struct agg *dst, const struct agg *src)
 {
 	for (size_t i = 0; i < src->rows.cap; i++) {
 		const struct agg_row *r = hmap_at(&src->rows, &row_ops, i);
-		if (!r->count) {
+		if (!r->count || r->gone) {
 			continue;
 		}
 		struct agg_row *d =
@@ -384,7 +441,7 @@ struct agg_row *agg_rows(const struct agg *a, size_t *n)
 	}
 	for (size_t i = 0; i < a->rows.cap; i++) {
 		const struct agg_row *r = hmap_at(&a->rows, &row_ops, i);
-		if (r->count) {
+		if (r->count && !r->gone) {
 			out[k++] = *r;
 		}
 	}

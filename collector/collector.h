@@ -51,8 +51,9 @@
  * in the order of a reading:
  *
  *   lock.c clock.c paths.c tally.c    leaves: they call no other file
- *   jpack.c nest.c out_fd.c sweep.c   leaves
+ *   jpack.c out_fd.c sweep.c          leaves
  *   cat.c strtab.c meta.c window.c    lock.c (window.c: clock.c)
+ *   nest.c                            strtab.c (PyTorch's sections)
  *   out_pipe.c                        out_fd.c (the workers' writes)
  *   out.c                             out_pipe.c, out_fd.c, paths.c
  *   journal.c                         out.c, jpack.c, strtab.c, cat.c

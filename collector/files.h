@@ -32,20 +32,50 @@ void agg_destroy(struct agg *a);
 void agg_reset(struct agg *a);
 
 /* nest.c: self time. A thread's slices, given in the order they ended,
- * each get their time minus that of the slices directly inside them:
- * nest_self() returns that of slice [t0, t0 + dur) (ns) of thread (any key
- * naming one thread), the tables' Self Time. nest_create() returns NULL
- * without memory; nest_destroy() accepts NULL. */
+ * each get their time minus that of the slices nested inside them (for
+ * PyTorch's slices, only the PyTorch slices: nest.c says why): nest_self()
+ * returns that of slice [t0, t0 + dur) (ns) of thread (any key naming one
+ * thread), the tables' Self Time, for a slice of no PyTorch section.
+ * nest_create() returns NULL without memory; nest_destroy() accepts
+ * NULL. */
 struct nest;
 struct nest *nest_create(void);
 void nest_reset(struct nest *ns);
 void nest_destroy(struct nest *ns);
 int64_t nest_self(struct nest *ns, uint64_t thread, uint64_t t0, uint64_t dur);
-/* nest_self() for the spans and frames of n drained records of one thread
- * (t1 their duration), in the order they ended: self[i] is record i's self
- * time, 0 for records of other kinds. */
+
+/* What a slice is: its row (section and name, string ids) and its call
+ * site's row (0, 0: none). */
+struct nest_slice {
+	uint32_t group, name, site_group, site_name;
+};
+
+/* A child folded into its parent (PyTorch's rule, nest.c): the sample to
+ * take back out of its row (and its call site's). name 0: none. */
+struct nest_fold {
+	uint32_t group, name, site_group, site_name;
+	int64_t dur, self;
+};
+
+/* nest_self() for slice s, whose section may be PyTorch's; *f (when f is
+ * not NULL) is the child folded into it, whose sample the caller takes
+ * back after adding this slice's. This function can't fail (without
+ * memory, a slice keeps all its time). */
+int64_t nest_self_of(struct nest *ns, uint64_t thread, uint64_t t0,
+		     uint64_t dur, const struct nest_slice *s,
+		     struct nest_fold *f);
+
+/* nest_self_of() for the spans and frames of n drained records of one
+ * thread (t1 their duration), in the order they ended: self[i] is record
+ * i's self time, 0 for records of other kinds, and f[i] its fold. */
 void nest_selves(struct nest *ns, uint64_t thread, const struct coll_rec *rec,
-		 size_t n, int64_t *self);
+		 size_t n, int64_t *self, struct nest_fold *f);
+
+/* Takes fold f's sample (nest_self_of()) back out of its rows in a: the
+ * row of f's section and name, and its call site's row when f has one.
+ * For a caller that adds a slice's rows itself (mxprof report's second
+ * pass); agg_add_site() does it on its own. This function can't fail. */
+void agg_take_back(struct agg *a, const struct nest_fold *f);
 
 /* Returns x + y, or INT64_MAX or INT64_MIN when the sum is out of range.
  * This function can't fail; it is safe anywhere. */

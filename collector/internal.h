@@ -334,6 +334,7 @@ struct agg_row {
 	uint32_t name;
 	uint8_t cls;	/* enum agg_class */
 	uint8_t status; /* a source checked the status of this row */
+	uint8_t gone;	/* its one sample was folded (nest.c): not shown */
 	uint64_t count;
 	uint64_t errors;
 	int64_t total; /* ns, or the sum of counter values */

@@ -23,6 +23,10 @@
  *   hook_unwind.c  the unwinder's wrappers: C++ exceptions through hooked
  *                  frames
  *   hook_patch.c   GOT patching of one object, lazy PLT resolution, RELRO
+ *   hook_torch.c   PyTorch's annotations and autograd rows (@torch):
+ *                  RecordFunction callbacks, registered when the first
+ *                  operator of libtorch_cpu is hooked, and the wrapper of
+ *                  the autograd engine's evaluate_function
  *   hook_obj.c     the list of loaded objects, and pinning one while it is
  *                  patched
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
@@ -410,6 +414,30 @@ struct hook_obj;
 int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
 		   size_t size);
 
+/* ---- PyTorch's annotations and autograd rows (hook_torch.c) ------------ */
+
+/*
+ * @torch applies to def, a libtorch_cpu: registers mxprof's RecordFunction
+ * callbacks with it (once per object), so that its record_function ranges
+ * become slices and rows of "torch annotations" and its autograd engine's
+ * of "autograd". A release whose layout is not known is left alone, with
+ * one line on stderr. Patcher's lock held; not hot.
+ */
+void hook_torch_attach(const struct hook_obj *def);
+
+/*
+ * The wrapper of torch::autograd::Engine::evaluate_function (engine,
+ * graph task, node, input buffer, ready queue: all pointers or
+ * references), which libtorch_cpu calls through its own PLT: times the
+ * call as the slice "autograd::engine::evaluate_function: <Node>", the
+ * node's name being the one its BACKWARD_FUNCTION range gives, and calls
+ * the real function (HOOK_ORIG_TORCH_EVAL). Any thread; close to hot (no
+ * lock but a new name's first use on a thread); an exception passes
+ * through it (its slice is then dropped).
+ */
+void hook_torch_evaluate_function(void *engine, void *task, void *node,
+				  void *inputs, void *queue);
+
 /* ---- hints at exit (hook_hint.c) ---------------------------------------- */
 
 /* When no thread recorded anything: one line on stderr saying so, with
@@ -457,6 +485,7 @@ enum {
 	HOOK_ORIG_RETHROW,     /* _Unwind_Resume_or_Rethrow */
 	HOOK_ORIG_FORCED,      /* _Unwind_ForcedUnwind      */
 	HOOK_ORIG_BEGIN_CATCH, /* __cxa_begin_catch        */
+	HOOK_ORIG_TORCH_EVAL,  /* torch::autograd::Engine::evaluate_function */
 	HOOK_ORIG_COUNT,
 };
 

@@ -72,6 +72,7 @@ void *hook_patch_stub_for(uintptr_t target, const char *name,
 		    hook_aten_name(def, name, op, sizeof(op)) == 0) {
 			id = strtab_intern(op);
 			group = strtab_intern("aten");
+			hook_torch_attach(def);
 		}
 		if (!id) {
 			char *dem = hook_demangle(name);

@@ -7,9 +7,11 @@
 # (MXPROF_AUTOSTART=1 only: @auto times every ATen operator and BLAS
 # call), and torch.autograd.profiler. Prints each one's median step time
 # (the median over the rounds of each run's median over STEPS steps) and
-# its ratio to the run without a profiler. Needs /usr/bin/python3 with
-# torch (python3-torch); skips with one line otherwise. Figures, not a
-# test: nothing fails on a slow machine.
+# its ratio to the run without a profiler. With BASE_LIB set to another
+# build's libmxprof.so (an older commit's), each round also runs mxprof
+# from it, so that two builds are compared in one run, interleaved.
+# Needs /usr/bin/python3 with torch (python3-torch); skips with one line
+# otherwise. Figures, not a test: nothing fails on a slow machine.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
@@ -30,14 +32,19 @@ for r in $(seq "$ROUNDS"); do
 	ms "$PY" "$train" "$STEPS" bench >>none.txt
 	ms env MXPROF_AUTOSTART=1 LD_PRELOAD="$LIB" "$PY" "$train" "$STEPS" \
 		bench >>mxprof.txt
+	if [ -n "${BASE_LIB:-}" ]; then
+		ms env MXPROF_AUTOSTART=1 LD_PRELOAD="$BASE_LIB" "$PY" "$train" \
+			"$STEPS" bench >>base.txt
+	fi
 	ms "$PY" "$train" "$STEPS" bench-profile >>profiler.txt
 done
 med() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 base=$(med none.txt)
 printf '%-36s %12s %8s\n' "run ($STEPS steps, $ROUNDS rounds)" "median step" ratio
-for k in none mxprof profiler; do
+for k in none ${BASE_LIB:+base} mxprof profiler; do
 	case $k in
 	none) label="no profiler" ;;
+	base) label="mxprof (defaults, BASE_LIB)" ;;
 	mxprof) label="mxprof (defaults)" ;;
 	profiler) label="torch.autograd.profiler" ;;
 	esac

@@ -39,10 +39,13 @@ tracesummary profile.json >t.sum
 "$PY" - profile.json got.txt <<'PYEOF'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-ops = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+ops = [e for e in cpu if e["args"]["group"] == "aten"]
 want = sum(int(l.split()[1]) for l in open(sys.argv[2]))
 assert len(ops) == want, (len(ops), want)
 assert all(e["name"].startswith("aten::") for e in ops)
+# The rest are the autograd engine's rows (section "autograd").
+assert all(e["args"]["group"] == "autograd" for e in cpu if e not in ops)
 def inside(a, b):
     return (a["tid"] == b["tid"] and b["ts"] <= a["ts"] and
             a["ts"] + a["dur"] <= b["ts"] + b["dur"])
@@ -56,7 +59,10 @@ PYEOF
 
 # Self time: the Self Time column, summed over every time section, equals
 # the time covered by each thread's outermost slices (within 1%; the
-# tables round each row to 0.1 us); each section's Time (%) sums to 100.
+# tables round each row to 0.1 us), plus the library calls made inside
+# PyTorch's slices, which count in both (a PyTorch slice's self time
+# excludes only the PyTorch slices inside it); each section's Time (%)
+# sums to 100.
 "$PY" - profile.json profile.stats.txt <<'PYEOF'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
@@ -65,8 +71,14 @@ by_tid = {}
 for e in ev:
     if e.get("ph") == "X":
         by_tid.setdefault((e["pid"], e["tid"]), []).append(e)
+torch_cats = ("cpu_op", "user_annotation")
 for spans in by_tid.values():
     spans.sort(key=lambda e: (e["ts"], -e["dur"]))
+    for e in spans:
+        if e.get("cat") not in torch_cats and any(
+                t.get("cat") in torch_cats and t["ts"] <= e["ts"] and
+                e["ts"] + e["dur"] <= t["ts"] + t["dur"] for t in spans):
+            outer += e["dur"]
     end = None
     for e in spans:
         if end is None or e["ts"] >= end:

@@ -380,6 +380,95 @@ static void test_agg_self_time_keeps_threads_apart(void **st)
 	agg_destroy(a);
 }
 
+/* A slice of section group, as the drain adds it (group and name are
+ * string ids, so that nest.c can tell PyTorch's sections). */
+static void gslice(struct agg *a, uint32_t group, uint32_t name, int64_t t0,
+		   int64_t dur)
+{
+	struct agg_sample s = {.group = group,
+			       .name = name,
+			       .kind = COLL_SPAN,
+			       .value = dur * MS};
+
+	assert_int_equal(agg_add_at(a, 7, (uint64_t)(t0 * MS), &s), 0);
+}
+
+/* PyTorch's self time: aten::addmm (0..10 ms) holds sgemm_ (1..9, a
+ * library call) and aten::empty (9..10): its self time excludes only the
+ * operator (9 ms), sgemm_ keeps its own 8 ms; a library call (20..30)
+ * holding an operator (21..23) still excludes it. */
+static void test_agg_torch_self_time_keeps_library_calls(void **st)
+{
+	struct agg *a = agg_create();
+	uint32_t aten = strtab_intern("aten"), lib = strtab_intern("C API");
+	uint32_t addmm = strtab_intern("aten::addmm"),
+		 empty = strtab_intern("aten::empty"),
+		 sgemm = strtab_intern("sgemm_");
+	struct agg_row *rows;
+	size_t n;
+
+	(void)st;
+	gslice(a, lib, sgemm, 1, 8);
+	gslice(a, aten, empty, 9, 1);
+	gslice(a, aten, addmm, 0, 10);
+	gslice(a, aten, empty, 21, 2);
+	gslice(a, lib, sgemm, 20, 10);
+	rows = agg_rows(a, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(find(rows, n, aten, addmm, AGG_TIME)->self, 9 * MS);
+	assert_int_equal(find(rows, n, aten, empty, AGG_TIME)->self, 3 * MS);
+	assert_int_equal(find(rows, n, lib, sgemm, AGG_TIME)->self, 16 * MS);
+	free(rows);
+	agg_destroy(a);
+}
+
+/* PyTorch's folding: aten::div_ (0..10) whose only PyTorch child is
+ * aten::div_ (1..9, holding aten::mul 2..3) counts once, with self time
+ * 10 - 1 = 9 ms; a div_ with two children (20..30: div_ 21..22 and mul
+ * 23..24) folds nothing; a row whose one sample is folded away is not
+ * shown (aten::sum inside aten::sum). */
+static void test_agg_torch_folds_only_child_of_same_name(void **st)
+{
+	struct agg *a = agg_create();
+	uint32_t aten = strtab_intern("aten");
+	uint32_t div = strtab_intern("aten::div_"),
+		 mul = strtab_intern("aten::mul"),
+		 sum = strtab_intern("aten::sum"),
+		 ann = strtab_intern("torch annotations"),
+		 blk = strtab_intern("my_block");
+	struct agg_row *rows;
+	size_t n;
+
+	(void)st;
+	gslice(a, aten, mul, 2, 1);
+	gslice(a, aten, div, 1, 8);
+	gslice(a, aten, div, 0, 10);
+	gslice(a, aten, div, 21, 1);
+	gslice(a, aten, mul, 23, 1);
+	gslice(a, aten, div, 20, 10);
+	gslice(a, ann, sum, 41, 1);
+	gslice(a, ann, blk, 40, 5);
+	rows = agg_rows(a, &n);
+	assert_int_equal(n, 4);
+	const struct agg_row *r = find(rows, n, aten, div, AGG_TIME);
+	assert_int_equal(r->count, 3);
+	assert_int_equal(r->total, 21 * MS);
+	assert_int_equal(r->self, (9 + 1 + 8) * MS);
+	assert_int_equal(find(rows, n, aten, mul, AGG_TIME)->count, 2);
+	free(rows);
+	agg_destroy(a);
+
+	a = agg_create();
+	gslice(a, aten, sum, 1, 1);
+	gslice(a, aten, sum, 0, 3);
+	rows = agg_rows(a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].count, 1);
+	assert_int_equal(rows[0].self, 3 * MS);
+	free(rows);
+	agg_destroy(a);
+}
+
 static struct coll_rec rec_of(uint16_t kind, uint32_t name, uint64_t t0,
 			      uint64_t t1)
 {
@@ -458,6 +547,8 @@ int main(void)
 		cmocka_unit_test(test_agg_totals_saturate_instead_of_wrapping),
 		cmocka_unit_test(test_agg_self_time_subtracts_direct_children),
 		cmocka_unit_test(test_agg_self_time_keeps_threads_apart),
+		cmocka_unit_test(test_agg_torch_self_time_keeps_library_calls),
+		cmocka_unit_test(test_agg_torch_folds_only_child_of_same_name),
 		cmocka_unit_test(test_agg_batch_matches_one_by_one),
 	};
 

@@ -101,9 +101,18 @@ static int rp_second(struct rp_ctx *c, uint64_t thread,
 		     const struct trace_event *ev, struct agg_sample *s,
 		     const struct report_site *site, uint32_t sg, uint32_t sn)
 {
-	int64_t self = nest_self(c->self, thread, (uint64_t)ev->ts_ns,
-				 s->value > 0 ? (uint64_t)s->value : 0);
+	struct nest_slice sl = {s->group, s->name, sg, sn};
+	struct nest_fold f;
+	int64_t self =
+		nest_self_of(c->self, thread, (uint64_t)ev->ts_ns,
+			     s->value > 0 ? (uint64_t)s->value : 0, &sl, &f);
 
+	if (f.name && f.site_name) {
+		/* Only the call-site rows are added in this pass. */
+		f.name = 0;
+		f.group = 0;
+		agg_take_back(c->agg, &f);
+	}
 	if (!sg) {
 		return 0;
 	}

@@ -1,0 +1,383 @@
+/*
+ * hook_torch.c - PyTorch's own ranges: record_function annotations and
+ * the autograd engine's rows, seen through a RecordFunction callback.
+ *
+ * PyTorch opens an at::RecordFunction for every record_function range
+ * (the user's, and its own Optimizer.step#SGD.step, enumerate(DataLoader)
+ * #..., in every release since 1.8, profiler or not), for every autograd
+ * node it runs (scope BACKWARD_FUNCTION: "AddmmBackward0",
+ * "torch::autograd::AccumulateGrad") and, around each node, for the
+ * engine's "autograd::engine::evaluate_function: <Node>" (scope
+ * FUNCTION, as every ATen operator). A range reaches callbacks only when
+ * one is registered for its scope, and its name is known only then. So
+ * when @torch applies to libtorch_cpu (the first operator is hooked,
+ * hook_patch.c), this file registers callbacks the way Kineto does, with
+ * the exported at::addGlobalCallback, for two scopes:
+ *
+ *   USER_SCOPE         a slice of cat user_annotation, section
+ *                      "torch annotations", named as PyTorch names it
+ *   BACKWARD_FUNCTION  a slice of cat cpu_op, section "autograd"
+ *
+ * Not for FUNCTION: a callback there makes every operator build a
+ * RecordFunction (the training loop of tests/bench/torch_cpu_bench.sh
+ * took 18% longer a step). The engine's ranges are timed instead by
+ * wrapping the exported Engine::evaluate_function, which libtorch_cpu
+ * calls through its PLT (hook_orig.c, HOOK_ORIG_TORCH_EVAL): the slice
+ * covers that call, and takes its name from the node's range that opens
+ * inside it. The other FUNCTION ranges PyTorch names without "aten::"
+ * ("detach", inside aten::detach) are not shown.
+ *
+ * Each callback keeps a per-thread stack of open ranges (the range's
+ * address, its name's string id, its start tick) and pushes one record
+ * when the range ends, on the thread that ends it, so the slices nest
+ * with the operators' by time. A range whose end is never seen (left by
+ * a longjmp) is dropped when a range below it ends.
+ *
+ * The ABI (Itanium C++, x86-64), the same in every release known here:
+ * at::RecordFunctionCallback is trivially copyable and passed by value
+ * (in memory: it is 40 bytes); its start callback returns a
+ * std::unique_ptr<ObserverContext>, which has a destructor and so is
+ * returned through a hidden pointer (first argument); the end callback
+ * is void(const RecordFunction&, ObserverContext*); RecordFunction::
+ * name() is exported. Where the layout would differ (the number of
+ * RecordScope values), a table names the releases; a release not in it
+ * gets the operators only, and one line says so.
+ *
+ * Registration runs under the patcher's lock; the callbacks are HOT for
+ * the FUNCTION scope (every operator: one comparison of the name's
+ * first bytes) and close to it for the others (no lock but a new name's
+ * first use on a thread).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source.h"
+#include "hook.h"
+#include "hmap.h"
+#include "preload.h"
+
+/* RecordScope values, as c10's enum numbers them. */
+enum {
+	SCOPE_BACKWARD_FUNCTION = 1,
+	SCOPE_USER = 7,
+};
+
+/* The releases whose layout is known: [lo, hi] as major * 100 + minor. */
+static const struct layout {
+	int lo, hi;
+	int nscopes; /* RecordScope::NUM_SCOPES */
+} layouts[] = {
+	{113, 113, 10}, /* 1.13 */
+	{200, 211, 10}, /* 2.0 .. 2.11 */
+};
+
+/* at::RecordFunctionCallback: start_, end_, sampling_prob_ (8 bytes
+ * each), scopes_ (bool[NUM_SCOPES]), needs_inputs_, needs_outputs_,
+ * needs_ids_ (bool each), padded to 8: 40 bytes for up to 13 scopes.
+ * Built as bytes and passed by value, as the C++ class is (trivially
+ * copyable, so passed in memory like a C struct of its size). */
+#define CB_SCOPES_MAX 13
+struct rf_cb_bytes {
+	uint64_t w[5];
+};
+
+typedef uint64_t (*add_global_fn)(struct rf_cb_bytes cb);
+typedef const char *(*name_fn)(const void *rf);
+
+#define STACK_MAX 256
+#define CACHE	  128
+
+struct open_range {
+	const void *rf;
+	uint64_t t0;
+	uint32_t name;
+	uint8_t kind; /* enum range_kind */
+};
+
+enum range_kind { R_USER, R_NODE, R_ENGINE };
+
+struct torch_thread {
+	int depth;
+	struct open_range stack[STACK_MAX];
+	struct {
+		uint64_t h;
+		uint32_t id;
+	} cache[CACHE];
+};
+
+static __thread struct torch_thread *me
+	__attribute__((tls_model("initial-exec")));
+static pthread_key_t me_key;
+static pthread_once_t me_once = PTHREAD_ONCE_INIT;
+
+static name_fn rf_name;
+static int on; /* the callbacks are registered */
+static uint32_t group_user, group_autograd;
+static uint8_t cat_cpu_op;
+static const void *attached; /* the library's dynamic section, once */
+
+static const char step_prefix[] = "Optimizer.step#";
+static const char engine_prefix[] = "autograd::engine::evaluate_function: ";
+
+static void me_free(void *p)
+{
+	free(p);
+}
+
+static void me_key_create(void)
+{
+	pthread_key_create(&me_key, me_free);
+}
+
+/* The thread's block, made at its first range; NULL without memory. */
+static struct torch_thread *self(void)
+{
+	if (__builtin_expect(me != NULL, 1)) {
+		return me;
+	}
+	pthread_once(&me_once, me_key_create);
+	me = calloc(1, sizeof(*me));
+	if (me) {
+		pthread_setspecific(me_key, me);
+	}
+	return me;
+}
+
+/* The string id of name, from the thread's cache when it was seen; a new
+ * name takes the string table's lock once per thread. */
+static uint32_t name_id(struct torch_thread *t, const char *name)
+{
+	uint64_t h = hmap_fnv1a_str(name, NULL) | 1;
+	unsigned i = (unsigned)(h % CACHE);
+
+	if (t->cache[i].h == h &&
+	    strcmp(strtab_get(t->cache[i].id), name) == 0) {
+		return t->cache[i].id;
+	}
+	uint32_t id = strtab_intern(name);
+
+	t->cache[i].h = h;
+	t->cache[i].id = id;
+	return id;
+}
+
+/*
+ * The end of a training step: an Optimizer.step#* range ended at tick t1
+ * (ticks.h, the clock of the records). It marks the end of a training
+ * step; the steps' bookkeeping is to be connected here. Empty for now.
+ */
+static void torch_step_marker_end(uint64_t t1)
+{
+	(void)t1;
+}
+
+static void range_open(const void *rf, const char *name, int kind)
+{
+	struct torch_thread *t = self();
+
+	if (!t || !name) {
+		return;
+	}
+	int d = t->depth++;
+
+	if (d < STACK_MAX) {
+		t->stack[d] = (struct open_range){.rf = rf,
+						  .name = name_id(t, name),
+						  .kind = (uint8_t)kind,
+						  .t0 = ticks_now()};
+	}
+}
+
+static void close_range(const void *rf)
+{
+	uint64_t t1 = ticks_now();
+	struct torch_thread *t = me;
+
+	if (!t || t->depth <= 0) {
+		return;
+	}
+	int d = t->depth - 1;
+
+	/* Ranges opened above this one whose end was never seen. */
+	while (d >= 0 && (d >= STACK_MAX || t->stack[d].rf != rf)) {
+		d--;
+	}
+	if (d < 0) {
+		return; /* not opened on this thread */
+	}
+	t->depth = d;
+	const struct open_range *o = &t->stack[d];
+
+	if (o->name && coll_active()) {
+		struct coll_rec r = {
+			.t0 = o->t0,
+			.t1 = t1,
+			.name = o->name,
+			.group =
+				o->kind == R_USER ? group_user : group_autograd,
+			.kind = COLL_SPAN,
+			.cat = o->kind == R_USER ? COLL_CAT_USER : cat_cpu_op};
+		ring_push(&r);
+	}
+	if (o->kind == R_USER && strncmp(strtab_get(o->name), step_prefix,
+					 sizeof(step_prefix) - 1) == 0) {
+		torch_step_marker_end(t1);
+	}
+}
+
+/* The start callbacks: ret is the hidden return slot of the
+ * std::unique_ptr<ObserverContext> (none: no context). */
+static void **start_user(void **ret, const void *rf)
+{
+	range_open(rf, rf_name(rf), R_USER);
+	*ret = NULL;
+	return ret;
+}
+
+static void **start_node(void **ret, const void *rf)
+{
+	const char *n = rf_name(rf);
+	struct torch_thread *t = self();
+
+	range_open(rf, n, R_NODE);
+	/* The first node to run inside an engine's call names it. */
+	int d = t ? t->depth - 2 : -1;
+
+	if (n && d >= 0 && d < STACK_MAX && t->stack[d].kind == R_ENGINE &&
+	    t->stack[d].name == 0) {
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s%s", engine_prefix, n);
+		t->stack[d].name = name_id(t, buf);
+	}
+	*ret = NULL;
+	return ret;
+}
+
+static void end_range(const void *rf, void *ctx)
+{
+	(void)ctx;
+	close_range(rf);
+}
+
+/* The release of the library def (major * 100 + minor), from its soname
+ * (Debian's libtorch_cpu.so.1.13) or the package's version.py beside its
+ * lib/ folder (a wheel's torch/lib/libtorch_cpu.so); 0 when unknown. */
+static int release_of(const struct hook_obj *def)
+{
+	const char *v = strstr(def->name, ".so.");
+	int major = 0, minor = 0;
+
+	if (v && sscanf(v + 4, "%d.%d", &major, &minor) == 2) {
+		return major * 100 + minor;
+	}
+	if (!def->path) {
+		return 0;
+	}
+	char path[4096];
+	const char *slash = strrchr(def->path, '/');
+	int n = slash ? (int)(slash - def->path) : 0;
+
+	if (snprintf(path, sizeof(path), "%.*s/../version.py", n, def->path) >=
+	    (int)sizeof(path)) {
+		return 0;
+	}
+	FILE *f = fopen(path, "re");
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *q = strstr(line, "__version__");
+
+		q = q ? strpbrk(q, "'\"") : NULL;
+		if (q && sscanf(q + 1, "%d.%d", &major, &minor) == 2) {
+			break;
+		}
+	}
+	if (f) {
+		fclose(f);
+	}
+	return major * 100 + minor;
+}
+
+/* The callback for one scope, as the C++ class lays it out. */
+static struct rf_cb_bytes callback(void *start, void *end, int scope)
+{
+	struct rf_cb_bytes cb;
+	unsigned char *b = (unsigned char *)&cb;
+	double one = 1.0;
+
+	memset(&cb, 0, sizeof(cb));
+	memcpy(b, &start, 8);
+	memcpy(b + 8, &end, 8);
+	memcpy(b + 16, &one, 8);
+	b[24 + scope] = 1; /* needs_* (after the scopes) stay false */
+	return cb;
+}
+
+void hook_torch_attach(const struct hook_obj *def)
+{
+	struct hook_dyn d;
+
+	if (attached == def->dyn) {
+		return;
+	}
+	attached = def->dyn;
+	if (hook_elf_dyn(def->base, def->phdr, def->phnum, &d) != 0) {
+		return;
+	}
+	add_global_fn add = (add_global_fn)hook_elf_lookup(
+		def->base, &d,
+		"_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE", NULL);
+	name_fn name = (name_fn)hook_elf_lookup(
+		def->base, &d, "_ZNK2at14RecordFunction4nameEv", NULL);
+	int rel = release_of(def);
+	const struct layout *l = NULL;
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts); i++) {
+		if (rel >= layouts[i].lo && rel <= layouts[i].hi) {
+			l = &layouts[i];
+		}
+	}
+	if (!l || !add || !name || l->nscopes > CB_SCOPES_MAX) {
+		fprintf(stderr,
+			"mxprof: %s: PyTorch %d.%d is not one mxprof knows: "
+			"its operators are timed, its annotations and "
+			"autograd rows are not\n",
+			def->name, rel / 100, rel % 100);
+		return;
+	}
+	rf_name = name;
+	group_user = strtab_intern("torch annotations");
+	group_autograd = strtab_intern("autograd");
+	cat_cpu_op = (uint8_t)cat_id("cpu_op");
+	add(callback((void *)start_user, (void *)end_range, SCOPE_USER));
+	add(callback((void *)start_node, (void *)end_range,
+		     SCOPE_BACKWARD_FUNCTION));
+	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+}
+
+typedef void (*eval_fn)(void *, void *, void *, void *, void *);
+
+void hook_torch_evaluate_function(void *engine, void *task, void *node,
+				  void *inputs, void *queue)
+{
+	eval_fn real = (eval_fn)hook_orig_get(HOOK_ORIG_TORCH_EVAL);
+	struct torch_thread *t =
+		__atomic_load_n(&on, __ATOMIC_ACQUIRE) ? self() : NULL;
+
+	if (!t) {
+		real(engine, task, node, inputs, queue);
+		return;
+	}
+	int d = t->depth++;
+
+	if (d < STACK_MAX) {
+		t->stack[d] = (struct open_range){
+			.rf = node, .kind = R_ENGINE, .t0 = ticks_now()};
+	}
+	real(engine, task, node, inputs, queue);
+	close_range(node);
+}
