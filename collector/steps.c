@@ -330,8 +330,7 @@ static int held_add(uint64_t n)
 	while (at < held.n && held.r[at].lo < n) {
 		at++;
 	}
-	memmove(&held.r[at + 1], &held.r[at],
-		(held.n - at) * sizeof(*held.r));
+	memmove(&held.r[at + 1], &held.r[at], (held.n - at) * sizeof(*held.r));
 	held.r[at].lo = held.r[at].hi = n;
 	held.n++;
 	return 0;

@@ -56,8 +56,7 @@ static double quantile(const struct step *s, size_t n, double q)
 	if (lo + 1 >= n) {
 		return (double)s[n - 1].ns;
 	}
-	return (double)s[lo].ns +
-	       frac * (double)(s[lo + 1].ns - s[lo].ns);
+	return (double)s[lo].ns + frac * (double)(s[lo + 1].ns - s[lo].ns);
 }
 
 static const struct table_section steps_section = {
