@@ -71,8 +71,7 @@ static int scan_event(const struct trace_event *ev, void *opaque)
 	struct report_steps *rs = opaque;
 	int64_t n = step_number(ev);
 
-	if (n < 0 || !coll_steps_keeps(&rs->sel, (uint64_t)n) ||
-	    !ev->has_ts) {
+	if (n < 0 || !coll_steps_keeps(&rs->sel, (uint64_t)n) || !ev->has_ts) {
 		return 0;
 	}
 	if (rs->n == rs->cap) {
