@@ -14,8 +14,7 @@
 #include "internal.h"
 
 /* The steps of 0..n-1 that w keeps, as "3 4 5". */
-static void kept(const struct coll_steps *w, uint64_t n, char *buf,
-		 size_t len)
+static void kept(const struct coll_steps *w, uint64_t n, char *buf, size_t len)
 {
 	size_t at = 0;
 
@@ -74,10 +73,12 @@ static void test_steps_list_is_mindspores_step_list(void **st)
 static void test_steps_bad_windows_keep_every_step(void **st)
 {
 	static const char *const bad[] = {
-		"",	  "1",	     "1:2",	    "2:1:0",	"1:2:3:4:5",
-		"-1:1:1", "a:1:1",   "1:1:1:",	    "1::1",	"list:",
-		"list:5-3", "list:1,,2", "list:1,", "list:x", "list:-1",
-		"list:1-", "2:1:3 ",  "99999999999:1:1"};
+		"",	   "1",		"1:2",
+		"2:1:0",   "1:2:3:4:5", "-1:1:1",
+		"a:1:1",   "1:1:1:",	"1::1",
+		"list:",   "list:5-3",	"list:1,,2",
+		"list:1,", "list:x",	"list:-1",
+		"list:1-", "2:1:3 ",	"99999999999:1:1"};
 	struct coll_steps w;
 
 	(void)st;
@@ -163,9 +164,10 @@ static void test_steps_section_in_json_and_csv(void **st)
 	add_step(a, 1, 4000000);
 	char *t = table_format(a, &o);
 	assert_non_null(t);
-	assert_non_null(strstr(t, "\"Steps\",time_ms,\"median\",2,3.000000,,,"));
 	assert_non_null(
-		strstr(t, "\"Steps\",time_ms,\"ProfilerStep#1\",1,4.000000,,,"));
+		strstr(t, "\"Steps\",time_ms,\"median\",2,3.000000,,,"));
+	assert_non_null(strstr(
+		t, "\"Steps\",time_ms,\"ProfilerStep#1\",1,4.000000,,,"));
 	free(t);
 	o.format = TABLE_JSON;
 	t = table_format(a, &o);
