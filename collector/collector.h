@@ -61,13 +61,17 @@
  *                                     pair (ring.c: tally.c, clock.c;
  *                                     threads.c: journal.c)
  *   source.c                          ring.c
+ *   steps.c                           ring.c, window.c, meta.c, strtab.c:
+ *                                     steps and step windows
  *   agg.c                             nest.c
  *   stacks.c                          strtab.c, out.c
  *   cells.c                           out.c (the JSON escaper): the
  *                                     tables' cells
  *   table_rows.c                      cells.c: the sources' sections
+ *   table_steps.c                     table_rows.c, strtab.c: the Steps
+ *                                     section
  *   table.c                           agg.c, strtab.c, cells.c,
- *                                     table_rows.c, out.c
+ *                                     table_rows.c, table_steps.c, out.c
  *   chrome.c                          journal.c, stacks.c, out.c, cat.c
  *   trace_event.c                     chrome.c, out.c: a source's events
  *                                     (struct coll_event) in the trace
@@ -77,7 +81,7 @@
  *                                     threads.c, ring.c, sweep.c, source.c,
  *                                     agg.c
  *   drain.c                           dump.c, recover.c, ring.c, agg.c,
- *                                     stacks.c, meta.c, source.c
+ *                                     stacks.c, meta.c, source.c, steps.c
  *   queue.c                           drain.c, dump.c, ring.c, out_pipe.c
  *   control.c                         queue.c, drain.c, table.c
  *   endings.c                         control.c, queue.c, drain.c,

@@ -171,4 +171,57 @@ void coll_fork_child(const char *output);
 char *coll_dumps(int reset, const char *format, const char *sort_by,
 		 int ascending, unsigned top);
 
+/* ---- steps and step windows (steps.c) ---------------------------------- */
+
+/* A step window (MXPROF_STEPS): which steps the trace and tables keep. */
+enum coll_steps_mode {
+	COLL_STEPS_ALL = 0,	 /* every step (no window)               */
+	COLL_STEPS_SCHEDULE = 1, /* wait:warmup:active[:repeat]          */
+	COLL_STEPS_LIST = 2,	 /* list:5,10-12                         */
+};
+
+#define COLL_STEPS_RANGES 64
+
+struct coll_steps {
+	int mode;			       /* enum coll_steps_mode */
+	uint64_t wait, warmup, active, repeat; /* repeat 0: forever */
+	unsigned nranges;
+	struct {
+		uint64_t lo, hi; /* inclusive */
+	} ranges[COLL_STEPS_RANGES];
+};
+
+/*
+ * Parses a step window: "wait:warmup:active[:repeat]" (active >= 1; a
+ * missing repeat is 1, 0 repeats forever) or "list:" followed by
+ * coll_steps_parse_list()'s syntax. Returns 0, or -EINVAL (w is then
+ * the window of every step). This function can't fail otherwise.
+ */
+int coll_steps_parse(const char *s, struct coll_steps *w);
+
+/*
+ * Parses a list of step numbers and ranges, "5,10-12", into w as a
+ * COLL_STEPS_LIST window (at most COLL_STEPS_RANGES items). Returns 0 or
+ * -EINVAL (w is then the window of every step).
+ */
+int coll_steps_parse_list(const char *s, struct coll_steps *w);
+
+/* Returns non-zero when window w keeps step n. This function can't
+ * fail. */
+int coll_steps_keeps(const struct coll_steps *w, uint64_t n);
+
+/*
+ * Sets what marks a step's end (glob, fnmatch syntax, NULL for the
+ * default "Optimizer.step#*") and the window (NULL: every step). Call it
+ * once at start-up, before any hook is placed or record is pushed.
+ */
+void coll_steps_config(const char *glob, const struct coll_steps *w);
+
+/* Returns how many steps ended in this process so far (any thread).
+ * Lock-free. */
+uint64_t coll_steps_count(void);
+
+/* Returns the step glob in use. Lock-free. */
+const char *coll_steps_glob(void);
+
 #endif /* MXPROF_CONTROL_H */

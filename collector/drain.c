@@ -84,12 +84,20 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 	if (journal_ok) {
 		threads_name(S.j, tid, 0);
 	}
+	/* Steps (steps.c): a thread's first record starts its first step,
+	 * and a step window leaves out the records of steps it does not
+	 * keep. */
+	uint32_t sg = steps_group();
+	int filter = steps_filtering();
+	uint64_t first = steps_thread_first(tid);
+
 	while (n > 0) {
 		size_t k = n < 256 ? n : 256;
+		size_t j = 0;
 		int stacked = S.pends != NULL;
 		for (size_t i = 0; i < k; i++) {
 			const struct coll_rec *r = &recs[i];
-			struct coll_rec *c = &buf[i];
+			struct coll_rec *c = &buf[j];
 			/* The ring's lines were written on another core: ask
 			 * for them well before they are read, but not for
 			 * those past the run, which the recording thread may
@@ -98,8 +106,19 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			if (r + 16 < last) {
 				__builtin_prefetch(r + 16);
 			}
+			if (__builtin_expect(filter, 0) && r->t0 &&
+			    !window_steps_keeps(r->t0)) {
+				continue;
+			}
 			*c = *r;
-			c->t0 = clock_line_to_ns(&line, r->t0);
+			if (__builtin_expect(r->group == sg, 0) &&
+			    r->kind == COLL_SPAN) {
+				steps_drain_rec(c, first);
+			} else if (r->t0 < first) {
+				first = r->t0;
+			}
+			j++;
+			c->t0 = clock_line_to_ns(&line, c->t0);
 			if (r->kind == COLL_SPAN || r->kind == COLL_FRAME) {
 				uint64_t end = clock_line_to_ns(&line, r->t1);
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
@@ -107,18 +126,19 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			stacked |= r->kind == COLL_STACK;
 		}
 		if (stacked) {
-			for (size_t i = 0; i < k; i++) {
+			for (size_t i = 0; i < j; i++) {
 				agg_add_stacked(tid, &buf[i]);
 			}
-		} else {
-			agg_add_recs_on(S.agg, (uint64_t)tid, buf, k);
+		} else if (j) {
+			agg_add_recs_on(S.agg, (uint64_t)tid, buf, j);
 		}
-		if (journal_ok) {
-			journal_recs(S.j, tid, buf, k);
+		if (journal_ok && j) {
+			journal_recs(S.j, tid, buf, j);
 		}
 		recs += k;
 		n -= k;
 	}
+	steps_thread_seen(tid, first);
 }
 
 /* A tick count as nanoseconds: the clock is linear between anchors. */

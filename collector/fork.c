@@ -64,6 +64,7 @@ static void fork_release(int which)
 		window_fork_parent();
 	} else {
 		window_fork_child();
+		steps_fork_child();
 	}
 	meta_fork_parent();
 	coll_unlock(&queue_q.lock);

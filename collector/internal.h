@@ -205,6 +205,37 @@ void window_fork_prepare(void);
 void window_fork_parent(void);
 void window_fork_child(void);
 
+/*
+ * window.c: the step windows (steps.c), in ticks (the records' clock) and
+ * in clock_now_ns() time. window_steps_start() begins with keep (step 0
+ * kept or not), at start-up; window_steps_note() notes that keeping
+ * starts (keep != 0) or stops at t ticks, now_ns, under LOCK_WINDOWS.
+ * window_steps_keeps() answers for a record that began at t ticks:
+ * lock-free, for the drain.
+ */
+void window_steps_start(int keep);
+void window_steps_note(int keep, uint64_t t, uint64_t now_ns);
+int window_steps_keeps(uint64_t t);
+
+/*
+ * steps.c, the drain's side. STEPS_GROUP is the section of the steps'
+ * records (steps_group(): its string id); the tables write it as the
+ * Steps section (table_steps.c). steps_filtering(): a step window is set
+ * (window_steps_keeps() decides). steps_thread_first() is the start
+ * (ticks) of thread tid's first record so far (UINT64_MAX: none), which
+ * steps_thread_seen() lowers to t0. steps_drain_rec() completes step
+ * record r (a thread's first step starts at first) and notes its number
+ * in the metadata "steps". Owner held, all of them.
+ */
+#define STEPS_GROUP "Steps"
+int steps_filtering(void);
+uint32_t steps_group(void);
+uint64_t steps_thread_first(int tid);
+void steps_thread_seen(int tid, uint64_t t0);
+void steps_drain_rec(struct coll_rec *r, uint64_t first);
+/* steps.c: a forked child forgets the parent's threads and steps. */
+void steps_fork_child(void);
+
 /* cat.c: held across fork(). */
 void cat_fork_prepare(void);
 void cat_fork_parent(void);
@@ -436,11 +467,18 @@ struct table_sink {
 	} notes[4];
 };
 
-/* Runs the sources' sections (o->extra) into b, filling k; first:
- * nothing written yet in JSON's "Time"; returns it after them. Nothing
- * for one category. This function can't fail (b->err says). */
-int table_rows_run(struct table_sink *k, struct sbuf *b,
-		   const struct table_opts *o, int first);
+/* Starts k, the sink of b's sections given as rows; first: nothing
+ * written yet in JSON's "Time". Then table_steps() may add the Steps
+ * section, and table_rows_run() adds the sources' sections (o->extra;
+ * none for one category), ends the last section and returns first after
+ * them. Neither can fail (b->err says). */
+void table_rows_begin(struct table_sink *k, struct sbuf *b,
+		      const struct table_opts *o, int first);
+int table_rows_run(struct table_sink *k);
+
+/* table_steps.c: the Steps section from the n rows of the steps'
+ * section (STEPS_GROUP), n > 0. This function can't fail (b->err). */
+void table_steps(struct table_sink *k, const struct agg_row *rows, size_t n);
 
 /* table.c: the tables file of a dump or a recovery (its name:
  * paths_stats, collector.h); extra gives the sources' sections and the

@@ -1,7 +1,7 @@
 /*
  * source.h - the face event sources use: records and the rings they are
  * pushed to, categories, the string table, stacks, the recording flag
- * and windows, the clock for sources with their own timestamps, the
+ * and windows, steps, the clock for sources with their own timestamps, the
  * writers a source adds to the trace and the tables with, the metadata
  * and the source ops table (struct coll_source) through which a source
  * plugs into the drain. preload/ and cupti/ include it; it pulls in no
@@ -10,7 +10,8 @@
  * (coll_thread_name), drain.c (coll_thread_seen, coll_own), out.c (the
  * out_* writers), chrome.c (coll_trace_event, _ts, _sf), trace_event.c
  * (coll_event and coll_trace_write), table_rows.c (table_section and its
- * rows), meta.c, source.c and agg.c.
+ * rows), meta.c, source.c, agg.c and steps.c (coll_step_end and the
+ * step markers).
  *
  * Hot-path functions are marked HOT: no lock, no allocation, no system
  * call, nothing that can re-enter a hook.
@@ -219,6 +220,38 @@ void coll_note_recording(int on);
  * directly, as in tests). Takes LOCK_WINDOWS; not for the hot path.
  */
 int coll_recording_at(uint64_t t);
+
+/* ---- steps (steps.c) ---------------------------------------------------- */
+
+/*
+ * A source tells the collector that a step ended on the calling thread:
+ * the range, call or annotation marking a step (coll_step_marker()) ended
+ * at t1, in ticks (ticks_now(), the clock of the records). Call it after
+ * pushing the marker's own record. The step becomes a "ProfilerStep#N"
+ * slice (cat user_annotation, N from 0 in the order steps end in the
+ * process) on this thread, from the thread's previous step end (its
+ * first record for its first step) to t1, when the step window keeps
+ * step N; records of steps the window does not keep are left out of the
+ * trace and the tables. Not HOT (it takes LOCK_WINDOWS and LOCK_STRTAB,
+ * once per step); never from a signal handler.
+ */
+void coll_step_end(uint64_t t1);
+
+/*
+ * Returns non-zero when name marks a step's end (it matches MXPROF_STEP,
+ * by default "Optimizer.step#*"). fnmatch() on each call: ask once per
+ * name (when a function is hooked, a name first seen) and keep the
+ * answer. Lock-free.
+ */
+int coll_step_marker(const char *name);
+
+/*
+ * coll_step_marker() of string id, kept for ids below 65536 after the
+ * first question (lock-free, allocation-free after that: one load); ids
+ * above it are matched on each call. For a source that meets names as
+ * ids on its hot path (NVTX ranges).
+ */
+int coll_step_marker_id(uint32_t id);
 
 /*
  * Names thread tid in the trace, over its OS name (NVTX naming of OS

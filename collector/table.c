@@ -377,8 +377,23 @@ static void json_row(struct sbuf *b, const struct section *s,
 	sb_printf(b, "}");
 }
 
+/* The sections given as rows, after the host sections: Steps (the
+ * nsteps rows steps; for one category, only when it is "Steps") and the
+ * sources'. Returns first after them (table_rows_run()). */
+static int rows_sections(struct table_sink *k, struct sbuf *b,
+			 const struct table_opts *o, int first,
+			 const struct agg_row *steps, size_t nsteps)
+{
+	table_rows_begin(k, b, o, first);
+	if (nsteps && (!o->category || !strcmp(o->category, "Steps"))) {
+		table_steps(k, steps, nsteps);
+	}
+	return table_rows_run(k);
+}
+
 static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
-			const struct agg_row *rows, const struct table_opts *o)
+			const struct agg_row *rows, const struct table_opts *o,
+			const struct agg_row *steps, size_t nsteps)
 {
 	static const char *const kinds[] = {"Time", "Counter", "Marker"};
 	struct table_sink sink;
@@ -405,7 +420,8 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			first = 0;
 		}
 		if (cls == AGG_TIME) {
-			first = table_rows_run(&sink, b, o, first);
+			first = rows_sections(&sink, b, o, first, steps,
+					      nsteps);
 		}
 		sb_printf(b, "%s}", first ? "" : "\n    ");
 	}
@@ -419,7 +435,8 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 }
 
 static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
-		       const struct agg_row *rows, const struct table_opts *o)
+		       const struct agg_row *rows, const struct table_opts *o,
+		       const struct agg_row *steps, size_t nsteps)
 {
 	static const char *const kinds[] = {"time_ms", "counter", "marker"};
 	struct table_sink sink;
@@ -458,7 +475,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			}
 		}
 	}
-	table_rows_run(&sink, b, o, 1);
+	rows_sections(&sink, b, o, 1, steps, nsteps);
 }
 
 /* s with control characters as \n, \r, \t or \xHH, so that a pair stays
@@ -519,6 +536,21 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 	}
 	qsort_r(rows, n, sizeof(*rows), cmp_rows, (void *)o);
 	size_t ns = make_sections(rows, n, secs);
+	/* The steps' rows make the Steps section (table_steps.c), after the
+	 * host sections. */
+	const struct agg_row *steps = NULL;
+	size_t nsteps = 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (secs[i].cls == AGG_TIME &&
+		    strcmp(strtab_get(secs[i].group), STEPS_GROUP) == 0) {
+			steps = &rows[secs[i].first];
+			nsteps = secs[i].count;
+			memmove(&secs[i], &secs[i + 1],
+				(ns - i - 1) * sizeof(*secs));
+			ns--;
+			break;
+		}
+	}
 	if (o->category) {
 		size_t k = 0;
 		for (size_t i = 0; i < ns; i++) {
@@ -531,9 +563,9 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 		ns = k;
 	}
 	if (o->format == TABLE_JSON) {
-		json_tables(&b, secs, ns, rows, o);
+		json_tables(&b, secs, ns, rows, o, steps, nsteps);
 	} else if (o->format == TABLE_CSV) {
-		csv_tables(&b, secs, ns, rows, o);
+		csv_tables(&b, secs, ns, rows, o, steps, nsteps);
 	} else {
 		sb_printf(&b, "Profile Statistics:\n    Note the difference "
 			      "in units for different entries.\n");
@@ -542,7 +574,7 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 			text_section(&b, &secs[i], rows, o->top);
 		}
 		struct table_sink sink;
-		table_rows_run(&sink, &b, o, 1);
+		rows_sections(&sink, &b, o, 1, steps, nsteps);
 		for (int i = 0; i < sink.nnotes; i++) {
 			sb_printf(&b, "%s: %llu\n", sink.notes[i].label,
 				  (unsigned long long)sink.notes[i].count);

@@ -158,19 +158,20 @@ void table_note(struct table_sink *k, const char *label, uint64_t count)
 	}
 }
 
-/* Runs the sources' sections (o->extra) into b; the notes they stated
- * stay in k. first: nothing written yet in JSON's "Time"; returns it
- * after them. Nothing for one category. */
-int table_rows_run(struct table_sink *k, struct sbuf *b,
-		   const struct table_opts *o, int first)
+void table_rows_begin(struct table_sink *k, struct sbuf *b,
+		      const struct table_opts *o, int first)
 {
 	memset(k, 0, sizeof(*k));
 	k->b = b;
 	k->o = o;
 	k->first = first;
-	if (o->extra && !o->category) {
-		o->extra(k, o);
-		sink_end(k);
+}
+
+int table_rows_run(struct table_sink *k)
+{
+	if (k->o->extra && !k->o->category) {
+		k->o->extra(k, k->o);
 	}
+	sink_end(k);
 	return k->first;
 }

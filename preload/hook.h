@@ -140,7 +140,9 @@ struct hook_ent {
 	uint32_t arg;	   /* 0                                     */
 	uint64_t on_error; /* COLL_FLAG_ERROR << 24 when it does   */
 	uint8_t dead;	   /* its library was unloaded              */
-	uint8_t pad[7];
+	uint8_t marker;	   /* its end ends a step (MXPROF_STEP): the
+			      exit takes the C path (hook_rt.c)     */
+	uint8_t pad[6];
 };
 
 /* The real address of hooked function i, read by the trampolines. */

@@ -57,5 +57,6 @@
 #define HOOK_ENT_NAME	  0  /* name, then group: a record's bytes 16-23 */
 #define HOOK_ENT_KIND	  8  /* kind, cat, flags, arg: bytes 24-31      */
 #define HOOK_ENT_ON_ERROR 16 /* OR'ed into KIND on a non-zero result    */
+#define HOOK_ENT_MARKER	  25 /* a byte: non-zero when it marks a step   */
 
 #endif

@@ -112,6 +112,7 @@ _Static_assert(offsetof(struct hook_ent, name) == HOOK_ENT_NAME, "abi");
 _Static_assert(offsetof(struct hook_ent, group) == HOOK_ENT_NAME + 4, "abi");
 _Static_assert(offsetof(struct hook_ent, kind) == HOOK_ENT_KIND, "abi");
 _Static_assert(offsetof(struct hook_ent, on_error) == HOOK_ENT_ON_ERROR, "abi");
+_Static_assert(offsetof(struct hook_ent, marker) == HOOK_ENT_MARKER, "abi");
 /* Field fld sits at the same distance from name in an entry as in a
  * record. */
 #define HOOK_ENT_AS_REC(fld)                                                   \
@@ -359,6 +360,10 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
 		r.flags |= (uint8_t)(e->on_error >> 24);
 	}
 	ring_push(&r);
+	/* A step's marker: the exit path sends it here (hook_tramp.S). */
+	if (__builtin_expect(e->marker, 0)) {
+		coll_step_end(t1);
+	}
 }
 
 /* Writes msg (a string literal) on stderr. Async-signal-safe. */

@@ -110,6 +110,8 @@ int hook_table_add(uintptr_t target, uint32_t name_id, uint32_t group,
 	e->arg = 0;
 	e->on_error = status ? (uint64_t)COLL_FLAG_ERROR << 24 : 0;
 	e->dead = 0;
+	/* Whether it marks a step: asked once, here, not per call. */
+	e->marker = (uint8_t)coll_step_marker(strtab_get(name_id));
 	hook_table_real[idx] = (void *)target;
 	for (h = hash_slot(target); hash[h].key > 1;
 	     h = (h + 1) & (HASH_SIZE - 1)) {

@@ -311,7 +311,8 @@ hook_tramp_enter:
  * counts pushes in progress and the claim is one instruction, so a signal
  * handler that records in between never overwrites or publishes our slot), pops
  * the frame, puts the caller's %rbx back, and returns to the caller. Anything
- * else, including a ring that looks full, goes to .Lleave_any, which calls
+ * else, including a ring that looks full and a function whose end ends a
+ * step (its entry's marker byte), goes to .Lleave_any, which calls
  * hook_rt_exit() with the frame still in place.
  *
  * Unwind information: the stub's timed rules (the return address and the
@@ -336,6 +337,12 @@ hook_tramp_leave:
 	ja	.Lleave_other			/* not TSC ticks: end is NULL */
 	leaq	-8(%rsp), %rax
 	cmpq	%rax, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rdi)
+	jne	.Lleave_other
+	/* A step's marker (MXPROF_STEP) takes the C path, which ends the
+	 * step after the record. */
+	movl	(HOOK_FRAME_AT - HOOK_FRAME_SIZE)(%rdi), %eax
+	leaq	hook_table_ents-HOOK_STUB_RESUME(%rip), %rsi
+	cmpb	$0, HOOK_ENT_MARKER(%rsi,%rax)
 	jne	.Lleave_other
 	movq	ring_tls@gottpoff(%rip), %r10
 	incl	%fs:RING_TLS_DEPTH(%r10)

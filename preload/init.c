@@ -146,6 +146,8 @@ static void load(void)
 
 	coll_init();
 	settings_parse(s, env);
+	/* Before any hook is placed: a hooked function may mark steps. */
+	coll_steps_config(s->step[0] ? s->step : NULL, &s->steps);
 	config_init();
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	const char *root = getenv("MXPROF_ROOT_PID");

@@ -210,6 +210,10 @@ static int pop(void)
 				     .kind = COLL_SPAN,
 				     .cat = COLL_CAT_USER};
 		ring_push(&r);
+		/* A range named by MXPROF_STEP ends a step. */
+		if (__builtin_expect(coll_step_marker_id(r.name), 0)) {
+			coll_step_end(r.t1);
+		}
 	}
 	if (__builtin_expect(state_capture_id != 0, 0) && d < STACK_MAX) {
 		state_nvtx_range(t->stack[d].name, 0);
@@ -271,6 +275,9 @@ static void end(nvtxRangeId_t id)
 				     .kind = COLL_SPAN,
 				     .cat = COLL_CAT_USER};
 		ring_push(&r);
+		if (__builtin_expect(coll_step_marker_id(r.name), 0)) {
+			coll_step_end(t1);
+		}
 	}
 	if (__builtin_expect(state_capture_id != 0, 0)) {
 		state_nvtx_range(slots[i].name, 0);

@@ -405,6 +405,29 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 			strcpy(s->capture_nvtx, v);
 		}
 	}
+	if ((v = get("MXPROF_STEP"))) {
+		if (!*v || strlen(v) >= sizeof(s->step)) {
+			errors += bad("MXPROF_STEP", v,
+				      "a glob of 1 to 255 bytes naming an "
+				      "annotation, NVTX range or hooked "
+				      "function",
+				      "steps end at Optimizer.step#*");
+		} else {
+			strcpy(s->step, v);
+		}
+	}
+	if ((v = get("MXPROF_STEPS"))) {
+		if (strlen(v) >= sizeof(s->steps_text) ||
+		    coll_steps_parse(v, &s->steps) < 0) {
+			errors += bad("MXPROF_STEPS", v,
+				      "wait:warmup:active[:repeat] with "
+				      "active >= 1, or list:N,N-M,...",
+				      "recording every step");
+			memset(&s->steps, 0, sizeof(s->steps));
+		} else {
+			strcpy(s->steps_text, v);
+		}
+	}
 	if ((v = get("MXPROF_CONTINUOUS_DUMP")) &&
 	    parse_bool(v, &s->continuous_dump)) {
 		errors += bad("MXPROF_CONTINUOUS_DUMP", v, BOOLS,

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control.h"
+
 /* MXPROF_TRACE sources. */
 enum {
 	TRACE_API = 1u << 0,
@@ -36,6 +38,9 @@ struct settings {
 	double delay_s;
 	double duration_s;
 	char capture_nvtx[256];
+	char step[256];		 /* MXPROF_STEP, "" for the default */
+	char steps_text[256];	 /* MXPROF_STEPS as given, "" unset */
+	struct coll_steps steps; /* the window, COLL_STEPS_ALL unset */
 	int continuous_dump;
 	double dump_period_s;
 	uint64_t max_trace_mb;

@@ -170,6 +170,25 @@ void state_finished_dump(void)
 	coll_unlock(&state_lock);
 }
 
+/* At exit: a step window with no step marker seen says so in one line,
+ * in a process that recorded something. */
+static void steps_unseen(int started_run)
+{
+	const struct settings *s = &preload_settings;
+
+	if (!started_run || s->steps.mode == COLL_STEPS_ALL ||
+	    coll_steps_count() > 0 || !coll_recorded_any()) {
+		return;
+	}
+	fprintf(stderr,
+		"mxprof: MXPROF_STEPS='%s': no step marker (MXPROF_STEP='%s') "
+		"was seen; %s\n",
+		s->steps_text, coll_steps_glob(),
+		coll_steps_keeps(&s->steps, 0)
+			? "the whole run was kept, as step 0"
+			: "nothing was kept");
+}
+
 void state_at_exit(void)
 {
 	coll_lock(&state_lock);
@@ -177,6 +196,7 @@ void state_at_exit(void)
 	update_recording();
 	int dump = started && !finished_dump;
 	coll_unlock(&state_lock);
+	steps_unseen(dump);
 	/* A process that recorded nothing (a shell wrapper's helpers)
 	 * writes no files, as at _exit; GPU activity counts. */
 	coll_finish(!dump		  ? 0

@@ -177,6 +177,15 @@ static void test_settings_accepts_each_valid_value(void **st)
 		assert_int_equal(s.continuous_dump, 0);
 	}
 
+	parse_one(&s, "MXPROF_STEP", "train_step*");
+	assert_string_equal(s.step, "train_step*");
+	parse_one(&s, "MXPROF_STEPS", "2:1:3");
+	assert_int_equal(s.steps.mode, COLL_STEPS_SCHEDULE);
+	assert_string_equal(s.steps_text, "2:1:3");
+	parse_one(&s, "MXPROF_STEPS", "list:5,10-12");
+	assert_int_equal(s.steps.mode, COLL_STEPS_LIST);
+	assert_int_equal(s.steps.nranges, 2);
+
 	parse_one(&s, "MXPROF_OUTPUT", "runs/%h-%p-r%r-100%%.json.gz");
 	assert_string_equal(s.output, "runs/%h-%p-r%r-100%%.json.gz");
 
@@ -384,6 +393,17 @@ static void test_settings_bad_values_fall_back_with_one_line(void **st)
 			    "(accepted: 2048 to 8388608 (KiB per thread, at "
 			    "least MXPROF_BUFFER_KB)); using 8 times "
 			    "MXPROF_BUFFER_KB\n");
+
+	parse_bad(&s, "MXPROF_STEPS", "1:2");
+	assert_int_equal(s.steps.mode, COLL_STEPS_ALL);
+	assert_string_equal(s.steps_text, "");
+	assert_string_equal(captured,
+			    "mxprof: MXPROF_STEPS='1:2' is not valid "
+			    "(accepted: wait:warmup:active[:repeat] with "
+			    "active >= 1, or list:N,N-M,...); recording "
+			    "every step\n");
+	parse_bad(&s, "MXPROF_STEP", "");
+	assert_string_equal(s.step, "");
 
 	static const char *const drains[] = {"0", "10001", "fast"};
 	for (int i = 0; i < 3; i++) {

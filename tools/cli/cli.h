@@ -15,6 +15,8 @@
  *                 top of jscan.c: memory stays flat however large the
  *                 file is
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
+ *   report_steps.c  report --steps: the steps of a list only (a first
+ *                 pass finds their ProfilerStep#N slices)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
  *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned,
  *                 written through the collector's struct out
@@ -329,6 +331,29 @@ int strsum_add(struct strsum *m, const void *key, size_t len, int64_t v);
 
 /* Frees m's keys and table and empties it. This function can't fail. */
 void strsum_clear(struct strsum *m);
+
+/* ---- report_steps.c: report --steps -------------------------------------- */
+
+struct report_steps;
+
+/* A filter for the steps of list ("5,10-12"); NULL with errno EINVAL for
+ * a bad list, ENOMEM. */
+struct report_steps *report_steps_create(const char *list);
+
+void report_steps_destroy(struct report_steps *rs);
+
+/* Finds the steps of the list in the trace at path (a first pass over
+ * it). Returns 0, or -1 after one line on stderr (unreadable, or none of
+ * the steps is in it). */
+int report_steps_scan(struct report_steps *rs, const char *path);
+
+/* Non-zero when ev of the file last scanned is kept: a step slice of the
+ * list, or an event that began inside one. */
+int report_steps_keep(const struct report_steps *rs,
+		      const struct trace_event *ev);
+
+/* The steps the last scan found, as "3-5,9". */
+const char *report_steps_held(const struct report_steps *rs);
 
 /* ---- report_sites.c: the call-site rows of the tables ------------------- */
 

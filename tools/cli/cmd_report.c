@@ -40,6 +40,9 @@ struct rp_cache_ent {
 	char s[64];
 };
 
+/* report --steps: the filter of every file read, NULL for none. */
+static struct report_steps *rp_steps;
+
 struct rp_ctx {
 	const char *path;
 	struct agg *agg;
@@ -144,6 +147,9 @@ static int rp_event(const struct trace_event *ev, void *opaque)
 	const char *group;
 	int rc;
 
+	if (rp_steps && !report_steps_keep(rp_steps, ev)) {
+		return 0;
+	}
 	switch (ev->ph) {
 	case 'X':
 		s.kind = ev->has_frame ? COLL_FRAME : COLL_SPAN;
@@ -287,6 +293,9 @@ enum trace_status cmd_report_aggregate_meta(const char *path, struct agg *a,
 	uint64_t at;
 	enum trace_status st;
 
+	if (rp_steps && report_steps_scan(rp_steps, path) < 0) {
+		return TRACE_BAD;
+	}
 	c.cache = calloc(RP_CACHE, sizeof(*c.cache));
 	c.sites = report_sites_create();
 	if (!c.sites) {
@@ -334,10 +343,30 @@ static const char *const *rp_meta_pairs(const struct trace_meta *m,
 	return k >= 2 ? pairs : NULL;
 }
 
+/* The metadata pairs with "steps" set to held (report --steps), added
+ * when absent. pairs has room for RP_META_MAX pairs and its NULL. */
+static const char *const *rp_meta_steps(const char **pairs, const char *held)
+{
+	size_t k = 0;
+
+	for (; pairs[k]; k += 2) {
+		if (strcmp(pairs[k], "steps") == 0) {
+			pairs[k + 1] = held;
+			return pairs;
+		}
+	}
+	if (k < 2 * RP_META_MAX) {
+		pairs[k] = "steps";
+		pairs[k + 1] = held;
+		pairs[k + 2] = NULL;
+	}
+	return pairs;
+}
+
 static const char rp_usage[] =
 	"usage: mxprof report [--sort KEY] [--ascending] [--format FMT] "
 	"[--top N]\n"
-	"                     [--category SECTION] FILE...\n"
+	"                     [--category SECTION] [--steps LIST] FILE...\n"
 	"       mxprof report --flame [--gpu] [-o OUT] FILE...\n";
 
 static const char rp_help[] =
@@ -364,6 +393,10 @@ static const char rp_help[] =
 	"  -f, --format FMT      table (default), json or csv\n"
 	"  -n, --top N           at most N rows per section (default: all)\n"
 	"  -c, --category NAME   only the section NAME\n"
+	"      --steps LIST      only the steps of LIST (\"5,10-12\"): their\n"
+	"                        ProfilerStep#N slices and the events that\n"
+	"                        began inside them, as MXPROF_STEPS=list:LIST\n"
+	"                        records them\n"
 	"  -h, --help            this text\n"
 	"\n"
 	"A trace recorded with call stacks (MXPROF_STACKS=N) also has, as the\n"
@@ -395,6 +428,7 @@ int cmd_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"top", required_argument, NULL, 'n'},
 		{"category", required_argument, NULL, 'c'},
+		{"steps", required_argument, NULL, 'S'},
 		{"flame", no_argument, NULL, 'F'},
 		{"gpu", no_argument, NULL, 'G'},
 		{"output", required_argument, NULL, 'o'},
@@ -405,6 +439,8 @@ int cmd_report(int argc, char **argv)
 	struct trace_meta *meta = NULL;
 	const char *pairs[2 * RP_META_MAX + 1];
 	const char *format = NULL, *sort = NULL, *outpath = NULL;
+	const char *steps = NULL;
+	char held[512];
 	int flame = 0, gpu = 0, tables_opt = 0;
 	unsigned long long top;
 	struct agg *a = NULL;
@@ -415,7 +451,7 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:af:n:c:o:h", opts, NULL)) !=
 	       -1) {
 		tables_opt |= c == 's' || c == 'a' || c == 'f' || c == 'n' ||
-			      c == 'c';
+			      c == 'c' || c == 'S';
 		switch (c) {
 		case 'F':
 			flame = 1;
@@ -445,6 +481,9 @@ int cmd_report(int argc, char **argv)
 		case 'c':
 			o.category = optarg;
 			break;
+		case 'S':
+			steps = optarg;
+			break;
 		case 'h':
 			errno = 0;
 			printf("%s%s", rp_usage, rp_help);
@@ -459,7 +498,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (flame && tables_opt) {
 		util_err("--flame takes no --sort, --ascending, --format, "
-			 "--top or --category");
+			 "--top, --category or --steps");
 		goto usage;
 	}
 	if (table_parse_opts(&o, format, sort) < 0) {
@@ -479,10 +518,21 @@ int cmd_report(int argc, char **argv)
 		return report_flame(argv + optind, (size_t)(argc - optind), gpu,
 				    outpath);
 	}
+	if (steps && !(rp_steps = report_steps_create(steps))) {
+		if (errno == EINVAL) {
+			util_err(
+				"--steps: '%s' is not a list of steps (such as "
+				"5,10-12)",
+				steps);
+			goto usage;
+		}
+		util_err("out of memory");
+		return CLI_FAIL;
+	}
 	a = agg_create();
 	if (!a) {
 		util_err("out of memory");
-		return CLI_FAIL;
+		goto out;
 	}
 	meta = malloc(sizeof(*meta));
 	if (!meta) {
@@ -496,6 +546,10 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	o.meta = rp_meta_pairs(meta, pairs, RP_META_MAX);
+	if (rp_steps) {
+		snprintf(held, sizeof(held), "%s", report_steps_held(rp_steps));
+		o.meta = rp_meta_steps(pairs, held);
+	}
 	for (i = optind + 1; i < argc; i++) {
 		if (cmd_report_aggregate(argv[i], a, &o.dropped) == TRACE_BAD) {
 			goto out;
@@ -513,6 +567,8 @@ out:
 	free(text);
 	free(meta);
 	agg_destroy(a);
+	report_steps_destroy(rp_steps);
+	rp_steps = NULL;
 	return ret;
 usage:
 	fputs(rp_usage, stderr);

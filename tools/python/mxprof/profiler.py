@@ -193,7 +193,8 @@ def dump(finished=True, profile_process="worker"):
     """Writes the trace and the tables beside it now. With finished=True
     the profiler stops and nothing more is written at exit, unless
     set_state('run') comes later: that records again, and the exit
-    rewrites both files with everything since the start."""
+    rewrites both files with everything since the start. With a step
+    window (MXPROF_STEPS) both hold the window's steps only."""
     _worker_only(profile_process)
     _check(_dump(1 if finished else 0), "dump")
 
@@ -209,7 +210,8 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False,
     dumps() (the trace and .stats.txt still cover the whole run). row_limit, when
     not 0, keeps at most that many rows per section, as `mxprof report
     --top N` does (PyTorch's table(row_limit=N)); a Total row still covers
-    all of them."""
+    all of them. With steps, a Steps section; with a step window
+    (MXPROF_STEPS), the tables hold the window's steps only."""
     if isinstance(row_limit, bool) or not isinstance(row_limit, int) or \
             row_limit < 0 or row_limit > 0xffffffff:
         raise ValueError("dumps(row_limit=%r): a whole number >= 0"
