@@ -119,7 +119,6 @@ static uint32_t group_user, group_autograd;
 static uint8_t cat_cpu_op;
 static const void *attached; /* the library's dynamic section, once */
 
-static const char step_prefix[] = "Optimizer.step#";
 static const char engine_prefix[] = "autograd::engine::evaluate_function: ";
 
 static void me_free(void *p)
@@ -162,16 +161,6 @@ static uint32_t name_id(struct torch_thread *t, const char *name)
 	t->cache[i].h = h;
 	t->cache[i].id = id;
 	return id;
-}
-
-/*
- * The end of a training step: an Optimizer.step#* range ended at tick t1
- * (ticks.h, the clock of the records). It marks the end of a training
- * step; the steps' bookkeeping is to be connected here. Empty for now.
- */
-static void torch_step_marker_end(uint64_t t1)
-{
-	(void)t1;
 }
 
 static void range_open(const void *rf, const char *name, int kind)
@@ -222,9 +211,9 @@ static void close_range(const void *rf)
 			.cat = o->kind == R_USER ? COLL_CAT_USER : cat_cpu_op};
 		ring_push(&r);
 	}
-	if (o->kind == R_USER && strncmp(strtab_get(o->name), step_prefix,
-					 sizeof(step_prefix) - 1) == 0) {
-		torch_step_marker_end(t1);
+	/* Optimizer.step#* (or MXPROF_STEP's annotation) ends a step. */
+	if (o->kind == R_USER && o->name && coll_step_marker_id(o->name)) {
+		coll_step_end(t1);
 	}
 }
 
