@@ -41,11 +41,13 @@ unsigned long add_global_callback(struct callback cb) __asm__(
 const char *rf_name(const struct record_function *rf) __asm__(
 	"_ZNK2at14RecordFunction4nameEv");
 int conv2d_call(int x) __asm__("_ZN2at4_ops6conv2d4callEv");
-void evaluate_function(void *engine, void *task, void *node, void *inputs,
-		       void *queue)
-	__asm__("_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_"
-		"ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_"
-		"10ReadyQueueEE");
+void evaluate_function(
+	void *engine, void *task, void *node, void *inputs,
+	void *queue) __asm__("_ZN5torch8autograd6Engine17evaluate_"
+			     "functionERSt10shared_"
+			     "ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_"
+			     "11InputBufferERKS2_INS0_"
+			     "10ReadyQueueEE");
 
 unsigned long add_global_callback(struct callback cb)
 {
