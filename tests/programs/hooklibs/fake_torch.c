@@ -1,0 +1,153 @@
+/*
+ * fake_torch.c - a stand-in libtorch_cpu (built as libtorch_cpu.so.<release>
+ * with that soname) with the shape of what mxprof uses of PyTorch: one
+ * operator entry point (at::_ops::conv2d::call), at::addGlobalCallback
+ * taking a RecordFunctionCallback by value (40 bytes: start, end, sampling
+ * probability, 10 scope flags, 3 more flags), at::RecordFunction::name(),
+ * and the autograd engine's exported evaluate_function, which the library
+ * calls through its own PLT. A range runs the start callbacks registered
+ * for its scope (start returns a std::unique_ptr through a hidden
+ * pointer), its body, then the end callbacks, as PyTorch's RecordFunction
+ * does. It lets the tests check the annotations and autograd rows, and a
+ * release mxprof does not know, without PyTorch.
+ */
+#include <stddef.h>
+
+struct callback {
+	void **(*start)(void **ret, const void *rf);
+	void (*end)(const void *rf, void *ctx);
+	double sampling_prob;
+	unsigned char scopes[10];
+	unsigned char needs_inputs, needs_outputs, needs_ids;
+};
+
+_Static_assert(sizeof(struct callback) == 40, "the C++ class's size");
+
+struct record_function {
+	const char *name;
+	int scope;
+};
+
+enum { FUNCTION = 0, BACKWARD_FUNCTION = 1, USER_SCOPE = 7 };
+
+static struct callback cbs[8];
+static int ncbs;
+
+/* The name of the operator, as libtorch_cpu's read-only data holds it. */
+const char fake_torch_schema[] = "aten::conv2d(Tensor input) -> Tensor";
+
+unsigned long add_global_callback(struct callback cb) __asm__(
+	"_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE");
+const char *rf_name(const struct record_function *rf) __asm__(
+	"_ZNK2at14RecordFunction4nameEv");
+int conv2d_call(int x) __asm__("_ZN2at4_ops6conv2d4callEv");
+void evaluate_function(
+	void *engine, void *task, void *node, void *inputs,
+	void *queue) __asm__("_ZN5torch8autograd6Engine17evaluate_"
+			     "functionERSt10shared_"
+			     "ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_"
+			     "11InputBufferERKS2_INS0_"
+			     "10ReadyQueueEE");
+
+unsigned long add_global_callback(struct callback cb)
+{
+	if (ncbs < 8) {
+		cbs[ncbs++] = cb;
+	}
+	return (unsigned long)ncbs;
+}
+
+const char *rf_name(const struct record_function *rf)
+{
+	return rf->name;
+}
+
+int conv2d_call(int x)
+{
+	return x + 1;
+}
+
+static void begin(const struct record_function *rf)
+{
+	for (int i = 0; i < ncbs; i++) {
+		void *ctx = (void *)1;
+
+		if (cbs[i].scopes[rf->scope] && cbs[i].start) {
+			cbs[i].start(&ctx, rf);
+			if (ctx) {
+				__builtin_trap(); /* no context was asked for */
+			}
+		}
+	}
+}
+
+static void end(const struct record_function *rf)
+{
+	for (int i = 0; i < ncbs; i++) {
+		if (cbs[i].scopes[rf->scope] && cbs[i].end) {
+			cbs[i].end(rf, NULL);
+		}
+	}
+}
+
+/* A record_function range named name around ops operator calls. */
+int fake_torch_range(const char *name, int ops)
+{
+	struct record_function rf = {name, USER_SCOPE};
+	int v = 0;
+
+	begin(&rf);
+	for (int i = 0; i < ops; i++) {
+		v += conv2d_call(i);
+	}
+	end(&rf);
+	return v;
+}
+
+/* A range opened, as Python's record_function.__enter__ does, closed by
+ * fake_torch_close() (or never). */
+static struct record_function pool[8];
+static int npool;
+
+void *fake_torch_open(const char *name)
+{
+	struct record_function *rf = &pool[npool++ % 8];
+
+	rf->name = name;
+	rf->scope = USER_SCOPE;
+	begin(rf);
+	return rf;
+}
+
+void fake_torch_close(void *rf)
+{
+	end(rf);
+}
+
+/* A range of scope FUNCTION that is no operator ("detach"). */
+void fake_torch_detach(void)
+{
+	struct record_function rf = {"detach", FUNCTION};
+
+	begin(&rf);
+	end(&rf);
+}
+
+void evaluate_function(void *engine, void *task, void *node, void *inputs,
+		       void *queue)
+{
+	struct record_function rf = {(const char *)node, BACKWARD_FUNCTION};
+
+	(void)engine, (void)task, (void)inputs, (void)queue;
+	begin(&rf);
+	conv2d_call(0);
+	end(&rf);
+	conv2d_call(1);
+}
+
+/* The backward pass: the engine evaluates node (its name) through the
+ * PLT, as libtorch_cpu calls its exported evaluate_function. */
+void fake_torch_backward(const char *node)
+{
+	evaluate_function(NULL, NULL, (void *)node, NULL, NULL);
+}
