@@ -89,6 +89,12 @@ enum jscan_status jscan_feed(struct jscan *js, const unsigned char *p,
 const unsigned char *jscan_plain_run(const unsigned char *q,
 				     const unsigned char *end);
 
+/* Returns the first byte from q on that is not printable ASCII other
+ * than '"' and '\\' (bytes 0x20 to 0x7f stand for themselves in a string
+ * and in its escaped copy), or end. This function can't fail. */
+const unsigned char *jscan_ascii_run(const unsigned char *q,
+				     const unsigned char *end);
+
 /*
  * Scans the JSON number at tok, whose first byte is '-' or a digit.
  * Returns its length, 0 when end cuts it short (unless last: the end then

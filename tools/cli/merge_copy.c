@@ -187,22 +187,19 @@ static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
 	return 1;
 }
 
-static int mc_number(void *ctx, const char *s, size_t n)
+/* Writes the number s[0..n), rewritten when it is the event's pid, ts, a
+ * flow id or its frame node (c->depth and c->key_at3 say where it is). */
+static void mc_put_number(struct mc_copy *c, const char *s, size_t n)
 {
-	struct mc_copy *c = ctx;
 	char tmp[48];
 	int64_t v;
 
-	if (!mc_copying(c)) {
-		return 1;
-	}
-	mc_sep(c);
 	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
 		c->pid = v;
 		v = merge_index_pid(c->f, v);
 		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
 		mc_puts(&c->ev, tmp);
-		return 1;
+		return;
 	}
 	if (c->depth == 3 && c->key_at3 == 2 && c->f->shift_ns &&
 	    util_us_to_ns(s, n, &v) == 0) {
@@ -211,19 +208,29 @@ static int mc_number(void *ctx, const char *s, size_t n)
 			v = INT64_MAX;
 		}
 		mc_put_us(&c->ev, v);
-		return 1;
+		return;
 	}
 	if (c->depth == 3 && c->key_at3 == 3 && c->id_offset &&
 	    !memchr(s, '.', n) && util_parse_i64(s, n, &v) == 0) {
 		snprintf(tmp, sizeof(tmp), "%llu",
 			 (unsigned long long)((uint64_t)v + c->id_offset));
 		mc_puts(&c->ev, tmp);
-		return 1;
+		return;
 	}
 	if (mc_frame_id(c, (const unsigned char *)s, n, 0)) {
-		return 1;
+		return;
 	}
 	mc_put(&c->ev, s, n);
+}
+
+static int mc_number(void *ctx, const char *s, size_t n)
+{
+	struct mc_copy *c = ctx;
+
+	if (mc_copying(c)) {
+		mc_sep(c);
+		mc_put_number(c, s, n);
+	}
 	return 1;
 }
 
@@ -267,6 +274,19 @@ static int mc_string(void *ctx, const unsigned char *s, size_t n)
 	return 1;
 }
 
+/* The key_at3 code of an event's key k[0..n) (struct mc_copy). */
+static int mc_key_at3(const unsigned char *k, size_t n)
+{
+	return n == 3 && !memcmp(k, "pid", 3)	 ? 1
+	       : n == 2 && !memcmp(k, "ts", 2)	 ? 2
+	       : n == 2 && !memcmp(k, "id", 2)	 ? 3
+	       : n == 4 && !memcmp(k, "args", 4) ? 4
+	       : n == 2 && !memcmp(k, "ph", 2)	 ? 5
+	       : n == 4 && !memcmp(k, "name", 4) ? 6
+	       : n == 2 && !memcmp(k, "sf", 2)	 ? 7
+						 : 0;
+}
+
 static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct mc_copy *c = ctx;
@@ -287,14 +307,7 @@ static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 	}
 	c->first[c->depth] = 0;
 	if (c->depth == 3) {
-		c->key_at3 = n == 3 && !memcmp(k, "pid", 3)    ? 1
-			     : n == 2 && !memcmp(k, "ts", 2)   ? 2
-			     : n == 2 && !memcmp(k, "id", 2)   ? 3
-			     : n == 4 && !memcmp(k, "args", 4) ? 4
-			     : n == 2 && !memcmp(k, "ph", 2)   ? 5
-			     : n == 4 && !memcmp(k, "name", 4) ? 6
-			     : n == 2 && !memcmp(k, "sf", 2)   ? 7
-							       : 0;
+		c->key_at3 = mc_key_at3(k, n);
 	} else if (c->depth == 4) {
 		c->key_labels_at4 = n == 6 && !memcmp(k, "labels", 6);
 	}
@@ -356,6 +369,17 @@ static int mc_start_array(void *ctx)
 	return mc_open(ctx, 0);
 }
 
+/* Writes the event in c->ev, whole, after ",\n" unless it is the first,
+ * and counts it. Write errors stay in c->out. */
+static void mc_commit(struct mc_copy *c)
+{
+	if (c->events++) {
+		out_write(c->out, ",\n", 2);
+	}
+	out_write(c->out, c->ev.p, c->ev.len);
+	c->ev.len = 0;
+}
+
 static int mc_close(void *ctx)
 {
 	struct mc_copy *c = ctx;
@@ -371,14 +395,126 @@ static int mc_close(void *ctx)
 	mc_put(&c->ev, c->is_map[c->depth] ? "}" : "]", 1);
 	c->depth--;
 	if (c->depth == 2) {
-		/* A whole event: commit it. */
-		if (c->events++) {
-			out_write(c->out, ",\n", 2);
-		}
-		out_write(c->out, c->ev.p, c->ev.len);
-		c->ev.len = 0;
+		mc_commit(c);
 	}
 	return 1;
+}
+
+/*
+ * The fast path for an event written as the library writes it: an object
+ * on one line without blanks, keys and strings of printable ASCII without
+ * escapes, numbers and strings as values, args an object of the same
+ * kind, and not a metadata ("M") event. It is copied in one step, the
+ * plain bytes as they are, which is what the handlers above would write
+ * for them (the escaper keeps printable ASCII), and the numbers through
+ * mc_put_number(), as the handlers do. Anything else (a blank, an escape,
+ * a byte past ASCII, a literal, an array, the end of the piece, bytes that
+ * are not JSON) leaves the event to the handlers, untouched. Returns the
+ * event's length, or 0 (jscan.h).
+ */
+static long mc_object(void *ctx, const unsigned char *p0,
+		      const unsigned char *end)
+{
+	struct mc_copy *c = ctx;
+	const unsigned char *p = p0 + 1, *q, *bad;
+	const char *err;
+	int depth = 3, key = 0;
+	long len;
+
+	if (c->skip || c->depth != 2) {
+		return 0;
+	}
+	c->ev.len = 0;
+	c->ph_m = c->plabels = 0;
+	c->pid = 0;
+	c->key_at3 = 0;
+	c->depth = 3; /* for mc_put_number() and mc_frame_id() */
+	mc_put(&c->ev, "{", 1);
+	if (p < end && *p == '}') {
+		mc_put(&c->ev, "}", 1);
+		p++;
+		goto done;
+	}
+	for (;;) {
+		/* A member: "key":value. */
+		if (p >= end || *p != '"') {
+			goto slow;
+		}
+		q = jscan_ascii_run(p + 1, end);
+		if (q + 1 >= end || *q != '"' || q[1] != ':') {
+			goto slow;
+		}
+		if (depth == 3) {
+			key = mc_key_at3(p + 1, (size_t)(q - p - 1));
+		}
+		mc_put(&c->ev, p, (size_t)(q + 2 - p));
+		p = q + 2;
+		if (*p == '"') {
+			q = jscan_ascii_run(p + 1, end);
+			if (q >= end || *q != '"' ||
+			    (depth == 3 && key == 5 && q == p + 2 &&
+			     p[1] == 'M')) {
+				goto slow;
+			}
+			c->key_at3 = depth == 3 ? key : 0;
+			if (!mc_frame_id(c, p + 1, (size_t)(q - p - 1), 1)) {
+				mc_put(&c->ev, p, (size_t)(q + 1 - p));
+			}
+			p = q + 1;
+		} else if (*p == '{' && depth == 3 && key == 4) {
+			mc_put(&c->ev, "{", 1);
+			p++;
+			depth = 4;
+			c->depth = 4;
+			if (p < end && *p == '}') {
+				mc_put(&c->ev, "}", 1);
+				p++;
+				depth = 3;
+				c->depth = 3;
+			} else {
+				continue;
+			}
+		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
+			   (len = jscan_number(p, end, 0, &err, &bad)) > 0) {
+			/* Not last: a number is whole only when a byte
+			 * follows it in the piece. */
+			c->key_at3 = depth == 3 ? key : 0;
+			mc_put_number(c, (const char *)p, (size_t)len);
+			p += len;
+		} else {
+			goto slow;
+		}
+		/* After a value: the next member, or the end of args, or of
+		 * the event. */
+		for (;;) {
+			if (p >= end) {
+				goto slow;
+			}
+			if (*p == ',') {
+				mc_put(&c->ev, ",", 1);
+				p++;
+				break;
+			}
+			if (*p != '}') {
+				goto slow;
+			}
+			mc_put(&c->ev, "}", 1);
+			p++;
+			if (depth == 3) {
+				goto done;
+			}
+			depth = 3;
+			c->depth = 3;
+		}
+	}
+done:
+	c->depth = 2;
+	mc_commit(c);
+	return (long)(p - p0);
+slow:
+	c->depth = 2;
+	c->ev.len = 0;
+	return 0;
 }
 
 static const struct jscan_cb mc_callbacks = {
@@ -391,6 +527,7 @@ static const struct jscan_cb mc_callbacks = {
 	.end_map = mc_close,
 	.start_array = mc_start_array,
 	.end_array = mc_close,
+	.object = mc_object,
 };
 
 /* Copies the whole events of f into o, rewritten for the merged trace,
