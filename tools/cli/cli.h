@@ -14,6 +14,8 @@
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
  *                 top of jscan.c: memory stays flat however large the
  *                 file is
+ *   trace_fast.c  one event read in one step (trace_fast.h), for
+ *                 trace_read.c's handlers and fast path alike
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
  *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned,
