@@ -16,6 +16,9 @@
  *                 file is
  *   trace_fast.c  one event read in one step (trace_fast.h), for
  *                 trace_read.c's handlers and fast path alike
+ *   trace_par.c   the events of a large plain trace read ahead by
+ *                 threads, segment by segment (trace_par.h), for
+ *                 trace_read.c
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
  *   cmd_merge.c   mxprof merge: several traces -> one, clocks aligned,
@@ -128,6 +131,10 @@ ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len);
  */
 ssize_t trace_in_more(struct trace_in *in, unsigned char **buf, size_t *cap,
 		      size_t have);
+
+/* As trace_in_more(), reading want bytes at most (want > 0). */
+ssize_t trace_in_more_n(struct trace_in *in, unsigned char **buf, size_t *cap,
+			size_t have, size_t want);
 
 /* Returns 1 when buf[off..len) and everything after it in the input are
  * NUL bytes (a file extended before it was written), 0 otherwise. Reads

@@ -125,6 +125,26 @@ void jscan_init(struct jscan *js, const struct jscan_cb *cb, void *ctx)
 	js->state = S_VALUE;
 }
 
+/* Tells whether a value of an array comes next (jscan.h). */
+int jscan_array_value(const struct jscan *js)
+{
+	return (js->state == S_VALUE || js->state == S_FIRST_VALUE) &&
+	       js->depth > 0 && !js->stack[js->depth - 1];
+}
+
+/* Moves js past values the caller took itself (jscan.h). */
+void jscan_skip_values(struct jscan *js, uint64_t at, int after_value,
+		       unsigned long n)
+{
+	js->base = at;
+	js->tokens += n;
+	if (after_value) {
+		js->state = S_NEXT;
+	} else if (n) {
+		js->state = S_VALUE;
+	}
+}
+
 /* Frees the stack and the scratch buffer. This function can't fail. */
 void jscan_free(struct jscan *js)
 {

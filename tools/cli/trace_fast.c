@@ -247,7 +247,8 @@ int tf_string(struct tf_event *e, enum tf_role role, enum rd_key key,
 			break;
 		case K_SF:
 			/* Chrome's format allows string ids. */
-			e->has_sf = tf_frame_id((const char *)s, n, &e->sf) == 0;
+			e->has_sf =
+				tf_frame_id((const char *)s, n, &e->sf) == 0;
 			break;
 		default:
 			break;

@@ -54,9 +54,9 @@ enum rd_key {
 enum tf_str {
 	TF_NAME,
 	TF_CAT,
-	TF_GROUP,	/* the top-level "group" */
-	TF_ARGS_GROUP,	/* args.group */
-	TF_ARGS_NAME,	/* args.name */
+	TF_GROUP,      /* the top-level "group" */
+	TF_ARGS_GROUP, /* args.group */
+	TF_ARGS_NAME,  /* args.name */
 	TF_NSTR,
 };
 
@@ -70,9 +70,8 @@ struct tf_event {
 	const unsigned char *str[TF_NSTR]; /* NULL: absent */
 	uint32_t len[TF_NSTR];
 	char ph, scope;
-	unsigned char has_ts, has_dur, has_frame, has_value, has_error,
-		has_pid, has_sf, has_corr, dur_out_of_range,
-		value_out_of_range;
+	unsigned char has_ts, has_dur, has_frame, has_value, has_error, has_pid,
+		has_sf, has_corr, dur_out_of_range, value_out_of_range;
 };
 
 /* Returns the key k[0..n) stands for, K_OTHER for any other. This

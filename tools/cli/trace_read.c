@@ -2,7 +2,11 @@
  * trace_read.c - a streaming reader of the traces mxprof writes.
  *
  * The file (trace_in.c: plain or gzip, a file or a pipe) is fed in 256 KiB
- * chunks to jscan.c's tokenizer, which calls one handler per token; a
+ * chunks to jscan.c's tokenizer, which calls one handler per token
+ * (events in the library's own form are read in one step: trace_fast.c);
+ * a large plain file's events are also read ahead by threads, segment by
+ * segment (trace_par.c), and the scan takes them where it meets a
+ * segment's start between two events (rd_par_jump()). A
  * token that a chunk cuts in two is kept and fed again with the next
  * chunk, so a multi-gigabyte trace costs the same memory as a small one. Only
  * the keys the commands need are kept; everything else is skipped by counting
@@ -31,11 +35,14 @@
  * events before the end have been delivered.
  */
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "jscan.h"
 #include "trace_fast.h"
+#include "trace_par.h"
 
 #define RD_CHUNK TRACE_IN_CHUNK
 #define RD_DEPTH 8
@@ -515,6 +522,60 @@ static int rd_feed(struct rd *r, struct jscan *js, struct trace_in *in,
 	return -1;
 }
 
+/* Starts the threads that read a plain file's events ahead
+ * (trace_par.c), or returns NULL: the file is read here alone. */
+static struct tpar *rd_par_start(struct trace_in *in)
+{
+	struct stat sb;
+
+	if (in->gz || fstat(in->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		return NULL;
+	}
+	return tpar_start(in->fd, (uint64_t)sb.st_size);
+}
+
+/*
+ * At *pos, where a segment of par starts, with have bytes unconsumed:
+ * when the scan stands between two values of the events list, hands the
+ * events a thread read from the segment to the callback and moves the
+ * scan and the input to where that thread stopped (*pos); else leaves
+ * both as they are. Returns 0, or -1 when the callback asked to stop or
+ * the input cannot be moved (after one line on stderr).
+ */
+static int rd_par_jump(struct rd *r, struct jscan *js, struct tpar *par,
+		       struct trace_in *in, size_t have, uint64_t *pos)
+{
+	const struct tpar_seg *g;
+	int ret = 0;
+
+	if (have || r->skip || rd_top(r) != RD_EVENTS ||
+	    !jscan_array_value(js)) {
+		tpar_done(par);
+		return 0;
+	}
+	g = tpar_take(par);
+	for (size_t i = 0; i < g->n; i++) {
+		tf_to_event(&g->recs[i], &r->ev);
+		if (rd_event_done(r) < 0) {
+			ret = -1;
+			goto out;
+		}
+	}
+	if (g->stop != *pos) {
+		if (lseek(in->fd, (off_t)g->stop, SEEK_SET) < 0) {
+			util_err("%s: %s", in->path, strerror(errno));
+			in->failed = 1;
+			ret = -1;
+			goto out;
+		}
+		jscan_skip_values(js, g->stop, g->after_value, g->n);
+		*pos = g->stop;
+	}
+out:
+	tpar_done(par);
+	return ret;
+}
+
 /* trace_read_file(), and the frames of stackFrames to frame_fn (cli.h). */
 enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 				    trace_frame_fn frame_fn, void *opaque,
@@ -526,7 +587,8 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	unsigned char *buf = NULL;
 	size_t cap = 0, have = 0, used;
 	enum trace_status ret = TRACE_BAD;
-	uint64_t total = 0, quiet = 0;
+	uint64_t total = 0, quiet = 0, checked = 0;
+	struct tpar *par = NULL;
 	unsigned long calls = 0;
 	ssize_t n;
 	int truncated = 0, done = 0;
@@ -549,8 +611,18 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	r->meta = meta;
 	js.ctx = r;
 
+	par = rd_par_start(&in);
 	for (;;) {
-		n = trace_in_more(&in, &buf, &cap, have);
+		/* Reads end where the next segment starts, and where a read
+		 * of a whole chunk would (so that the check below is made
+		 * where it always was). */
+		size_t want = TRACE_IN_CHUNK - (size_t)(total % TRACE_IN_CHUNK);
+		uint64_t at, bound = par ? tpar_bound(par) : UINT64_MAX;
+
+		if (bound - total < want) {
+			want = (size_t)(bound - total);
+		}
+		n = trace_in_more_n(&in, &buf, &cap, have, want);
 		if (n <= 0) {
 			break;
 		}
@@ -567,9 +639,20 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 		/* Keep the token the chunk cut short for the next one. */
 		have -= used;
 		memmove(buf, buf + used, have);
+		at = total;
+		/* A segment's events may end where the next one starts. */
+		while (par && total == tpar_bound(par)) {
+			if (rd_par_jump(r, &js, par, &in, have, &total) < 0) {
+				goto out;
+			}
+		}
+		if (total % TRACE_IN_CHUNK && (size_t)n == want) {
+			continue;
+		}
 		/* Whole chunks without a complete token: the token (or
 		 * blank run) is longer than quiet. */
-		quiet = js.tokens == calls ? quiet + (uint64_t)n : 0;
+		quiet = js.tokens == calls ? quiet + (at - checked) : 0;
+		checked = total;
 		calls = js.tokens;
 		if (quiet > RD_TOKEN_MAX) {
 			util_err("%s: a string or number longer than %d MiB "
@@ -618,6 +701,7 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	}
 	ret = truncated ? TRACE_TRUNCATED : TRACE_COMPLETE;
 out:
+	tpar_stop(par);
 	jscan_free(&js);
 	trace_in_close(&in);
 	free(buf);
