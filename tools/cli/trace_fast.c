@@ -322,6 +322,87 @@ static const unsigned char *fast_known_key(const unsigned char *k,
 #undef FAST_KEY
 }
 
+/*
+ * The number at p in its plainest form, -?(0|[1-9][0-9]*)(.[0-9]+)?, at
+ * most 13 digits before the point, followed in the piece by ',' or '}',
+ * as the library writes ts, dur, pid and tid: read in the same pass that
+ * finds its end, with the result tf_number() gives (util_us_to_ns() keeps
+ * four decimals and rounds to the nanosecond; an integer is itself).
+ * Returns its length, or 0 (nothing noted) for any other form or key,
+ * which the general path reads.
+ */
+static long fast_number(struct tf_event *e, enum tf_role role, enum rd_key key,
+			const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char *q = p, *w;
+	int64_t whole = 0, frac = 0, ns;
+	int neg = 0, fd = 0;
+
+	if (role != TF_EVENT ||
+	    (key != K_TS && key != K_DUR && key != K_PID && key != K_TID)) {
+		return 0;
+	}
+	if (*q == '-') {
+		neg = 1;
+		q++;
+	}
+	w = q;
+	while (q < end && *q >= '0' && *q <= '9') {
+		whole = whole * 10 + (*q++ - '0');
+		if (q - w > 13) {
+			return 0;
+		}
+	}
+	if (q == w || (*w == '0' && q - w > 1) || q >= end) {
+		return 0;
+	}
+	if (*q == '.') {
+		if (key == K_PID || key == K_TID) {
+			return 0;
+		}
+		w = ++q;
+		while (q < end && *q >= '0' && *q <= '9') {
+			if (fd < 4) {
+				frac = frac * 10 + (*q - '0');
+				fd++;
+			}
+			q++;
+		}
+		if (q == w || q >= end) {
+			return 0;
+		}
+	}
+	if (*q != ',' && *q != '}') {
+		return 0;
+	}
+	switch (key) {
+	case K_TS:
+	case K_DUR:
+		for (; fd < 4; fd++) {
+			frac *= 10;
+		}
+		ns = (whole * 10000 + frac + 5) / 10;
+		ns = neg ? -ns : ns;
+		if (key == K_TS) {
+			e->ts_ns = ns;
+			e->has_ts = 1;
+		} else {
+			e->dur_ns = ns;
+			e->has_dur = 1;
+			e->dur_out_of_range = 0;
+		}
+		break;
+	case K_PID:
+		e->pid = neg ? -whole : whole;
+		e->has_pid = 1;
+		break;
+	default:
+		e->tid = neg ? -whole : whole;
+		break;
+	}
+	return (long)(q - p);
+}
+
 /* Reads the event at p0 in one step (trace_fast.h). Returns its length,
  * or 0. */
 long tf_parse(struct tf_event *e, const unsigned char *p0,
@@ -368,6 +449,9 @@ long tf_parse(struct tf_event *e, const unsigned char *p0,
 			} else {
 				continue;
 			}
+		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
+			   (len = fast_number(e, role, key, p, end)) > 0) {
+			p += len;
 		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
 			   (len = jscan_number(p, end, 0, &err, &q)) > 0) {
 			/* Not last: a number is whole only when a byte

@@ -33,14 +33,14 @@
 /* Segments: 2 MiB, smaller when many threads would hold more than
  * TPAR_HELD bytes of text (the events read from a segment take about as
  * much again), and few enough for a small table of their starts. */
-#define TPAR_SEGMENT (2u << 20)
-#define TPAR_HELD (16u << 20)
+#define TPAR_SEGMENT	 (2u << 20)
+#define TPAR_HELD	 (16u << 20)
 #define TPAR_SEGMENT_MIN (64u << 10)
-#define TPAR_NSEG_MAX 65536
+#define TPAR_NSEG_MAX	 65536
 #define TPAR_THREADS_MAX 64
 /* How far past a segment's nominal start a line starting with '{' is
  * looked for, and how many misses in a row end the search. */
-#define TPAR_LOOK (64 * 1024)
+#define TPAR_LOOK   (64 * 1024)
 #define TPAR_MISSES 4
 
 enum { SLOT_EMPTY, SLOT_RUNNING, SLOT_DONE };
@@ -118,8 +118,7 @@ static void tpar_read_events(struct tpar_slot *s, uint64_t at)
 
 		if (g->n == s->rec_cap) {
 			size_t cap = s->rec_cap ? s->rec_cap * 2 : 4096;
-			struct tf_event *r =
-				realloc(g->recs, cap * sizeof(*r));
+			struct tf_event *r = realloc(g->recs, cap * sizeof(*r));
 
 			if (!r) {
 				break;
@@ -136,8 +135,8 @@ static void tpar_read_events(struct tpar_slot *s, uint64_t at)
 		/* After a value: blanks, then ',' and blanks before the next
 		 * value, or the reader goes on after this one. */
 		const unsigned char *q = p;
-		while (q < end && (*q == ' ' || *q == '\n' || *q == '\r' ||
-				   *q == '\t')) {
+		while (q < end &&
+		       (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) {
 			q++;
 		}
 		if (q == end || *q != ',') {
@@ -145,8 +144,8 @@ static void tpar_read_events(struct tpar_slot *s, uint64_t at)
 			break;
 		}
 		q++;
-		while (q < end && (*q == ' ' || *q == '\n' || *q == '\r' ||
-				   *q == '\t')) {
+		while (q < end &&
+		       (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) {
 			q++;
 		}
 		p = q;
@@ -231,7 +230,7 @@ struct tpar *tpar_start(int fd, uint64_t size)
 	size_t cap = 0;
 	int misses = 0;
 
-	seg = seg > TPAR_SEGMENT	 ? TPAR_SEGMENT
+	seg = seg > TPAR_SEGMENT       ? TPAR_SEGMENT
 	      : seg < TPAR_SEGMENT_MIN ? TPAR_SEGMENT_MIN
 				       : seg;
 	/* Tests make segments small, to read small files in many. */
