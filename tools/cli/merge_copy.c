@@ -57,13 +57,37 @@ static int mc_reserve(struct mc_buf *b, size_t n)
 	return 0;
 }
 
-static void mc_put(struct mc_buf *b, const void *s, size_t n)
+static inline void mc_put(struct mc_buf *b, const void *s, size_t n)
 {
-	if (mc_reserve(b, n) < 0) {
+	if (b->len + n > b->cap && mc_reserve(b, n) < 0) {
 		return;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
+}
+
+/* Writes v in decimal, as printf's %llu would. */
+static void mc_put_u64(struct mc_buf *b, uint64_t v)
+{
+	char t[24];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	mc_put(b, t + i, sizeof(t) - i);
+}
+
+/* Writes v in decimal, as printf's %lld would. */
+static void mc_put_i64(struct mc_buf *b, int64_t v)
+{
+	if (v < 0) {
+		mc_put(b, "-", 1);
+		mc_put_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		mc_put_u64(b, (uint64_t)v);
+	}
 }
 
 static void mc_puts(struct mc_buf *b, const char *s)
@@ -151,15 +175,18 @@ static int mc_boolean(void *ctx, int v)
 	return 1;
 }
 
+/* Writes ns as microseconds with three decimals ("-12.345"). */
 static void mc_put_us(struct mc_buf *b, int64_t ns)
 {
-	char s[48];
 	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	char f[4] = {'.', (char)('0' + a % 1000 / 100),
+		     (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
 
-	snprintf(s, sizeof(s), "%s%llu.%03llu", ns < 0 ? "-" : "",
-		 (unsigned long long)(a / 1000),
-		 (unsigned long long)(a % 1000));
-	mc_puts(b, s);
+	if (ns < 0) {
+		mc_put(b, "-", 1);
+	}
+	mc_put_u64(b, a / 1000);
+	mc_put(b, f, 4);
 }
 
 /* Writes the event's "sf" moved by the file's frame offset, quoted when
@@ -168,7 +195,6 @@ static void mc_put_us(struct mc_buf *b, int64_t ns)
 static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
 		       int quote)
 {
-	char tmp[48];
 	uint64_t v = 0;
 	size_t i;
 
@@ -181,9 +207,13 @@ static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
 	if (i != n || n == 0) {
 		return 0;
 	}
-	snprintf(tmp, sizeof(tmp), quote ? "\"%llu\"" : "%llu",
-		 (unsigned long long)(v + c->f->frame_offset));
-	mc_puts(&c->ev, tmp);
+	if (quote) {
+		mc_put(&c->ev, "\"", 1);
+	}
+	mc_put_u64(&c->ev, v + c->f->frame_offset);
+	if (quote) {
+		mc_put(&c->ev, "\"", 1);
+	}
 	return 1;
 }
 
@@ -191,14 +221,11 @@ static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
  * flow id or its frame node (c->depth and c->key_at3 say where it is). */
 static void mc_put_number(struct mc_copy *c, const char *s, size_t n)
 {
-	char tmp[48];
 	int64_t v;
 
 	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
 		c->pid = v;
-		v = merge_index_pid(c->f, v);
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
-		mc_puts(&c->ev, tmp);
+		mc_put_i64(&c->ev, merge_index_pid(c->f, v));
 		return;
 	}
 	if (c->depth == 3 && c->key_at3 == 2 && c->f->shift_ns &&
@@ -212,9 +239,7 @@ static void mc_put_number(struct mc_copy *c, const char *s, size_t n)
 	}
 	if (c->depth == 3 && c->key_at3 == 3 && c->id_offset &&
 	    !memchr(s, '.', n) && util_parse_i64(s, n, &v) == 0) {
-		snprintf(tmp, sizeof(tmp), "%llu",
-			 (unsigned long long)((uint64_t)v + c->id_offset));
-		mc_puts(&c->ev, tmp);
+		mc_put_u64(&c->ev, (uint64_t)v + c->id_offset);
 		return;
 	}
 	if (mc_frame_id(c, (const unsigned char *)s, n, 0)) {
@@ -416,7 +441,8 @@ static long mc_object(void *ctx, const unsigned char *p0,
 		      const unsigned char *end)
 {
 	struct mc_copy *c = ctx;
-	const unsigned char *p = p0 + 1, *q, *bad;
+	const unsigned char *p = p0 + 1, *q, *bad, *run = p0;
+	const struct merge_file *f = c->f;
 	const char *err;
 	int depth = 3, key = 0;
 	long len;
@@ -429,9 +455,9 @@ static long mc_object(void *ctx, const unsigned char *p0,
 	c->pid = 0;
 	c->key_at3 = 0;
 	c->depth = 3; /* for mc_put_number() and mc_frame_id() */
-	mc_put(&c->ev, "{", 1);
+	/* The bytes from run to p are copied as they are, in one piece
+	 * before each value that is rewritten and at the end. */
 	if (p < end && *p == '}') {
-		mc_put(&c->ev, "}", 1);
 		p++;
 		goto done;
 	}
@@ -447,7 +473,6 @@ static long mc_object(void *ctx, const unsigned char *p0,
 		if (depth == 3) {
 			key = mc_key_at3(p + 1, (size_t)(q - p - 1));
 		}
-		mc_put(&c->ev, p, (size_t)(q + 2 - p));
 		p = q + 2;
 		if (*p == '"') {
 			q = jscan_ascii_run(p + 1, end);
@@ -456,30 +481,38 @@ static long mc_object(void *ctx, const unsigned char *p0,
 			     p[1] == 'M')) {
 				goto slow;
 			}
-			c->key_at3 = depth == 3 ? key : 0;
-			if (!mc_frame_id(c, p + 1, (size_t)(q - p - 1), 1)) {
-				mc_put(&c->ev, p, (size_t)(q + 1 - p));
+			if (depth == 3 && key == 7 && f->frame_offset) {
+				mc_put(&c->ev, run, (size_t)(p - run));
+				run = p;
+				c->key_at3 = key;
+				if (mc_frame_id(c, p + 1, (size_t)(q - p - 1),
+						1)) {
+					run = q + 1;
+				}
 			}
 			p = q + 1;
 		} else if (*p == '{' && depth == 3 && key == 4) {
-			mc_put(&c->ev, "{", 1);
 			p++;
-			depth = 4;
-			c->depth = 4;
 			if (p < end && *p == '}') {
-				mc_put(&c->ev, "}", 1);
 				p++;
-				depth = 3;
-				c->depth = 3;
 			} else {
+				depth = 4;
+				c->depth = 4;
 				continue;
 			}
 		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
 			   (len = jscan_number(p, end, 0, &err, &bad)) > 0) {
 			/* Not last: a number is whole only when a byte
 			 * follows it in the piece. */
-			c->key_at3 = depth == 3 ? key : 0;
-			mc_put_number(c, (const char *)p, (size_t)len);
+			if (depth == 3 &&
+			    (key == 1 || (key == 2 && f->shift_ns) ||
+			     (key == 3 && c->id_offset) ||
+			     (key == 7 && f->frame_offset))) {
+				mc_put(&c->ev, run, (size_t)(p - run));
+				c->key_at3 = key;
+				mc_put_number(c, (const char *)p, (size_t)len);
+				run = p + len;
+			}
 			p += len;
 		} else {
 			goto slow;
@@ -491,14 +524,12 @@ static long mc_object(void *ctx, const unsigned char *p0,
 				goto slow;
 			}
 			if (*p == ',') {
-				mc_put(&c->ev, ",", 1);
 				p++;
 				break;
 			}
 			if (*p != '}') {
 				goto slow;
 			}
-			mc_put(&c->ev, "}", 1);
 			p++;
 			if (depth == 3) {
 				goto done;
@@ -508,6 +539,7 @@ static long mc_object(void *ctx, const unsigned char *p0,
 		}
 	}
 done:
+	mc_put(&c->ev, run, (size_t)(p - run));
 	c->depth = 2;
 	mc_commit(c);
 	return (long)(p - p0);
