@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -227,6 +228,7 @@ struct tpar *tpar_start(int fd, uint64_t size)
 				    TPAR_THREADS_MAX);
 	unsigned long seg = TPAR_HELD / (nt + 2);
 	struct tpar *t;
+	sigset_t all, old;
 	size_t cap = 0;
 	int misses = 0;
 
@@ -278,12 +280,17 @@ struct tpar *tpar_start(int fd, uint64_t size)
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
+	/* The workers block every signal: mxprof run's handlers, and the
+	 * system calls they interrupt, stay with the reader's thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (size_t i = 0; i < nt; i++) {
 		if (pthread_create(&t->threads[t->nthreads], NULL, tpar_worker,
 				   t) == 0) {
 			t->nthreads++;
 		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (t->nthreads == 0) {
 		tpar_stop(t);
 		return NULL;
