@@ -186,3 +186,55 @@ assert labels == {p + P: "was pid %d" % p for p in range(P)}, len(labels)
 print("ok: %d pids and %d named threads after the merge" % (2 * P, 2 * T))
 PY
 rm -f wide.json wide2.json
+
+# An event on one line as the library writes it is copied in one step;
+# any other form goes through the tokenizer's handlers. Both give the
+# same bytes: the same traces, compact and spread over lines with
+# escapes, merge to the same file. The traces have every rewritten value
+# (pid, ts shifted, flow ids, sf as a number and a string, labels) and
+# strings past ASCII, with and without escapes.
+mkdir -p fast slow
+python3 - <<'PY'
+import json
+a = json.load(open("a.json"))
+b = json.load(open("b.json"))
+b["traceEvents"] += [
+    {"ph": "X", "name": "caf\u00e9 \"q\" \\ /", "pid": 7, "tid": 8, "ts": 1.5,
+     "dur": 2.25, "sf": 3, "args": {"group": "g\u00e9", "n": -1.5e3, "k": {}}},
+    {"ph": "X", "name": "s", "pid": 7, "tid": 8, "ts": 2, "dur": 1, "sf": "4",
+     "args": {}},
+    {"ph": "s", "name": "flow", "cat": "f", "pid": 7, "tid": 8, "ts": 3, "id": 12},
+    {"ph": "i", "name": "t", "pid": 7, "tid": 8, "ts": 0.001, "s": "t",
+     "args": {"x": True, "y": None, "z": [1, 2]}},
+    {"ph": "M", "name": "process_labels", "pid": 7, "tid": 0,
+     "args": {"labels": "mine"}},
+    {},
+]
+b["stackFrames"] = {"3": {"name": "f"}, "4": {"name": "g", "parent": "3"}}
+a["stackFrames"] = {"1": {"name": "h"}}
+for name, d in (("a.json", a), ("b.json", b)):
+    with open("fast/" + name, "w") as f:
+        f.write("{" + ",\n".join(
+            json.dumps(k) + ":" + (
+                "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False,
+                                              separators=(",", ":"))
+                                   for e in v) + "\n]"
+                if k == "traceEvents" else json.dumps(v))
+            for k, v in d.items()) + "}\n")
+    json.dump(d, open("slow/" + name, "w"), indent=1)
+PY
+(cd fast && "$MX" merge -o m.json a.json b.json > /dev/null)
+(cd slow && "$MX" merge -o m.json a.json b.json > /dev/null)
+cmp fast/m.json slow/m.json || fail "one-line events and spread ones merge to different bytes"
+python3 - <<'PY' || fail "the rewritten values of the added events"
+import json
+ev = json.load(open("fast/m.json"))["traceEvents"]
+by = {e.get("name"): e for e in ev if e.get("pid") == 7}
+x, s, fl = by["caf\u00e9 \"q\" \\ /"], by["s"], by["flow"]
+assert (x["sf"], x["args"]["group"]) == (5, "g\u00e9"), x
+assert s["sf"] == "6" and fl["id"] == 12 + (1 << 40), (s, fl)
+assert by["process_labels"]["args"]["labels"].startswith("mine, "), by
+assert {} in ev, "the empty event"
+PY
+echo "ok: one-line and spread events merge to the same bytes"
+rm -rf fast slow

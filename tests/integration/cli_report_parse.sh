@@ -245,6 +245,15 @@ frames = {"1": {"name": "main", "category": "m"},
 raw = ['{"ph":"X","name":"dup","name":"dup2","pid":2,"tid":3,"ts":50,'
        '"dur":1,"args":{"group":"a"},"args":{"group":"g"}}',
        '{"ph":"X","name":"forms","pid":-0,"tid":3,"ts":5E1,"dur":0.0015e6,'
+       '"args":{"group":"g"}}',
+       # The plain forms read in one pass, and those just past them.
+       '{"ph":"X","name":"n1","pid":2,"tid":-3,"ts":60.123456,"dur":0.0005,'
+       '"args":{"group":"g"}}',
+       '{"ph":"X","name":"n2","pid":2.5,"tid":3.7,"ts":61,'
+       '"dur":12345678901234.5,"args":{"group":"g"}}',
+       '{"ph":"X","name":"n3","pid":2,"tid":3,"ts":-0.0004,'
+       '"dur":1234567890123.0009,"args":{"group":"g"}}',
+       '{"ph":"X","name":"n4","pid":2,"tid":3,"ts":62,"dur":0.00049,'
        '"args":{"group":"g"}}']
 
 def write(path, indent):
@@ -259,7 +268,7 @@ def write(path, indent):
 write("line.json", None)
 write("blank.json", 1)
 for args in (["report", "--format", "json"], ["report", "--flame"],
-             ["report", "--sort", "count"]):
+             ["report", "--sort", "count"], ["report", "--format", "csv"]):
     a = subprocess.run([mx] + args + ["line.json"], capture_output=True)
     b = subprocess.run([mx] + args + ["blank.json"], capture_output=True)
     if (a.returncode, a.stdout, a.stderr) != (b.returncode, b.stdout, b.stderr):
@@ -272,6 +281,8 @@ want = [(t["Time"]["g"]["outer"]["Total Count"], 40),
         (t["Time"]["g"]["outer"]["Self Time"], 0.225),
         (t["Time"]["g"]["inner0"]["Total Count"], 14),
         (t["Time"]["g"]["forms"]["Total Time"], 1.5),
+        (t["Time"]["g"]["n2"]["Total Time"], 12345678901.2345),
+        (t["Time"]["g"]["n3"]["Total Time"], 1234567890.123),
         ("dup2" in t["Time"]["g"] and "a" not in t["Time"], True),
         (t["Time"]["C API (libz.so.1)"]["st"]["Errors"], 1),
         (t["Time"]["g"]["lit"]["Errors"], 1),
@@ -279,6 +290,13 @@ want = [(t["Time"]["g"]["outer"]["Total Count"], 40),
         (t["Counter"]["q (counters)"]["queue"]["Total Count"], 2),
         (t["Marker"]["m (markers)"]["mark"]["Total Count"], 2),
         (t["Marker"]["m (markers)"]["mark2"]["Total Count"], 1)]
+# To the nanosecond (csv has six decimals of a millisecond).
+csv = subprocess.run([mx, "report", "--format", "csv", "line.json"],
+                     capture_output=True, text=True).stdout
+tot = {r.split(",")[2]: r.split(",")[4] for r in csv.splitlines()
+       if r.startswith('"g",time_ms,"n')}
+want.append((tot, {'"n1"': "0.000001", '"n2"': "12345678901.234501",
+                   '"n3"': "1234567890.123001", '"n4"': "0.000000"}))
 for i, (got, exp) in enumerate(want):
     if got != exp:
         sys.exit("FAIL: check %d of the one-line trace: %r, not %r"

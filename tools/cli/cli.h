@@ -14,6 +14,11 @@
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
  *                 top of jscan.c: memory stays flat however large the
  *                 file is
+ *   trace_fast.c  one event read in one step (trace_fast.h), for
+ *                 trace_read.c's handlers and fast path alike
+ *   trace_par.c   the events of a large plain trace read ahead by
+ *                 threads, segment by segment (trace_par.h), for
+ *                 trace_read.c
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   report_steps.c  report --steps: the steps of a list only (a first
  *                 pass finds their ProfilerStep#N slices)
@@ -128,6 +133,10 @@ ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len);
  */
 ssize_t trace_in_more(struct trace_in *in, unsigned char **buf, size_t *cap,
 		      size_t have);
+
+/* As trace_in_more(), reading want bytes at most (want > 0). */
+ssize_t trace_in_more_n(struct trace_in *in, unsigned char **buf, size_t *cap,
+			size_t have, size_t want);
 
 /* Returns 1 when buf[off..len) and everything after it in the input are
  * NUL bytes (a file extended before it was written), 0 otherwise. Reads

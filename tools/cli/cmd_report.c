@@ -37,6 +37,7 @@
 struct rp_cache_ent {
 	uint64_t hash;
 	uint32_t id;
+	uint32_t len;
 	char s[64];
 };
 
@@ -54,24 +55,90 @@ struct rp_ctx {
 	int second;	   /* the second pass: call-site rows only */
 };
 
+/* A hash of s[0..len) for the cache, eight bytes at a time. */
+static uint64_t rp_hash(const char *s, size_t len)
+{
+	uint64_t h = len * 0x9e3779b97f4a7c15ull, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	if (i < len) {
+		/* The tail in fixed-size loads, which may overlap bytes
+		 * already hashed: a load of a variable size would wait for
+		 * the stores that built it. */
+		if (len >= 8) {
+			memcpy(&w, s + len - 8, 8);
+		} else if (len >= 4) {
+			uint32_t a, b;
+
+			memcpy(&a, s, 4);
+			memcpy(&b, s + len - 4, 4);
+			w = (uint64_t)a << 32 | b;
+		} else {
+			w = (uint64_t)(unsigned char)s[0] << 16 |
+			    (uint64_t)(unsigned char)s[len / 2] << 8 |
+			    (unsigned char)s[len - 1];
+		}
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h ^ h >> 32;
+}
+
+/* Returns 1 when a[0..len) and b[0..len) are equal, comparing in the
+ * loads rp_hash() makes (a name was just written in small pieces; a wide
+ * load across them would wait for them). */
+static int rp_equal(const char *a, const char *b, size_t len)
+{
+	uint64_t x, y;
+	size_t i = 0;
+
+	if (len < 8) {
+		while (i < len && a[i] == b[i]) {
+			i++;
+		}
+		return i == len;
+	}
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y) {
+			return 0;
+		}
+	}
+	memcpy(&x, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	return x == y;
+}
+
+/* Interns s through the cache. Returns strtab_intern()'s id, with errno
+ * as it leaves it when that is 0. */
 static uint32_t rp_intern(struct rp_ctx *c, const char *s)
 {
-	size_t len;
-	uint64_t h = hmap_fnv1a_str(s, &len);
+	size_t len = strlen(s);
+	uint64_t h;
 	struct rp_cache_ent *e;
 	uint32_t id;
 
 	if (len >= sizeof(c->cache[0].s) || !c->cache) {
+		errno = 0;
 		return strtab_intern(s);
 	}
+	h = rp_hash(s, len);
 	e = &c->cache[h % RP_CACHE];
-	if (e->id && e->hash == h && strcmp(e->s, s) == 0) {
+	if (e->id && e->hash == h && e->len == len && rp_equal(e->s, s, len)) {
 		return e->id;
 	}
+	errno = 0;
 	id = strtab_intern(s);
 	if (id) {
 		e->hash = h;
 		e->id = id;
+		e->len = (uint32_t)len;
 		memcpy(e->s, s, len + 1);
 	}
 	return id;
@@ -83,7 +150,6 @@ static int rp_name(struct rp_ctx *c, const char *s, uint32_t *id)
 {
 	/* strtab_intern() gives 0 for a name when its table is full, or
 	 * when memory runs out (errno ENOMEM) first. */
-	errno = 0;
 	*id = rp_intern(c, s);
 	if (*id || !*s) {
 		return 0;

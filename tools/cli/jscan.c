@@ -83,6 +83,39 @@ const unsigned char *jscan_plain_run(const unsigned char *q,
 	return q;
 }
 
+/* Returns the first byte from q on that is not printable ASCII standing
+ * for itself in a string (see jscan.h), or end. Eight bytes at a time, as
+ * jscan_plain_run(). */
+const unsigned char *jscan_ascii_run(const unsigned char *q,
+				     const unsigned char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull;
+	const uint64_t highs = 0x8080808080808080ull;
+
+	while (end - q >= 8) {
+		uint64_t v, quote, bslash, ctl, m;
+
+		memcpy(&v, q, 8);
+		quote = v ^ (ones * '"');
+		bslash = v ^ (ones * '\\');
+		quote = (quote - ones) & ~quote;
+		bslash = (bslash - ones) & ~bslash;
+		ctl = (v - ones * 0x20) & ~v;
+		/* v's own high bits flag the bytes past ASCII. */
+		m = (quote | bslash | ctl | v) & highs;
+		if (m) {
+			return q + (__builtin_ctzll(m) >> 3);
+		}
+		q += 8;
+	}
+#endif
+	while (q < end && !js_stop[*q] && *q < 0x80) {
+		q++;
+	}
+	return q;
+}
+
 /* Sets up js for a fresh text. This function can't fail. */
 void jscan_init(struct jscan *js, const struct jscan_cb *cb, void *ctx)
 {
@@ -90,6 +123,26 @@ void jscan_init(struct jscan *js, const struct jscan_cb *cb, void *ctx)
 	js->cb = cb;
 	js->ctx = ctx;
 	js->state = S_VALUE;
+}
+
+/* Tells whether a value of an array comes next (jscan.h). */
+int jscan_array_value(const struct jscan *js)
+{
+	return (js->state == S_VALUE || js->state == S_FIRST_VALUE) &&
+	       js->depth > 0 && !js->stack[js->depth - 1];
+}
+
+/* Moves js past values the caller took itself (jscan.h). */
+void jscan_skip_values(struct jscan *js, uint64_t at, int after_value,
+		       unsigned long n)
+{
+	js->base = at;
+	js->tokens += n;
+	if (after_value) {
+		js->state = S_NEXT;
+	} else if (n) {
+		js->state = S_VALUE;
+	}
 }
 
 /* Frees the stack and the scratch buffer. This function can't fail. */

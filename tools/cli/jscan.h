@@ -89,6 +89,12 @@ enum jscan_status jscan_feed(struct jscan *js, const unsigned char *p,
 const unsigned char *jscan_plain_run(const unsigned char *q,
 				     const unsigned char *end);
 
+/* Returns the first byte from q on that is not printable ASCII other
+ * than '"' and '\\' (bytes 0x20 to 0x7f stand for themselves in a string
+ * and in its escaped copy), or end. This function can't fail. */
+const unsigned char *jscan_ascii_run(const unsigned char *q,
+				     const unsigned char *end);
+
 /*
  * Scans the JSON number at tok, whose first byte is '-' or a digit.
  * Returns its length, 0 when end cuts it short (unless last: the end then
@@ -97,6 +103,21 @@ const unsigned char *jscan_plain_run(const unsigned char *q,
  */
 long jscan_number(const unsigned char *tok, const unsigned char *end, int last,
 		  const char **err, const unsigned char **bad);
+
+/* Returns 1 when the next token of js is a value of an array (at the
+ * array's start or after a ','), else 0. This function can't fail. */
+int jscan_array_value(const struct jscan *js);
+
+/*
+ * For a caller that took n values of the array js is in itself, from
+ * where jscan_array_value() said one comes: moves js on to offset at of
+ * the input, just after the last value taken when after_value is set (a
+ * ',' or the array's close comes next), else where a value comes (after
+ * the ',' before it; n may then be 0, at where js was). The next feed
+ * starts at at. This function can't fail.
+ */
+void jscan_skip_values(struct jscan *js, uint64_t at, int after_value,
+		       unsigned long n);
 
 /* Frees what js holds. This function can't fail. */
 void jscan_free(struct jscan *js);

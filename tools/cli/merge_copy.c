@@ -57,13 +57,37 @@ static int mc_reserve(struct mc_buf *b, size_t n)
 	return 0;
 }
 
-static void mc_put(struct mc_buf *b, const void *s, size_t n)
+static inline void mc_put(struct mc_buf *b, const void *s, size_t n)
 {
-	if (mc_reserve(b, n) < 0) {
+	if (b->len + n > b->cap && mc_reserve(b, n) < 0) {
 		return;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
+}
+
+/* Writes v in decimal, as printf's %llu would. */
+static void mc_put_u64(struct mc_buf *b, uint64_t v)
+{
+	char t[24];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	mc_put(b, t + i, sizeof(t) - i);
+}
+
+/* Writes v in decimal, as printf's %lld would. */
+static void mc_put_i64(struct mc_buf *b, int64_t v)
+{
+	if (v < 0) {
+		mc_put(b, "-", 1);
+		mc_put_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		mc_put_u64(b, (uint64_t)v);
+	}
 }
 
 static void mc_puts(struct mc_buf *b, const char *s)
@@ -151,15 +175,18 @@ static int mc_boolean(void *ctx, int v)
 	return 1;
 }
 
+/* Writes ns as microseconds with three decimals ("-12.345"). */
 static void mc_put_us(struct mc_buf *b, int64_t ns)
 {
-	char s[48];
 	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	char f[4] = {'.', (char)('0' + a % 1000 / 100),
+		     (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
 
-	snprintf(s, sizeof(s), "%s%llu.%03llu", ns < 0 ? "-" : "",
-		 (unsigned long long)(a / 1000),
-		 (unsigned long long)(a % 1000));
-	mc_puts(b, s);
+	if (ns < 0) {
+		mc_put(b, "-", 1);
+	}
+	mc_put_u64(b, a / 1000);
+	mc_put(b, f, 4);
 }
 
 /* Writes the event's "sf" moved by the file's frame offset, quoted when
@@ -168,7 +195,6 @@ static void mc_put_us(struct mc_buf *b, int64_t ns)
 static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
 		       int quote)
 {
-	char tmp[48];
 	uint64_t v = 0;
 	size_t i;
 
@@ -181,28 +207,26 @@ static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
 	if (i != n || n == 0) {
 		return 0;
 	}
-	snprintf(tmp, sizeof(tmp), quote ? "\"%llu\"" : "%llu",
-		 (unsigned long long)(v + c->f->frame_offset));
-	mc_puts(&c->ev, tmp);
+	if (quote) {
+		mc_put(&c->ev, "\"", 1);
+	}
+	mc_put_u64(&c->ev, v + c->f->frame_offset);
+	if (quote) {
+		mc_put(&c->ev, "\"", 1);
+	}
 	return 1;
 }
 
-static int mc_number(void *ctx, const char *s, size_t n)
+/* Writes the number s[0..n), rewritten when it is the event's pid, ts, a
+ * flow id or its frame node (c->depth and c->key_at3 say where it is). */
+static void mc_put_number(struct mc_copy *c, const char *s, size_t n)
 {
-	struct mc_copy *c = ctx;
-	char tmp[48];
 	int64_t v;
 
-	if (!mc_copying(c)) {
-		return 1;
-	}
-	mc_sep(c);
 	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
 		c->pid = v;
-		v = merge_index_pid(c->f, v);
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
-		mc_puts(&c->ev, tmp);
-		return 1;
+		mc_put_i64(&c->ev, merge_index_pid(c->f, v));
+		return;
 	}
 	if (c->depth == 3 && c->key_at3 == 2 && c->f->shift_ns &&
 	    util_us_to_ns(s, n, &v) == 0) {
@@ -211,19 +235,27 @@ static int mc_number(void *ctx, const char *s, size_t n)
 			v = INT64_MAX;
 		}
 		mc_put_us(&c->ev, v);
-		return 1;
+		return;
 	}
 	if (c->depth == 3 && c->key_at3 == 3 && c->id_offset &&
 	    !memchr(s, '.', n) && util_parse_i64(s, n, &v) == 0) {
-		snprintf(tmp, sizeof(tmp), "%llu",
-			 (unsigned long long)((uint64_t)v + c->id_offset));
-		mc_puts(&c->ev, tmp);
-		return 1;
+		mc_put_u64(&c->ev, (uint64_t)v + c->id_offset);
+		return;
 	}
 	if (mc_frame_id(c, (const unsigned char *)s, n, 0)) {
-		return 1;
+		return;
 	}
 	mc_put(&c->ev, s, n);
+}
+
+static int mc_number(void *ctx, const char *s, size_t n)
+{
+	struct mc_copy *c = ctx;
+
+	if (mc_copying(c)) {
+		mc_sep(c);
+		mc_put_number(c, s, n);
+	}
 	return 1;
 }
 
@@ -267,6 +299,19 @@ static int mc_string(void *ctx, const unsigned char *s, size_t n)
 	return 1;
 }
 
+/* The key_at3 code of an event's key k[0..n) (struct mc_copy). */
+static int mc_key_at3(const unsigned char *k, size_t n)
+{
+	return n == 3 && !memcmp(k, "pid", 3)	 ? 1
+	       : n == 2 && !memcmp(k, "ts", 2)	 ? 2
+	       : n == 2 && !memcmp(k, "id", 2)	 ? 3
+	       : n == 4 && !memcmp(k, "args", 4) ? 4
+	       : n == 2 && !memcmp(k, "ph", 2)	 ? 5
+	       : n == 4 && !memcmp(k, "name", 4) ? 6
+	       : n == 2 && !memcmp(k, "sf", 2)	 ? 7
+						 : 0;
+}
+
 static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct mc_copy *c = ctx;
@@ -287,14 +332,7 @@ static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 	}
 	c->first[c->depth] = 0;
 	if (c->depth == 3) {
-		c->key_at3 = n == 3 && !memcmp(k, "pid", 3)    ? 1
-			     : n == 2 && !memcmp(k, "ts", 2)   ? 2
-			     : n == 2 && !memcmp(k, "id", 2)   ? 3
-			     : n == 4 && !memcmp(k, "args", 4) ? 4
-			     : n == 2 && !memcmp(k, "ph", 2)   ? 5
-			     : n == 4 && !memcmp(k, "name", 4) ? 6
-			     : n == 2 && !memcmp(k, "sf", 2)   ? 7
-							       : 0;
+		c->key_at3 = mc_key_at3(k, n);
 	} else if (c->depth == 4) {
 		c->key_labels_at4 = n == 6 && !memcmp(k, "labels", 6);
 	}
@@ -356,6 +394,17 @@ static int mc_start_array(void *ctx)
 	return mc_open(ctx, 0);
 }
 
+/* Writes the event in c->ev, whole, after ",\n" unless it is the first,
+ * and counts it. Write errors stay in c->out. */
+static void mc_commit(struct mc_copy *c)
+{
+	if (c->events++) {
+		out_write(c->out, ",\n", 2);
+	}
+	out_write(c->out, c->ev.p, c->ev.len);
+	c->ev.len = 0;
+}
+
 static int mc_close(void *ctx)
 {
 	struct mc_copy *c = ctx;
@@ -371,14 +420,133 @@ static int mc_close(void *ctx)
 	mc_put(&c->ev, c->is_map[c->depth] ? "}" : "]", 1);
 	c->depth--;
 	if (c->depth == 2) {
-		/* A whole event: commit it. */
-		if (c->events++) {
-			out_write(c->out, ",\n", 2);
-		}
-		out_write(c->out, c->ev.p, c->ev.len);
-		c->ev.len = 0;
+		mc_commit(c);
 	}
 	return 1;
+}
+
+/*
+ * The fast path for an event written as the library writes it: an object
+ * on one line without blanks, keys and strings of printable ASCII without
+ * escapes, numbers and strings as values, args an object of the same
+ * kind, and not a metadata ("M") event. It is copied in one step, the
+ * plain bytes as they are, which is what the handlers above would write
+ * for them (the escaper keeps printable ASCII), and the numbers through
+ * mc_put_number(), as the handlers do. Anything else (a blank, an escape,
+ * a byte past ASCII, a literal, an array, the end of the piece, bytes that
+ * are not JSON) leaves the event to the handlers, untouched. Returns the
+ * event's length, or 0 (jscan.h).
+ */
+static long mc_object(void *ctx, const unsigned char *p0,
+		      const unsigned char *end)
+{
+	struct mc_copy *c = ctx;
+	const unsigned char *p = p0 + 1, *q, *bad, *run = p0;
+	const struct merge_file *f = c->f;
+	const char *err;
+	int depth = 3, key = 0;
+	long len;
+
+	if (c->skip || c->depth != 2) {
+		return 0;
+	}
+	c->ev.len = 0;
+	c->ph_m = c->plabels = 0;
+	c->pid = 0;
+	c->key_at3 = 0;
+	c->depth = 3; /* for mc_put_number() and mc_frame_id() */
+	/* The bytes from run to p are copied as they are, in one piece
+	 * before each value that is rewritten and at the end. */
+	if (p < end && *p == '}') {
+		p++;
+		goto done;
+	}
+	for (;;) {
+		/* A member: "key":value. */
+		if (p >= end || *p != '"') {
+			goto slow;
+		}
+		q = jscan_ascii_run(p + 1, end);
+		if (q + 1 >= end || *q != '"' || q[1] != ':') {
+			goto slow;
+		}
+		if (depth == 3) {
+			key = mc_key_at3(p + 1, (size_t)(q - p - 1));
+		}
+		p = q + 2;
+		if (*p == '"') {
+			q = jscan_ascii_run(p + 1, end);
+			if (q >= end || *q != '"' ||
+			    (depth == 3 && key == 5 && q == p + 2 &&
+			     p[1] == 'M')) {
+				goto slow;
+			}
+			if (depth == 3 && key == 7 && f->frame_offset) {
+				mc_put(&c->ev, run, (size_t)(p - run));
+				run = p;
+				c->key_at3 = key;
+				if (mc_frame_id(c, p + 1, (size_t)(q - p - 1),
+						1)) {
+					run = q + 1;
+				}
+			}
+			p = q + 1;
+		} else if (*p == '{' && depth == 3 && key == 4) {
+			p++;
+			if (p < end && *p == '}') {
+				p++;
+			} else {
+				depth = 4;
+				c->depth = 4;
+				continue;
+			}
+		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
+			   (len = jscan_number(p, end, 0, &err, &bad)) > 0) {
+			/* Not last: a number is whole only when a byte
+			 * follows it in the piece. */
+			if (depth == 3 &&
+			    (key == 1 || (key == 2 && f->shift_ns) ||
+			     (key == 3 && c->id_offset) ||
+			     (key == 7 && f->frame_offset))) {
+				mc_put(&c->ev, run, (size_t)(p - run));
+				c->key_at3 = key;
+				mc_put_number(c, (const char *)p, (size_t)len);
+				run = p + len;
+			}
+			p += len;
+		} else {
+			goto slow;
+		}
+		/* After a value: the next member, or the end of args, or of
+		 * the event. */
+		for (;;) {
+			if (p >= end) {
+				goto slow;
+			}
+			if (*p == ',') {
+				p++;
+				break;
+			}
+			if (*p != '}') {
+				goto slow;
+			}
+			p++;
+			if (depth == 3) {
+				goto done;
+			}
+			depth = 3;
+			c->depth = 3;
+		}
+	}
+done:
+	mc_put(&c->ev, run, (size_t)(p - run));
+	c->depth = 2;
+	mc_commit(c);
+	return (long)(p - p0);
+slow:
+	c->depth = 2;
+	c->ev.len = 0;
+	return 0;
 }
 
 static const struct jscan_cb mc_callbacks = {
@@ -391,6 +559,7 @@ static const struct jscan_cb mc_callbacks = {
 	.end_map = mc_close,
 	.start_array = mc_start_array,
 	.end_array = mc_close,
+	.object = mc_object,
 };
 
 /* Copies the whole events of f into o, rewritten for the merged trace,

@@ -9,15 +9,18 @@
  * frames are copied before traceEvents, as the library writes them, by a
  * pass of their own over each file that has any (merge_frames_copy()),
  * which stops where its stackFrames ends: at the head of the file for the
- * library's traces. The copy rewrites each frame's key and its "parent";
- * merge_copy.c moves each event's "sf" by the same offset. Ids that are
- * not decimal are copied as they are. A frame is written only whole.
+ * library's traces (when it comes after the events, they are passed over
+ * in one step each: mf_object()). The copy rewrites each frame's key and
+ * its "parent"; merge_copy.c moves each event's "sf" by the same offset.
+ * Ids that are not decimal are copied as they are. A frame is written
+ * only whole.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "jscan.h"
+#include "trace_fast.h"
 
 #define MF_DEPTH 64
 
@@ -269,6 +272,19 @@ static int mf_close(void *ctx)
 	return 1;
 }
 
+/* jscan's object handler: an object inside a value that is skipped (the
+ * events, when stackFrames comes after them) is passed over in one step
+ * when it has the form of the library's events (tf_parse()), which is
+ * what counting its nesting would do. Returns its length, or 0. */
+static long mf_object(void *ctx, const unsigned char *p,
+		      const unsigned char *end)
+{
+	struct mf_copy *c = ctx;
+	struct tf_event e;
+
+	return c->skip ? tf_parse(&e, p, end) : 0;
+}
+
 static const struct jscan_cb mf_callbacks = {
 	.null = mf_null,
 	.boolean = mf_boolean,
@@ -277,6 +293,7 @@ static const struct jscan_cb mf_callbacks = {
 	.start_map = mf_start_map,
 	.map_key = mf_map_key,
 	.end_map = mf_close,
+	.object = mf_object,
 	.start_array = mf_start_array,
 	.end_array = mf_close,
 };

@@ -114,6 +114,13 @@ ssize_t trace_in_read(struct trace_in *in, unsigned char *buf, size_t len)
 ssize_t trace_in_more(struct trace_in *in, unsigned char **buf, size_t *cap,
 		      size_t have)
 {
+	return trace_in_more_n(in, buf, cap, have, TRACE_IN_CHUNK);
+}
+
+/* As trace_in_more(), reading want bytes at most (see cli.h). */
+ssize_t trace_in_more_n(struct trace_in *in, unsigned char **buf, size_t *cap,
+			size_t have, size_t want)
+{
 	if (have + TRACE_IN_CHUNK > *cap) {
 		unsigned char *p = realloc(*buf, have + TRACE_IN_CHUNK);
 
@@ -125,7 +132,8 @@ ssize_t trace_in_more(struct trace_in *in, unsigned char **buf, size_t *cap,
 		*buf = p;
 		*cap = have + TRACE_IN_CHUNK;
 	}
-	return trace_in_read(in, *buf + have, TRACE_IN_CHUNK);
+	return trace_in_read(in, *buf + have,
+			     want < TRACE_IN_CHUNK ? want : TRACE_IN_CHUNK);
 }
 
 /* Tells whether buf[off..len) and the rest of the input are all NUL bytes

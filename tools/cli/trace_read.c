@@ -2,7 +2,11 @@
  * trace_read.c - a streaming reader of the traces mxprof writes.
  *
  * The file (trace_in.c: plain or gzip, a file or a pipe) is fed in 256 KiB
- * chunks to jscan.c's tokenizer, which calls one handler per token; a
+ * chunks to jscan.c's tokenizer, which calls one handler per token
+ * (events in the library's own form are read in one step: trace_fast.c);
+ * a large plain file's events are also read ahead by threads, segment by
+ * segment (trace_par.c), and the scan takes them where it meets a
+ * segment's start between two events (rd_par_jump()). A
  * token that a chunk cuts in two is kept and fed again with the next
  * chunk, so a multi-gigabyte trace costs the same memory as a small one. Only
  * the keys the commands need are kept; everything else is skipped by counting
@@ -31,10 +35,14 @@
  * events before the end have been delivered.
  */
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "jscan.h"
+#include "trace_fast.h"
+#include "trace_par.h"
 
 #define RD_CHUNK TRACE_IN_CHUNK
 #define RD_DEPTH 8
@@ -56,43 +64,14 @@ enum rd_role {
 	RD_FRAME,
 };
 
-enum rd_key {
-	K_OTHER = 0,
-	K_TRACE_EVENTS,
-	K_BASE,
-	K_MXPROF,
-	K_DIST,
-	K_PH,
-	K_NAME,
-	K_CAT,
-	K_GROUP,
-	K_S,
-	K_PID,
-	K_TID,
-	K_TS,
-	K_DUR,
-	K_ARGS,
-	K_FRAME,
-	K_VALUE,
-	K_ERROR,
-	K_DROPPED,
-	K_HOST,
-	K_TRUNCATED,
-	K_RANK,
-	K_SF,
-	K_CORRELATION,
-	K_STACK_FRAMES,
-	K_CATEGORY,
-	K_PARENT,
-	K_USER,
-};
-
 struct rd {
 	trace_event_fn fn;
 	trace_frame_fn frame_fn; /* NULL: stackFrames is skipped */
 	void *opaque;
 	struct trace_meta *meta;
 	struct trace_event ev;
+	struct tf_event tf;   /* the event the handlers read */
+	struct tf_event fast; /* the event the fast path read */
 	struct trace_frame frame;
 	int frame_id_ok; /* the frame's key is a decimal id */
 	enum rd_role role[RD_DEPTH];
@@ -104,140 +83,6 @@ struct rd {
 	int not_trace; /* not an object or a list of events */
 	int cb_failed; /* the event callback asked to stop */
 };
-
-static enum rd_key rd_classify(const unsigned char *k, size_t n)
-{
-#define RD_IS(s) (n == sizeof(s) - 1 && memcmp(k, s, n) == 0)
-	switch (n) {
-	case 1:
-		return k[0] == 's' ? K_S : K_OTHER;
-	case 2:
-		if (RD_IS("ph")) {
-			return K_PH;
-		}
-		if (RD_IS("ts")) {
-			return K_TS;
-		}
-		if (RD_IS("sf")) {
-			return K_SF;
-		}
-		return K_OTHER;
-	case 3:
-		if (RD_IS("pid")) {
-			return K_PID;
-		}
-		if (RD_IS("tid")) {
-			return K_TID;
-		}
-		if (RD_IS("cat")) {
-			return K_CAT;
-		}
-		if (RD_IS("dur")) {
-			return K_DUR;
-		}
-		return K_OTHER;
-	case 4:
-		if (RD_IS("name")) {
-			return K_NAME;
-		}
-		if (RD_IS("args")) {
-			return K_ARGS;
-		}
-		if (RD_IS("rank")) {
-			return K_RANK;
-		}
-		if (RD_IS("host")) {
-			return K_HOST;
-		}
-		if (RD_IS("user")) {
-			return K_USER;
-		}
-		return K_OTHER;
-	case 5:
-		if (RD_IS("group")) {
-			return K_GROUP;
-		}
-		if (RD_IS("frame")) {
-			return K_FRAME;
-		}
-		if (RD_IS("value")) {
-			return K_VALUE;
-		}
-		if (RD_IS("error")) {
-			return K_ERROR;
-		}
-		return K_OTHER;
-	case 6:
-		if (RD_IS("parent")) {
-			return K_PARENT;
-		}
-		return RD_IS("mxprof") ? K_MXPROF : K_OTHER;
-	case 8:
-		return RD_IS("category") ? K_CATEGORY : K_OTHER;
-	case 11:
-		if (RD_IS("correlation")) {
-			return K_CORRELATION;
-		}
-		if (RD_IS("stackFrames")) {
-			return K_STACK_FRAMES;
-		}
-		return RD_IS("traceEvents") ? K_TRACE_EVENTS : K_OTHER;
-	case 14:
-		return RD_IS("droppedRecords") ? K_DROPPED : K_OTHER;
-	case 15:
-		return RD_IS("distributedInfo") ? K_DIST : K_OTHER;
-	case 17:
-		return RD_IS("timelineTruncated") ? K_TRUNCATED : K_OTHER;
-	case 19:
-		return RD_IS("baseTimeNanoseconds") ? K_BASE : K_OTHER;
-	default:
-		return K_OTHER;
-	}
-#undef RD_IS
-}
-
-/* Copies s[0..n) into dst as a string, cut to fit cap. A cut never ends
- * inside a UTF-8 sequence: the sequence it would split is left out. */
-static void rd_copy(char *dst, size_t cap, const unsigned char *s, size_t n)
-{
-	if (n >= cap) {
-		size_t cut = cap - 1;
-
-		/* When s[cut], the first byte left out, continues a sequence,
-		 * the sequence's lead byte is at most three bytes back. */
-		n = cut;
-		for (size_t k = 1;
-		     k <= 3 && k <= cut && (s[cut] & 0xc0) == 0x80; k++) {
-			if ((s[cut - k] & 0xc0) == 0xc0) {
-				n = cut - k;
-				break;
-			}
-			if ((s[cut - k] & 0xc0) != 0x80) {
-				break;
-			}
-		}
-	}
-	/* Names are short: a few word copies, which may overlap, instead of
-	 * the string instruction GCC makes of a memcpy of a bounded size. */
-	if (n >= 16) {
-		size_t i = 0;
-		for (; i + 16 < n; i += 16) {
-			memcpy(dst + i, s + i, 16);
-		}
-		memcpy(dst + n - 16, s + n - 16, 16);
-	} else if (n >= 8) {
-		memcpy(dst, s, 8);
-		memcpy(dst + n - 8, s + n - 8, 8);
-	} else if (n >= 4) {
-		memcpy(dst, s, 4);
-		memcpy(dst + n - 4, s + n - 4, 4);
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			dst[i] = (char)s[i];
-		}
-	}
-	dst[n] = 0;
-}
 
 static int rd_top(const struct rd *r)
 {
@@ -264,7 +109,7 @@ static int rd_null(void *ctx)
 	int ok = rd_scalar_ok(r);
 
 	if (ok > 0 && rd_top(r) == RD_ARGS && r->key == K_FRAME) {
-		r->ev.has_frame = 1;
+		r->tf.has_frame = 1;
 	}
 	return ok >= 0;
 }
@@ -280,10 +125,10 @@ static int rd_boolean(void *ctx, int b)
 	switch (rd_top(r)) {
 	case RD_ARGS:
 		if (r->key == K_ERROR) {
-			r->ev.has_error = 1;
-			r->ev.error = b;
+			r->tf.has_error = 1;
+			r->tf.error = b;
 		} else if (r->key == K_FRAME) {
-			r->ev.has_frame = 1;
+			r->tf.has_frame = 1;
 		}
 		break;
 	case RD_MXPROF:
@@ -302,63 +147,6 @@ static int rd_boolean(void *ctx, int b)
 	return 1;
 }
 
-/* Parses a frame id, a JSON number or string of decimal digits. Returns 0,
- * or -EINVAL (negative, a fraction, not a number). */
-static int rd_frame_id(const char *s, size_t n, uint64_t *id)
-{
-	uint64_t v = 0;
-
-	if (n == 0 || n > 19) {
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9') {
-			return -EINVAL;
-		}
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*id = v;
-	return 0;
-}
-
-/* A number member of an event (role RD_EVENT) or of its args (RD_ARGS),
- * under key. */
-static void ev_number(struct trace_event *ev, int role, enum rd_key key,
-		      const char *s, size_t n)
-{
-	if (role == RD_EVENT) {
-		switch (key) {
-		case K_TS:
-			ev->has_ts = util_us_to_ns(s, n, &ev->ts_ns) == 0;
-			break;
-		case K_DUR:
-			ev->has_dur = util_us_to_ns(s, n, &ev->dur_ns) == 0;
-			ev->dur_out_of_range = !ev->has_dur;
-			break;
-		case K_PID:
-			ev->has_pid = util_parse_i64(s, n, &ev->pid) == 0;
-			break;
-		case K_TID:
-			util_parse_i64(s, n, &ev->tid);
-			break;
-		case K_SF:
-			ev->has_sf = rd_frame_id(s, n, &ev->sf) == 0;
-			break;
-		default:
-			break;
-		}
-	} else if (key == K_CORRELATION) {
-		ev->has_corr = util_parse_i64(s, n, &ev->corr) == 0;
-	} else if (key == K_VALUE) {
-		ev->has_value = util_parse_i64(s, n, &ev->value) == 0;
-		ev->value_out_of_range = !ev->has_value;
-	} else if (key == K_FRAME) {
-		ev->has_frame = 1;
-	} else if (key == K_ERROR) {
-		ev->has_error = util_parse_i64(s, n, &ev->error) == 0;
-	}
-}
-
 static int rd_number(void *ctx, const char *s, size_t n)
 {
 	struct rd *r = ctx;
@@ -371,7 +159,8 @@ static int rd_number(void *ctx, const char *s, size_t n)
 	switch (rd_top(r)) {
 	case RD_EVENT:
 	case RD_ARGS:
-		ev_number(&r->ev, rd_top(r), r->key, s, n);
+		tf_number(&r->tf, rd_top(r) == RD_EVENT ? TF_EVENT : TF_ARGS,
+			  r->key, s, n);
 		break;
 	case RD_ROOT:
 		if (r->key == K_BASE && util_parse_i64(s, n, &v) == 0) {
@@ -395,7 +184,7 @@ static int rd_number(void *ctx, const char *s, size_t n)
 	case RD_FRAME:
 		if (r->key == K_PARENT) {
 			r->frame.has_parent =
-				rd_frame_id(s, n, &r->frame.parent) == 0;
+				tf_frame_id(s, n, &r->frame.parent) == 0;
 		} else if (r->key == K_USER) {
 			r->frame.user = !(n == 1 && s[0] == '0');
 		}
@@ -424,49 +213,19 @@ static void rd_meta(struct rd *r, const unsigned char *s, size_t n)
 	m->meta[m->meta_len++] = 0;
 }
 
-/* A string member of an event (role RD_EVENT) or of its args (RD_ARGS),
- * under key. */
-static void ev_string(struct trace_event *ev, int role, enum rd_key key,
-		      const unsigned char *s, size_t n)
+/* A string member of the event (or its args) the handlers read: kept in
+ * r->tf, its text copied into r->ev at once (it lives only during the
+ * call). */
+static void rd_event_string(struct rd *r, const unsigned char *s, size_t n)
 {
-	if (role == RD_EVENT) {
-		switch (key) {
-		case K_PH:
-			ev->ph = n ? (char)s[0] : 0;
-			break;
-		case K_NAME:
-			rd_copy(ev->name, sizeof(ev->name), s, n);
-			break;
-		case K_CAT:
-			rd_copy(ev->cat, sizeof(ev->cat), s, n);
-			break;
-		case K_GROUP:
-			rd_copy(ev->group, sizeof(ev->group), s, n);
-			ev->has_group = 1;
-			break;
-		case K_S:
-			ev->scope = n ? (char)s[0] : 0;
-			break;
-		case K_TS:
-			/* Some writers quote numbers; accept them. */
-			ev->has_ts = util_us_to_ns((const char *)s, n,
-						   &ev->ts_ns) == 0;
-			break;
-		case K_SF:
-			/* Chrome's format allows string ids. */
-			ev->has_sf =
-				rd_frame_id((const char *)s, n, &ev->sf) == 0;
-			break;
-		default:
-			break;
-		}
-	} else if (key == K_GROUP) {
-		rd_copy(ev->args_group, sizeof(ev->args_group), s, n);
-		ev->has_args_group = 1;
-	} else if (key == K_NAME) {
-		rd_copy(ev->args_name, sizeof(ev->args_name), s, n);
-	} else if (key == K_FRAME) {
-		ev->has_frame = 1;
+	int slot = tf_string(&r->tf, rd_top(r) == RD_EVENT ? TF_EVENT : TF_ARGS,
+			     r->key, s, n);
+
+	if (slot >= 0) {
+		size_t cap;
+		char *f = tf_field(&r->ev, (enum tf_str)slot, &cap);
+
+		tf_copy(f, cap, s, n);
 	}
 }
 
@@ -481,23 +240,23 @@ static int rd_string(void *ctx, const unsigned char *s, size_t n)
 	switch (rd_top(r)) {
 	case RD_EVENT:
 	case RD_ARGS:
-		ev_string(&r->ev, rd_top(r), r->key, s, n);
+		rd_event_string(r, s, n);
 		break;
 	case RD_FRAME:
 		if (r->key == K_NAME) {
-			rd_copy(r->frame.name, sizeof(r->frame.name), s, n);
+			tf_copy(r->frame.name, sizeof(r->frame.name), s, n);
 		} else if (r->key == K_CATEGORY) {
-			rd_copy(r->frame.category, sizeof(r->frame.category), s,
+			tf_copy(r->frame.category, sizeof(r->frame.category), s,
 				n);
 		} else if (r->key == K_PARENT) {
 			r->frame.has_parent =
-				rd_frame_id((const char *)s, n,
+				tf_frame_id((const char *)s, n,
 					    &r->frame.parent) == 0;
 		}
 		break;
 	case RD_MXPROF:
 		if (r->key == K_HOST) {
-			rd_copy(r->meta->host, sizeof(r->meta->host), s, n);
+			tf_copy(r->meta->host, sizeof(r->meta->host), s, n);
 		}
 		break;
 	case RD_ROOT:
@@ -520,30 +279,24 @@ static int rd_map_key(void *ctx, const unsigned char *k, size_t n)
 		/* The key of a frame is its id. */
 		r->key = K_OTHER;
 		r->frame_id_ok =
-			rd_frame_id((const char *)k, n, &r->frame.id) == 0;
+			tf_frame_id((const char *)k, n, &r->frame.id) == 0;
 		return 1;
 	}
-	r->key = rd_classify(k, n);
+	r->key = tf_classify(k, n);
 	if (rd_top(r) == RD_ROOT) {
-		rd_copy(r->root_key, sizeof(r->root_key), k, n);
+		tf_copy(r->root_key, sizeof(r->root_key), k, n);
 	}
 	return 1;
 }
 
-static void rd_event_reset(struct trace_event *ev)
+/* Starts an event for the handlers. */
+static void rd_event_reset(struct rd *r)
 {
-	ev->ph = 0;
-	ev->scope = 0;
+	struct trace_event *ev = &r->ev;
+
 	ev->name[0] = ev->cat[0] = ev->group[0] = 0;
 	ev->args_group[0] = ev->args_name[0] = 0;
-	ev->has_group = ev->has_args_group = ev->has_ts = ev->has_dur = 0;
-	ev->has_frame = ev->has_value = ev->has_error = ev->has_pid = 0;
-	ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = 0;
-	ev->value = ev->error = 0;
-	ev->dur_out_of_range = ev->value_out_of_range = 0;
-	ev->has_sf = ev->has_corr = 0;
-	ev->sf = 0;
-	ev->corr = 0;
+	tf_reset(&r->tf);
 }
 
 static void rd_frame_reset(struct trace_frame *f)
@@ -595,7 +348,7 @@ static int rd_start_map(void *ctx)
 		rd_frame_reset(&r->frame);
 		return rd_push(r, RD_FRAME);
 	case RD_EVENTS:
-		rd_event_reset(&r->ev);
+		rd_event_reset(r);
 		return rd_push(r, RD_EVENT);
 	case RD_EVENT:
 		if (r->key == K_ARGS) {
@@ -661,6 +414,7 @@ static int rd_end(void *ctx)
 	}
 	role = r->role[--r->depth];
 	if (role == RD_EVENT) {
+		tf_numbers_to_event(&r->tf, &r->ev);
 		return rd_event_done(r) == 0;
 	}
 	/* Back in the parent map: its next key comes before any value. */
@@ -676,159 +430,24 @@ static int rd_end(void *ctx)
 	return 1;
 }
 
-/*
- * The fast path for an event written as mxprof writes it: an object on one
- * line, no blanks inside, keys and strings without escapes, numbers and
- * strings as values, args an object of the same kind. It reads the event
- * straight into r->ev, through the handlers' own ev_string() and
- * ev_number(), instead of handing each of its 20-odd tokens to a handler,
- * which was most of mxprof report's time. Anything else (a blank, an
- * escape, a literal, an array, an object under another key, the end of
- * the piece, bytes that are not JSON) makes it give the event back to the
- * scan untouched but for r->ev, which the scan resets first: so an event
- * is read the same either way (tests/integration/cli_report_parse.sh
- * compares the two on the same traces).
- */
-
-/* The end of the plain string whose first byte is at q: its closing
- * quote, or NULL when an escape, a control character or end comes
- * first. */
-static const unsigned char *fast_string(const unsigned char *q,
-					const unsigned char *end)
-{
-	q = jscan_plain_run(q, end);
-	return q < end && *q == '"' ? q : NULL;
-}
-
-/* The closing quote of the key at k when it is one of those every event
- * of the library has, with *key set; NULL for any other. */
-static const unsigned char *fast_known_key(const unsigned char *k,
-					   const unsigned char *end,
-					   enum rd_key *key)
-{
-#define FAST_KEY(s, K)                                                         \
-	if (memcmp(k, s "\"", sizeof(s)) == 0) {                               \
-		*key = K;                                                      \
-		return k + sizeof(s) - 1;                                      \
-	}
-	if (end - k < 8) {
-		return NULL;
-	}
-	switch (k[0]) {
-	case 'p':
-		FAST_KEY("ph", K_PH)
-		FAST_KEY("pid", K_PID)
-		break;
-	case 'c':
-		FAST_KEY("cat", K_CAT)
-		break;
-	case 'n':
-		FAST_KEY("name", K_NAME)
-		break;
-	case 't':
-		FAST_KEY("tid", K_TID)
-		FAST_KEY("ts", K_TS)
-		break;
-	case 'd':
-		FAST_KEY("dur", K_DUR)
-		break;
-	case 'a':
-		FAST_KEY("args", K_ARGS)
-		break;
-	case 'g':
-		FAST_KEY("group", K_GROUP)
-		break;
-	default:
-		break;
-	}
-	return NULL;
-#undef FAST_KEY
-}
-
-/* jscan's object handler (jscan.h): an event of RD_EVENTS read whole, or 0
- * to leave the object to the scan, or -1 when the event callback asked to
- * stop. */
+/* jscan's object handler (jscan.h): an event of RD_EVENTS read whole by
+ * the fast path (trace_fast.c), or 0 to leave the object to the scan, or
+ * -1 when the event callback asked to stop. */
 static long rd_object(void *ctx, const unsigned char *p0,
 		      const unsigned char *end)
 {
 	struct rd *r = ctx;
-	struct trace_event *ev = &r->ev;
-	const unsigned char *p = p0 + 1, *q;
-	const char *err;
 	long len;
-	int role = RD_EVENT;
 
 	if (r->skip || rd_top(r) != RD_EVENTS || r->depth + 2 > RD_DEPTH) {
 		return 0;
 	}
-	rd_event_reset(ev);
-	if (p < end && *p == '}') {
-		p++;
-		goto event_end;
+	len = tf_parse(&r->fast, p0, end);
+	if (len == 0) {
+		return 0;
 	}
-	for (;;) {
-		/* A member: "key":value. */
-		enum rd_key key;
-		if (p >= end || *p != '"') {
-			return 0;
-		}
-		if (!(q = fast_known_key(p + 1, end, &key))) {
-			if (!(q = fast_string(p + 1, end))) {
-				return 0;
-			}
-			key = rd_classify(p + 1, (size_t)(q - p - 1));
-		}
-		p = q + 1;
-		if (p + 1 >= end || *p != ':') {
-			return 0;
-		}
-		p++;
-		if (*p == '"') {
-			if (!(q = fast_string(p + 1, end))) {
-				return 0;
-			}
-			ev_string(ev, role, key, p + 1, (size_t)(q - p - 1));
-			p = q + 1;
-		} else if (*p == '{' && role == RD_EVENT && key == K_ARGS) {
-			role = RD_ARGS;
-			p++;
-			if (p < end && *p == '}') {
-				role = RD_EVENT;
-				p++;
-			} else {
-				continue;
-			}
-		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
-			   (len = jscan_number(p, end, 0, &err, &q)) > 0) {
-			/* Not last: a number is whole only when a byte
-			 * follows it in the piece. */
-			ev_number(ev, role, key, (const char *)p, (size_t)len);
-			p += len;
-		} else {
-			return 0;
-		}
-		/* After a value: the next member, or the end of args, or of
-		 * the event. */
-		for (;;) {
-			if (p >= end) {
-				return 0;
-			}
-			if (*p == ',') {
-				p++;
-				break;
-			}
-			if (*p != '}') {
-				return 0;
-			}
-			p++;
-			if (role == RD_EVENT) {
-				goto event_end;
-			}
-			role = RD_EVENT;
-		}
-	}
-event_end:
-	return rd_event_done(r) < 0 ? -1 : (long)(p - p0);
+	tf_to_event(&r->fast, &r->ev);
+	return rd_event_done(r) < 0 ? -1 : len;
 }
 
 static const struct jscan_cb rd_callbacks = {
@@ -903,6 +522,60 @@ static int rd_feed(struct rd *r, struct jscan *js, struct trace_in *in,
 	return -1;
 }
 
+/* Starts the threads that read a plain file's events ahead
+ * (trace_par.c), or returns NULL: the file is read here alone. */
+static struct tpar *rd_par_start(struct trace_in *in)
+{
+	struct stat sb;
+
+	if (in->gz || fstat(in->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		return NULL;
+	}
+	return tpar_start(in->fd, (uint64_t)sb.st_size);
+}
+
+/*
+ * At *pos, where a segment of par starts, with have bytes unconsumed:
+ * when the scan stands between two values of the events list, hands the
+ * events a thread read from the segment to the callback and moves the
+ * scan and the input to where that thread stopped (*pos); else leaves
+ * both as they are. Returns 0, or -1 when the callback asked to stop or
+ * the input cannot be moved (after one line on stderr).
+ */
+static int rd_par_jump(struct rd *r, struct jscan *js, struct tpar *par,
+		       struct trace_in *in, size_t have, uint64_t *pos)
+{
+	const struct tpar_seg *g;
+	int ret = 0;
+
+	if (have || r->skip || rd_top(r) != RD_EVENTS ||
+	    !jscan_array_value(js)) {
+		tpar_done(par);
+		return 0;
+	}
+	g = tpar_take(par);
+	for (size_t i = 0; i < g->n; i++) {
+		tf_to_event(&g->recs[i], &r->ev);
+		if (rd_event_done(r) < 0) {
+			ret = -1;
+			goto out;
+		}
+	}
+	if (g->stop != *pos) {
+		if (lseek(in->fd, (off_t)g->stop, SEEK_SET) < 0) {
+			util_err("%s: %s", in->path, strerror(errno));
+			in->failed = 1;
+			ret = -1;
+			goto out;
+		}
+		jscan_skip_values(js, g->stop, g->after_value, g->n);
+		*pos = g->stop;
+	}
+out:
+	tpar_done(par);
+	return ret;
+}
+
 /* trace_read_file(), and the frames of stackFrames to frame_fn (cli.h). */
 enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 				    trace_frame_fn frame_fn, void *opaque,
@@ -914,7 +587,8 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	unsigned char *buf = NULL;
 	size_t cap = 0, have = 0, used;
 	enum trace_status ret = TRACE_BAD;
-	uint64_t total = 0, quiet = 0;
+	uint64_t total = 0, quiet = 0, checked = 0;
+	struct tpar *par = NULL;
 	unsigned long calls = 0;
 	ssize_t n;
 	int truncated = 0, done = 0;
@@ -937,8 +611,18 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	r->meta = meta;
 	js.ctx = r;
 
+	par = rd_par_start(&in);
 	for (;;) {
-		n = trace_in_more(&in, &buf, &cap, have);
+		/* Reads end where the next segment starts, and where a read
+		 * of a whole chunk would (so that the check below is made
+		 * where it always was). */
+		size_t want = TRACE_IN_CHUNK - (size_t)(total % TRACE_IN_CHUNK);
+		uint64_t at, bound = par ? tpar_bound(par) : UINT64_MAX;
+
+		if (bound - total < want) {
+			want = (size_t)(bound - total);
+		}
+		n = trace_in_more_n(&in, &buf, &cap, have, want);
 		if (n <= 0) {
 			break;
 		}
@@ -955,9 +639,20 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 		/* Keep the token the chunk cut short for the next one. */
 		have -= used;
 		memmove(buf, buf + used, have);
+		at = total;
+		/* A segment's events may end where the next one starts. */
+		while (par && total == tpar_bound(par)) {
+			if (rd_par_jump(r, &js, par, &in, have, &total) < 0) {
+				goto out;
+			}
+		}
+		if (total % TRACE_IN_CHUNK && (size_t)n == want) {
+			continue;
+		}
 		/* Whole chunks without a complete token: the token (or
 		 * blank run) is longer than quiet. */
-		quiet = js.tokens == calls ? quiet + (uint64_t)n : 0;
+		quiet = js.tokens == calls ? quiet + (at - checked) : 0;
+		checked = total;
 		calls = js.tokens;
 		if (quiet > RD_TOKEN_MAX) {
 			util_err("%s: a string or number longer than %d MiB "
@@ -1006,6 +701,7 @@ enum trace_status trace_read_stacks(const char *path, trace_event_fn fn,
 	}
 	ret = truncated ? TRACE_TRUNCATED : TRACE_COMPLETE;
 out:
+	tpar_stop(par);
 	jscan_free(&js);
 	trace_in_close(&in);
 	free(buf);
