@@ -93,7 +93,7 @@ for (_, _, _, g), (_, _, _, w) in zip(got, want):
     assert list(g) == list(w), (list(g), list(w))
 
 # A flow from each waiting call to its sync record, each end strictly
-# inside its own slice.
+# inside its own slice, the start at the call's beginning.
 flows = {}
 for e in ev:
     if e["ph"] in ("s", "f"):
@@ -107,6 +107,8 @@ for s in syncs:
         x = p[end]
         assert (x["pid"], x["tid"]) == (slice_["pid"], slice_["tid"]), (x, slice_)
         assert ns(slice_["ts"]) < ns(x["ts"]) < ns(slice_["ts"]) + ns(slice_["dur"]), (x, slice_)
+    # The start at the waiting call's beginning (1 ns in), before the end.
+    assert ns(p["s"]["ts"]) == ns(call["ts"]) + 1 <= ns(p["f"]["ts"]), (p, call)
 
 # Kernels: Kineto's args, and the wait shown on the GPU: "consume" starts
 # when "produce" ends.
