@@ -12,6 +12,8 @@
  *    Trace Analysis finds the rank with the regular expression
  *    "rank":\s+(\d+)),
  *    "traceEvents":[ metadata, spans, instants, counters ],
+ *    "stackFrames":{ the frame tree, by id } (with stacks: after the
+ *    events, where a streaming reader of the metadata stops before it),
  *    "mxprof":{"version", "pid", "host", "droppedRecords",
  *              "timelineTruncated", "clock"}}
  *
@@ -609,9 +611,9 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		}
 		out_str(o, "},");
 	}
-	/* Stacks before the events that name them, for readers that
-	 * stream. */
-	if ((w.stacks = stack_frames_write(o))) {
+	/* The frame tree before the events that name its nodes; written
+	 * after them (below). */
+	if ((w.stacks = stack_tree_build())) {
 		w.pends = stack_pends_create();
 	}
 	w.t.stacks = w.stacks;
@@ -646,7 +648,16 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			}
 		}
 		metadata(&w);
-		out_str(o, "\n],\n\"mxprof\":{\"version\":\"" MXPROF_VERSION
+		out_str(o, "\n],\n");
+		if (w.stacks) {
+			/* After traceEvents: Holistic Trace Analysis's
+			 * streaming reader takes the members before it as
+			 * metadata, one recursion for each, and a big
+			 * stackFrames overflows Python's stack. */
+			stack_frames_write(o, w.stacks);
+			out_str(o, ",\n");
+		}
+		out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION
 			   "\",\"pid\":");
 		out_str(o, w.pid);
 		out_str(o, ",\"host\":");

@@ -15,8 +15,8 @@
  *
  * Files with call stacks are read once more, before step 2, for their
  * stackFrames (merge_frames.c): the merged trace has one stackFrames,
- * before its traceEvents, with each file's frame ids (and its events' "sf")
- * moved past those of the files before it.
+ * after its traceEvents as in the library's traces, with each file's frame
+ * ids (and its events' "sf") moved past those of the files before it.
  *
  * The output is a struct out (collector/out.c): written to OUT.tmp.PID and
  * renamed to OUT when complete, gzip-compressed when OUT ends in .gz.
@@ -62,7 +62,7 @@ static void mg_top_level(struct out *o, const struct merge_file *files,
 	int capped = 0;
 	size_t i, j;
 
-	out_str(o, "],\n\"mxprof\":{\"version\":\"" MXPROF_VERSION "\"");
+	out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION "\"");
 	for (i = 0; i < nf; i++) {
 		dropped += files[i].meta.dropped;
 		capped |= files[i].meta.timeline_truncated;
@@ -186,6 +186,16 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		out_i64(o, base);
 	}
 	out_str(o, ",\"deviceProperties\":[],\n");
+	out_str(o, "\"traceEvents\":[\n");
+	for (i = 0; i < nf; i++) {
+		if (merge_copy_file(&files[i], i, o, &events) < 0) {
+			out_abort(o);
+			goto out;
+		}
+		merge_index_write_names(&files[i], o, &events);
+	}
+	out_str(o, "],\n");
+	/* The frames after the events, as the library writes them. */
 	for (i = 0; i < nf; i++) {
 		if (!files[i].has_frames) {
 			continue;
@@ -201,14 +211,6 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 	}
 	if (frames) {
 		out_str(o, "\n},\n");
-	}
-	out_str(o, "\"traceEvents\":[\n");
-	for (i = 0; i < nf; i++) {
-		if (merge_copy_file(&files[i], i, o, &events) < 0) {
-			out_abort(o);
-			goto out;
-		}
-		merge_index_write_names(&files[i], o, &events);
 	}
 	mg_top_level(o, files, nf, events);
 	rc = out_commit(o);
