@@ -465,8 +465,9 @@ void run_summary_notes_close(char *path);
  * this run's count); run_tree_after(), once the program has ended,
  * recovers the journals that processes killed before their final dump
  * left (one line each, with how the process ended when w saw it; a
- * journal whose writer still runs is left in place), merges every
- * process's trace into the root's and writes the tables of the whole
+ * journal whose writer still runs is left in place), moves every
+ * process's trace and tables into the folder X.processes (below), merges
+ * the traces into the root's X.json and writes the tables of the whole
  * tree, then one section per process that recorded anything, over the
  * root's; it frees t. Neither can fail: what cannot be done is said in one
  * line and left as it was.
@@ -474,6 +475,11 @@ void run_summary_notes_close(char *path);
 struct run_tree;
 struct run_tree *run_tree_before(const char *pat);
 void run_tree_after(struct run_tree *t, const struct run_wait *w);
+
+/* Writes the folder that holds the per-process files of the tree whose
+ * merged trace is trace ("d/X.json" gives "d/X.processes"). Returns 0 or
+ * -ENAMETOOLONG. */
+int run_tree_parts_dir(const char *trace, char *buf, size_t len);
 
 /* Makes trace (an expanded path) the root's trace of t (NULL included):
  * the program named it with set_config(filename=...). */
