@@ -485,8 +485,28 @@ void stack_frames_write(struct out *o, const struct stack_tree *t)
 	out_str(o, t->nnodes ? "\n}" : "}");
 }
 
+/* Where the tree starts stack w[0..n) (innermost first): at its outermost
+ * Python frame (category py) when it has one, else at its outermost
+ * frame. The native frames outside a thread's first Python frame (the
+ * interpreter's start, __libc_start_main) are there only when the
+ * unwinder reached the native base before its depth ran out: left in,
+ * the same <module> would root two trees in a flame graph. Returns the
+ * index one past the first frame to keep. */
+static unsigned tree_top(const uint64_t *w, unsigned n, uint32_t py)
+{
+	for (unsigned i = n; py && i-- > 0;) {
+		const struct frame_name *f = frame_name(w[i]);
+		if (f && !f->none && f->cat == py) {
+			return i + 1;
+		}
+	}
+	return n;
+}
+
 struct stack_tree *stack_tree_build(void)
 {
+	/* The category the namer gives Python frames (preload/stack_name.c). */
+	uint32_t py = strtab_intern("python");
 	struct stack_mem *m = __atomic_load_n(&mem, __ATOMIC_ACQUIRE);
 	struct stack_tree *t;
 
@@ -506,7 +526,7 @@ struct stack_tree *stack_tree_build(void)
 			continue;
 		}
 		uint32_t parent = 0;
-		for (unsigned i = n; i-- > 0;) {
+		for (unsigned i = tree_top(w, n, py); i-- > 0;) {
 			const struct frame_name *f = frame_name(w[i]);
 			if (f && f->none) {
 				continue;

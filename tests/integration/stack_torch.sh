@@ -6,6 +6,7 @@
 # innermost frame of the user's code: torch's own frames come first in the
 # stack), and the model's output is the same as without mxprof.
 . "$ROOT/tests/integration/lib.sh"
+mxprof_command
 PY=/usr/bin/python3
 "$PY" -c 'import torch' 2>/dev/null ||
 	skip "torch cannot be imported by $PY (python3-torch)"
@@ -31,3 +32,9 @@ expect_eq "conv2d's stack, the script's frames" \
 expect_eq "conv2d's innermost frame is torch's" "Conv2d._conv_forward" \
 	"$(python3 "$ROOT/tests/tools/stackcheck.py" t.json 1 python |
 		sed -n 's/^3 aten::conv2d <- \([^ ]*\) .*/\1/p')"
+# Every stack of the main thread starts at the script's <module>, whether
+# or not the unwinder reached the native base (__libc_start_main) before
+# its depth ran out: one tower per line of <module> in a flame graph.
+"$MX" report --flame t.json >flame.txt 2>/dev/null || fail "report --flame"
+expect_eq "flame roots" "<module> ($S:16) <module> ($S:17) <module> ($S:20) <module> ($S:3)" \
+	"$(awk '{split($0, a, ";"); print a[1]}' flame.txt | sort -u | paste -sd' ')"
