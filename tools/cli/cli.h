@@ -391,6 +391,11 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
  * run wrote. Call once, before the launch. This function can't fail. */
 void run_summary_before(const char *pat);
 
+/* Writes the folder that holds the per-process files of the tree whose
+ * merged trace is trace ("d/X.json" gives "d/X.processes"). Returns 0 or
+ * -ENAMETOOLONG. */
+int run_summary_parts_dir(const char *trace, char *buf, size_t len);
+
 /* Writes the trace path the library uses for process pid under the
  * MXPROF_OUTPUT pattern pat into buf: settings_output_name() (preload/
  * settings.h), %r with the rank of this process's environment; pid 0
@@ -475,11 +480,6 @@ void run_summary_notes_close(char *path);
 struct run_tree;
 struct run_tree *run_tree_before(const char *pat);
 void run_tree_after(struct run_tree *t, const struct run_wait *w);
-
-/* Writes the folder that holds the per-process files of the tree whose
- * merged trace is trace ("d/X.json" gives "d/X.processes"). Returns 0 or
- * -ENAMETOOLONG. */
-int run_tree_parts_dir(const char *trace, char *buf, size_t len);
 
 /* Makes trace (an expanded path) the root's trace of t (NULL included):
  * the program named it with set_config(filename=...). */

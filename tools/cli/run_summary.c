@@ -152,6 +152,14 @@ static int rs_written(const char *path)
 	return 1;
 }
 
+int run_summary_parts_dir(const char *trace, char *buf, size_t len)
+{
+	int w = snprintf(buf, len, "%.*s.processes", (int)paths_stem_len(trace),
+			 trace);
+
+	return w >= 0 && (size_t)w < len ? 0 : -ENAMETOOLONG;
+}
+
 /* Returns 1 when name[pre .. strlen(name) - suf) is a non-empty run of
  * digits: a pid, not the glob's match of "X.1.stats.txt" or "X.1.journal"
  * for a trace without an ending. */
@@ -178,7 +186,7 @@ static int rs_parked(const char *path, char *buf, size_t len)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (run_tree_parts_dir(path, dir, sizeof(dir)) < 0 ||
+	if (run_summary_parts_dir(path, dir, sizeof(dir)) < 0 ||
 	    paths_child(base, RS_PID_GLOB, child, sizeof(child)) < 0) {
 		return -ENAMETOOLONG;
 	}

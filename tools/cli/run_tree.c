@@ -380,14 +380,6 @@ done:
 	free(out);
 }
 
-int run_tree_parts_dir(const char *trace, char *buf, size_t len)
-{
-	int w = snprintf(buf, len, "%.*s.processes", (int)paths_stem_len(trace),
-			 trace);
-
-	return w >= 0 && (size_t)w < len ? 0 : -ENAMETOOLONG;
-}
-
 /* Moves path, and its tables when it has them, into folder dir (same
  * name). Returns the new path (malloc'd), or NULL with path left where it
  * was. */
@@ -432,7 +424,7 @@ static void rt_park_all(const char *trace, char **traces, size_t nt,
 	struct stat st;
 	size_t i;
 
-	if (run_tree_parts_dir(trace, dir, sizeof(dir)) < 0 ||
+	if (run_summary_parts_dir(trace, dir, sizeof(dir)) < 0 ||
 	    (mkdir(dir, 0777) < 0 &&
 	     (errno != EEXIST || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))) {
 		util_err("cannot make %s (%s); the processes' traces stay "
