@@ -91,6 +91,9 @@ struct writer {
 	char pid[16];
 	struct stack_tree *stacks; /* NULL: no stacks in this process */
 	struct stack_pends *pends;
+	struct callstack *calls; /* Kineto's "Call stack" of cpu_op spans */
+	unsigned cpu_op_cat;	 /* the category id of "cpu_op" + 1, 0: none */
+	unsigned cpu_op_gen;	 /* the cat_gen it was found under */
 };
 
 struct out *coll_trace_event(struct coll_trace *t)
@@ -332,12 +335,33 @@ static void sources_span(struct writer *w, int tid, const struct coll_rec *r,
 	}
 }
 
+/* Returns 1 when category cat is Kineto's "cpu_op" (PyTorch's operators),
+ * whose spans with a stack carry Kineto's "Call stack". */
+static int is_cpu_op(struct writer *w, unsigned cat)
+{
+	if (w->cpu_op_cat == 0 || w->cpu_op_cat - 1 != cat ||
+	    w->cpu_op_gen != w->cat_gen) {
+		if (strcmp(cat_of(w, cat), "cpu_op") != 0) {
+			return 0;
+		}
+		w->cpu_op_cat = cat + 1;
+		w->cpu_op_gen = w->cat_gen;
+	}
+	return 1;
+}
+
 /* A span or frame: ph "X". */
 static void write_span(struct writer *w, int tid, const struct coll_rec *r,
 		       uint32_t sf, const char *tp, size_t tpn)
 {
 	const struct name_ent *g = ent(w, r->group);
-	char *p = event_start(w, r, 'X', tp, tpn, g->qn);
+	const char *cs = NULL;
+	size_t csn = 0;
+
+	if (sf && w->calls && is_cpu_op(w, r->cat)) {
+		cs = callstack_of(w->calls, sf, &csn);
+	}
+	char *p = event_start(w, r, 'X', tp, tpn, g->qn + csn + 16);
 
 	if (!p) {
 		return;
@@ -350,6 +374,10 @@ static void write_span(struct writer *w, int tid, const struct coll_rec *r,
 	}
 	p = LIT(p, ",\"args\":{\"group\":");
 	p = copy(p, g->q, g->qn);
+	if (cs) {
+		p = LIT(p, ",\"Call stack\":");
+		p = copy(p, cs, csn);
+	}
 	if (r->kind == COLL_FRAME) {
 		p = LIT(p, ",\"frame\":");
 		p = out_fmt_u64(p, r->arg);
@@ -615,6 +643,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	 * after them (below). */
 	if ((w.stacks = stack_tree_build())) {
 		w.pends = stack_pends_create();
+		w.calls = callstack_create(w.stacks);
 	}
 	w.t.stacks = w.stacks;
 	/* The journal is read once: events go out as they come, and the
@@ -696,6 +725,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		free(w.threads[i].name);
 	}
 	free(w.threads);
+	callstack_destroy(w.calls);
 	stack_tree_free(w.stacks);
 	stack_pends_destroy(w.pends);
 	free(o);

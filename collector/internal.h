@@ -177,6 +177,19 @@ uint32_t stack_pends_rec(struct stack_pends *p, int tid,
 struct stack_tree;
 struct stack_tree *stack_tree_build(void);
 void stack_frames_write(struct out *o, const struct stack_tree *t);
+/* Stores node id's parent (0: a root), name and category (string ids);
+ * returns 0 when t has no such node. */
+int stack_tree_node(const struct stack_tree *t, uint32_t id, uint32_t *parent,
+		    uint32_t *name, uint32_t *cat);
+
+/* callstack.c: Kineto's "Call stack" argument of the frame nodes of tree
+ * t, for one dump. callstack_of() returns node's as a quoted JSON string
+ * (made once, kept until callstack_destroy()) and its length in *len, or
+ * NULL when the node has no Python frame or memory is short. */
+struct callstack;
+struct callstack *callstack_create(const struct stack_tree *t);
+const char *callstack_of(struct callstack *c, uint32_t node, size_t *len);
+void callstack_destroy(struct callstack *c);
 uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id);
 void stack_tree_free(struct stack_tree *t);
 

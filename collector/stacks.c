@@ -540,6 +540,18 @@ struct stack_tree *stack_tree_build(void)
 	return t;
 }
 
+int stack_tree_node(const struct stack_tree *t, uint32_t id, uint32_t *parent,
+		    uint32_t *name, uint32_t *cat)
+{
+	if (!t || id == 0 || id > t->nnodes) {
+		return 0;
+	}
+	*parent = t->nodes[id - 1].parent;
+	*name = t->nodes[id - 1].name;
+	*cat = t->nodes[id - 1].cat;
+	return 1;
+}
+
 uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id)
 {
 	return t && id < STACK_SLOTS ? t->leaf[id] : 0;
