@@ -20,8 +20,8 @@
 
 struct callstack {
 	const struct stack_tree *tree;
-	uint32_t py;   /* the category of Python frames */
-	char **q;      /* node id -> its quoted argument; "" none */
+	uint32_t py; /* the category of Python frames */
+	char **q;    /* node id -> its quoted argument; "" none */
 	uint32_t cap;
 };
 
@@ -60,8 +60,7 @@ static int put_frame(char *b, size_t *n, size_t cap, const char *s)
 	const char *colon = open ? strrchr(open, ':') : NULL;
 	int w;
 
-	if (open && colon && open > s && open[-1] == ' ' &&
-	    s[len - 1] == ')') {
+	if (open && colon && open > s && open[-1] == ' ' && s[len - 1] == ')') {
 		w = snprintf(b + *n, cap - *n, "%.*s(%.*s): %.*s",
 			     (int)(colon - open - 1), open + 1,
 			     (int)(s + len - 1 - colon - 1), colon + 1,

@@ -528,17 +528,15 @@ static void metadata(struct writer *w)
 	out_str(o, "}}");
 	for (size_t i = 0; i < w->nthreads; i++) {
 		const struct thread_name *t = &w->threads[i];
-		const char *name = t->name;
-		char fallback[64];
-		snprintf(fallback, sizeof(fallback), "thread %d", t->tid);
-		/* A thread that kept the name it inherited from the main
-		 * thread is told apart by its tid, as Kineto labels
-		 * threads: "thread 1234 (python3)". */
-		if (name && t->tid != m->pid && m->process_name &&
-		    strcmp(name, m->process_name) == 0) {
-			snprintf(fallback, sizeof(fallback), "thread %d (%s)",
-				 t->tid, name);
-			name = NULL;
+		char name[320];
+		/* As Kineto labels every host thread: "thread 1234
+		 * (python3)", the main thread included, so that threads
+		 * that kept the program's name are told apart. */
+		if (t->name) {
+			snprintf(name, sizeof(name), "thread %d (%s)", t->tid,
+				 t->name);
+		} else {
+			snprintf(name, sizeof(name), "thread %d", t->tid);
 		}
 		out_str(o,
 			",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
@@ -546,7 +544,7 @@ static void metadata(struct writer *w)
 		out_str(o, ",\"tid\":");
 		out_i64(o, t->tid);
 		out_str(o, ",\"args\":{\"name\":");
-		out_json_str(o, name ? name : fallback);
+		out_json_str(o, name);
 		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
 			   "\"pid\":");
 		out_str(o, w->pid);

@@ -147,7 +147,7 @@ meta = {(e["name"], e["pid"], e["tid"]): e["args"] for e in ev if e["ph"] == "M"
 assert meta[("process_name", pid, 0)] == {"name": "cuda_fake_sync"}, meta[("process_name", pid, 0)]
 assert meta[("process_labels", pid, 0)] == {"labels": cmdline}, meta[("process_labels", pid, 0)]
 assert meta[("process_sort_index", pid, 0)] == {"sort_index": pid}
-assert meta[("thread_name", pid, pid)] == {"name": "cuda_fake_sync"}
+assert meta[("thread_name", pid, pid)] == {"name": "thread %d (cuda_fake_sync)" % pid}
 assert meta[("process_name", 0, 0)] == {"name": "GPU 0 (mxprof fake GPU)"}
 names = {k[2]: v["name"] for k, v in meta.items() if k[0] == "thread_name" and k[1] == 0}
 assert names == {13: "stream 13", 14: "stream 14", 1000014: "stream 14 (sync)", -1: "sync"}, names
