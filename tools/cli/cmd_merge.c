@@ -186,6 +186,19 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		out_i64(o, base);
 	}
 	out_str(o, ",\"deviceProperties\":[],\n");
+	/* Files of one rank (the processes of one rank's run, which mxprof
+	 * run merges) make a trace of that rank, as Kineto writes it (the
+	 * space after the colon: HTA's rank lookup). Files of several ranks
+	 * make none: each process's labels name its rank. */
+	for (i = 0; i < nf && files[i].meta.has_rank &&
+		    files[i].meta.rank == files[0].meta.rank;
+	     i++) {
+	}
+	if (nf && i == nf) {
+		out_str(o, "\"distributedInfo\":{\"rank\": ");
+		out_i64(o, files[0].meta.rank);
+		out_str(o, "},\n");
+	}
 	out_str(o, "\"traceEvents\":[\n");
 	for (i = 0; i < nf; i++) {
 		if (merge_copy_file(&files[i], i, o, &events) < 0) {
