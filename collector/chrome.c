@@ -12,6 +12,8 @@
  *    Trace Analysis finds the rank with the regular expression
  *    "rank":\s+(\d+)),
  *    "traceEvents":[ metadata, spans, instants, counters ],
+ *    "stackFrames":{ the frame tree, by id } (with stacks: after the
+ *    events, where a streaming reader of the metadata stops before it),
  *    "mxprof":{"version", "pid", "host", "droppedRecords",
  *              "timelineTruncated", "clock"}}
  *
@@ -89,6 +91,9 @@ struct writer {
 	char pid[16];
 	struct stack_tree *stacks; /* NULL: no stacks in this process */
 	struct stack_pends *pends;
+	struct callstack *calls; /* Kineto's "Call stack" of cpu_op spans */
+	unsigned cpu_op_cat;	 /* the category id of "cpu_op" + 1, 0: none */
+	unsigned cpu_op_gen;	 /* the cat_gen it was found under */
 };
 
 struct out *coll_trace_event(struct coll_trace *t)
@@ -330,12 +335,33 @@ static void sources_span(struct writer *w, int tid, const struct coll_rec *r,
 	}
 }
 
+/* Returns 1 when category cat is Kineto's "cpu_op" (PyTorch's operators),
+ * whose spans with a stack carry Kineto's "Call stack". */
+static int is_cpu_op(struct writer *w, unsigned cat)
+{
+	if (w->cpu_op_cat == 0 || w->cpu_op_cat - 1 != cat ||
+	    w->cpu_op_gen != w->cat_gen) {
+		if (strcmp(cat_of(w, cat), "cpu_op") != 0) {
+			return 0;
+		}
+		w->cpu_op_cat = cat + 1;
+		w->cpu_op_gen = w->cat_gen;
+	}
+	return 1;
+}
+
 /* A span or frame: ph "X". */
 static void write_span(struct writer *w, int tid, const struct coll_rec *r,
 		       uint32_t sf, const char *tp, size_t tpn)
 {
 	const struct name_ent *g = ent(w, r->group);
-	char *p = event_start(w, r, 'X', tp, tpn, g->qn);
+	const char *cs = NULL;
+	size_t csn = 0;
+
+	if (sf && w->calls && is_cpu_op(w, r->cat)) {
+		cs = callstack_of(w->calls, sf, &csn);
+	}
+	char *p = event_start(w, r, 'X', tp, tpn, g->qn + csn + 16);
 
 	if (!p) {
 		return;
@@ -348,6 +374,10 @@ static void write_span(struct writer *w, int tid, const struct coll_rec *r,
 	}
 	p = LIT(p, ",\"args\":{\"group\":");
 	p = copy(p, g->q, g->qn);
+	if (cs) {
+		p = LIT(p, ",\"Call stack\":");
+		p = copy(p, cs, csn);
+	}
 	if (r->kind == COLL_FRAME) {
 		p = LIT(p, ",\"frame\":");
 		p = out_fmt_u64(p, r->arg);
@@ -498,17 +528,15 @@ static void metadata(struct writer *w)
 	out_str(o, "}}");
 	for (size_t i = 0; i < w->nthreads; i++) {
 		const struct thread_name *t = &w->threads[i];
-		const char *name = t->name;
-		char fallback[64];
-		snprintf(fallback, sizeof(fallback), "thread %d", t->tid);
-		/* A thread that kept the name it inherited from the main
-		 * thread is told apart by its tid, as Kineto labels
-		 * threads: "thread 1234 (python3)". */
-		if (name && t->tid != m->pid && m->process_name &&
-		    strcmp(name, m->process_name) == 0) {
-			snprintf(fallback, sizeof(fallback), "thread %d (%s)",
-				 t->tid, name);
-			name = NULL;
+		char name[320];
+		/* As Kineto labels every host thread: "thread 1234
+		 * (python3)", the main thread included, so that threads
+		 * that kept the program's name are told apart. */
+		if (t->name) {
+			snprintf(name, sizeof(name), "thread %d (%s)", t->tid,
+				 t->name);
+		} else {
+			snprintf(name, sizeof(name), "thread %d", t->tid);
 		}
 		out_str(o,
 			",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
@@ -516,7 +544,7 @@ static void metadata(struct writer *w)
 		out_str(o, ",\"tid\":");
 		out_i64(o, t->tid);
 		out_str(o, ",\"args\":{\"name\":");
-		out_json_str(o, name ? name : fallback);
+		out_json_str(o, name);
 		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
 			   "\"pid\":");
 		out_str(o, w->pid);
@@ -609,10 +637,11 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		}
 		out_str(o, "},");
 	}
-	/* Stacks before the events that name them, for readers that
-	 * stream. */
-	if ((w.stacks = stack_frames_write(o))) {
+	/* The frame tree before the events that name its nodes; written
+	 * after them (below). */
+	if ((w.stacks = stack_tree_build())) {
 		w.pends = stack_pends_create();
+		w.calls = callstack_create(w.stacks);
 	}
 	w.t.stacks = w.stacks;
 	/* The journal is read once: events go out as they come, and the
@@ -646,7 +675,16 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			}
 		}
 		metadata(&w);
-		out_str(o, "\n],\n\"mxprof\":{\"version\":\"" MXPROF_VERSION
+		out_str(o, "\n],\n");
+		if (w.stacks) {
+			/* After traceEvents: Holistic Trace Analysis's
+			 * streaming reader takes the members before it as
+			 * metadata, one recursion for each, and a big
+			 * stackFrames overflows Python's stack. */
+			stack_frames_write(o, w.stacks);
+			out_str(o, ",\n");
+		}
+		out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION
 			   "\",\"pid\":");
 		out_str(o, w.pid);
 		out_str(o, ",\"host\":");
@@ -685,6 +723,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		free(w.threads[i].name);
 	}
 	free(w.threads);
+	callstack_destroy(w.calls);
 	stack_tree_free(w.stacks);
 	stack_pends_destroy(w.pends);
 	free(o);

@@ -65,6 +65,8 @@
  *                                     steps and step windows
  *   agg.c                             nest.c
  *   stacks.c                          strtab.c, out.c
+ *   callstack.c                       stacks.c, strtab.c, out.c (the
+ *                                     escaper): Kineto's "Call stack"
  *   cells.c                           out.c (the JSON escaper): the
  *                                     tables' cells
  *   table_rows.c                      cells.c: the sources' sections
@@ -72,7 +74,8 @@
  *                                     section
  *   table.c                           agg.c, strtab.c, cells.c,
  *                                     table_rows.c, table_steps.c, out.c
- *   chrome.c                          journal.c, stacks.c, out.c, cat.c
+ *   chrome.c                          journal.c, stacks.c, callstack.c,
+ *                                     out.c, cat.c
  *   trace_event.c                     chrome.c, out.c: a source's events
  *                                     (struct coll_event) in the trace
  *   writer.c                          chrome.c, table.c: the formats

@@ -173,9 +173,10 @@ void ring_set_tally_sink(tally_fn fn, void *ctx);
  * unknown stack. A stack_pends matches each thread's COLL_STACK records
  * with the spans they belong to: stack_pends_rec() takes every record of
  * thread tid in order and returns, for a span, its stack id (0: none).
- * stack_frames_write() writes the top-level "stackFrames" (every stack
- * the drain met, its frames as a tree), and a comma; stack_tree_leaf()
- * gives the frame node of a stack, for an event's "sf" (0: none). */
+ * stack_tree_build() makes the frame tree of every stack the drain met
+ * (NULL: no stacks, or no memory); stack_tree_leaf() gives the frame node
+ * of a stack, for an event's "sf" (0: none); stack_frames_write() writes
+ * the tree as the top-level "stackFrames" member (no comma). */
 uint32_t stack_site(uint32_t id);
 /* The call-site row of a span of row name in section group whose site is
  * site: "<name> @ <site>" in "Call Sites: <group>". Returns 0 or
@@ -188,7 +189,21 @@ void stack_pends_destroy(struct stack_pends *p);
 uint32_t stack_pends_rec(struct stack_pends *p, int tid,
 			 const struct coll_rec *r);
 struct stack_tree;
-struct stack_tree *stack_frames_write(struct out *o);
+struct stack_tree *stack_tree_build(void);
+void stack_frames_write(struct out *o, const struct stack_tree *t);
+/* Stores node id's parent (0: a root), name and category (string ids);
+ * returns 0 when t has no such node. */
+int stack_tree_node(const struct stack_tree *t, uint32_t id, uint32_t *parent,
+		    uint32_t *name, uint32_t *cat);
+
+/* callstack.c: Kineto's "Call stack" argument of the frame nodes of tree
+ * t, for one dump. callstack_of() returns node's as a quoted JSON string
+ * (made once, kept until callstack_destroy()) and its length in *len, or
+ * NULL when the node has no Python frame or memory is short. */
+struct callstack;
+struct callstack *callstack_create(const struct stack_tree *t);
+const char *callstack_of(struct callstack *c, uint32_t node, size_t *len);
+void callstack_destroy(struct callstack *c);
 uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id);
 void stack_tree_free(struct stack_tree *t);
 

@@ -15,7 +15,7 @@
  * their words are in the arena; no lock, no allocation after the first
  * call, whose one mmap is async-signal-safe. A thread that finds an entry
  * still being built goes on probing, so one stack may get two ids: both
- * name the same frames, and the dump's frame tree (stack_frames_write)
+ * name the same frames, and the dump's frame tree (stack_tree_build)
  * merges them.
  *
  * Naming (the drain thread, under the owner lock): the first time the drain
@@ -430,10 +430,9 @@ static int slot_match(const void *slot, const void *key)
 	       nd->cat == k->cat;
 }
 
-/* The node of frame f under parent, added (and written) when new. 0
- * without memory. */
-static uint32_t tree_node(struct stack_tree *t, struct out *o, int *first,
-			  uint32_t parent, const struct frame_name *f)
+/* The node of frame f under parent, added when new. 0 without memory. */
+static uint32_t tree_node(struct stack_tree *t, uint32_t parent,
+			  const struct frame_name *f)
 {
 	if (hmap_reserve(&t->slots, &slot_ops, 4096, 1, 2, t) < 0) {
 		return 0;
@@ -459,31 +458,57 @@ static uint32_t tree_node(struct stack_tree *t, struct out *o, int *first,
 	t->nodes[id - 1] = (struct node){parent, f->name, f->cat, f->user};
 	*slot = id;
 	t->slots.used++;
-
-	out_str(o, *first ? "\n\"" : ",\n\"");
-	*first = 0;
-	out_u64(o, id);
-	out_str(o, "\":{\"name\":");
-	out_json_str(o, strtab_get(f->name));
-	out_str(o, ",\"category\":");
-	out_json_str(o, strtab_get(f->cat));
-	if (parent) {
-		out_str(o, ",\"parent\":\"");
-		out_u64(o, parent);
-		out_str(o, "\"");
-	}
-	if (f->user) {
-		out_str(o, ",\"user\":1");
-	}
-	out_str(o, "}");
 	return id;
 }
 
-struct stack_tree *stack_frames_write(struct out *o)
+void stack_frames_write(struct out *o, const struct stack_tree *t)
 {
+	out_str(o, "\"stackFrames\":{");
+	for (uint32_t id = 1; id <= t->nnodes; id++) {
+		const struct node *nd = &t->nodes[id - 1];
+		out_str(o, id == 1 ? "\n\"" : ",\n\"");
+		out_u64(o, id);
+		out_str(o, "\":{\"name\":");
+		out_json_str(o, strtab_get(nd->name));
+		out_str(o, ",\"category\":");
+		out_json_str(o, strtab_get(nd->cat));
+		if (nd->parent) {
+			out_str(o, ",\"parent\":\"");
+			out_u64(o, nd->parent);
+			out_str(o, "\"");
+		}
+		if (nd->user) {
+			out_str(o, ",\"user\":1");
+		}
+		out_str(o, "}");
+	}
+	out_str(o, t->nnodes ? "\n}" : "}");
+}
+
+/* Where the tree starts stack w[0..n) (innermost first): at its outermost
+ * Python frame (category py) when it has one, else at its outermost
+ * frame. The native frames outside a thread's first Python frame (the
+ * interpreter's start, __libc_start_main) are there only when the
+ * unwinder reached the native base before its depth ran out: left in,
+ * the same <module> would root two trees in a flame graph. Returns the
+ * index one past the first frame to keep. */
+static unsigned tree_top(const uint64_t *w, unsigned n, uint32_t py)
+{
+	for (unsigned i = n; py && i-- > 0;) {
+		const struct frame_name *f = frame_name(w[i]);
+		if (f && !f->none && f->cat == py) {
+			return i + 1;
+		}
+	}
+	return n;
+}
+
+struct stack_tree *stack_tree_build(void)
+{
+	/* The category the namer gives Python frames (preload/stack_name.c). */
+	uint32_t py = strtab_intern("python");
 	struct stack_mem *m = __atomic_load_n(&mem, __ATOMIC_ACQUIRE);
 	struct stack_tree *t;
-	int first = 1;
 
 	if (!m || !(t = calloc(1, sizeof(*t)))) {
 		return NULL;
@@ -492,7 +517,6 @@ struct stack_tree *stack_frames_write(struct out *o)
 		free(t);
 		return NULL;
 	}
-	out_str(o, "\"stackFrames\":{");
 	for (uint32_t id = 1; id < STACK_SLOTS; id++) {
 		unsigned n;
 		const uint64_t *w;
@@ -502,20 +526,30 @@ struct stack_tree *stack_frames_write(struct out *o)
 			continue;
 		}
 		uint32_t parent = 0;
-		for (unsigned i = n; i-- > 0;) {
+		for (unsigned i = tree_top(w, n, py); i-- > 0;) {
 			const struct frame_name *f = frame_name(w[i]);
 			if (f && f->none) {
 				continue;
 			}
-			if (!f ||
-			    !(parent = tree_node(t, o, &first, parent, f))) {
+			if (!f || !(parent = tree_node(t, parent, f))) {
 				break;
 			}
 		}
 		t->leaf[id] = parent;
 	}
-	out_str(o, first ? "},\n" : "\n},\n");
 	return t;
+}
+
+int stack_tree_node(const struct stack_tree *t, uint32_t id, uint32_t *parent,
+		    uint32_t *name, uint32_t *cat)
+{
+	if (!t || id == 0 || id > t->nnodes) {
+		return 0;
+	}
+	*parent = t->nodes[id - 1].parent;
+	*name = t->nodes[id - 1].name;
+	*cat = t->nodes[id - 1].cat;
+	return 1;
 }
 
 uint32_t stack_tree_leaf(const struct stack_tree *t, uint32_t id)

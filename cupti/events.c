@@ -218,9 +218,10 @@ void events_write(struct coll_trace *t)
 			arg_u64(&e, "cbid", r->cbid);
 			coll_trace_write(t, &e);
 			if (link_has_device_work(r->correlation)) {
-				marks_flow(t, "s", r->correlation, host_pid,
-					   r->tid,
-					   marks_flow_at(r->start, gpu_dur(r)));
+				marks_flow(
+					t, "s", r->correlation, host_pid,
+					r->tid,
+					marks_flow_from(r->start, gpu_dur(r)));
 			}
 		}
 	}

@@ -167,9 +167,16 @@ uint32_t launch_stack_get(uint32_t corr);
 
 /* ---- marks.c: flows and track metadata, written by events, link, sync -- */
 
-/* Where a flow end goes on a slice from start lasting dur ns: its middle,
- * strictly inside it when dur >= 2. */
+/* Where a flow's end ("f") goes on the GPU slice from start lasting dur
+ * ns: its middle, strictly inside it when dur >= 2. */
 uint64_t marks_flow_at(uint64_t start, uint64_t dur);
+
+/* Where a flow's start ("s") goes on the launching call's slice from
+ * start lasting dur ns: its beginning, as Kineto's, 1 ns in when dur >= 2
+ * (strictly inside it, not on the end of a slice just before it): never
+ * after the flow's end, even for a synchronous call that returns after
+ * the GPU work it launched. */
+uint64_t marks_flow_from(uint64_t start, uint64_t dur);
 
 /* Writes a flow end or start (ph "s"/"f") of correlation corr. */
 void marks_flow(struct coll_trace *t, const char *ph, uint32_t corr,

@@ -354,7 +354,7 @@ void link_span(struct coll_trace *t, int tid, const struct coll_rec *r,
 	}
 	if (current.ok && current.l.flow) {
 		marks_flow(t, "s", current.l.corr, t->pid, tid,
-			   marks_flow_at(r->t0 + t->base, r->t1));
+			   marks_flow_from(r->t0 + t->base, r->t1));
 	}
 	current.ok = 0;
 }

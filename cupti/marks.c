@@ -4,16 +4,25 @@
  * tracks' metadata. Kept apart from events.c so that the files that
  * write GPU events call down to it and never back into one another.
  *
- * A flow is Kineto's: a "ph":"s" on the launching call and a "ph":"f"
- * with "bp":"e" on the GPU event, both "cat":"ac2g" with the correlation
- * id. Written on the drain thread, during a dump, as events
- * (struct coll_event) the trace writer formats.
+ * A flow is Kineto's: a "ph":"s" at the launching call's beginning and
+ * a "ph":"f" with "bp":"e" inside the GPU event, both "cat":"ac2g" with
+ * the correlation id. The start is never in the middle of the call: a
+ * synchronous call (cudaMemcpy, cudaDeviceSynchronize) ends after the
+ * GPU work it waits for, and a viewer that orders flow points by time
+ * (catapult) drops an arrow whose end comes before its start. Written on the
+ * drain thread, during a dump, as events (struct coll_event) the trace writer
+ * formats.
  */
 #include "gpu.h"
 
 uint64_t marks_flow_at(uint64_t start, uint64_t dur)
 {
 	return start + dur / 2;
+}
+
+uint64_t marks_flow_from(uint64_t start, uint64_t dur)
+{
+	return start + (dur >= 2 ? 1 : 0);
 }
 
 void marks_flow(struct coll_trace *t, const char *ph, uint32_t corr,

@@ -112,6 +112,13 @@ expect_eq "renumbered: its labels name the old pid" "$PROG -u 100, $host, was pi
 expect_eq "not renumbered: labels" "$PROG -u 100, $host" "$(labels $pa twice.json)"
 expect_eq "ranks in the merge summary" "[0, 1]" \
 	"$(jget ranks.json '[m["rank"] for m in d["mxprof"]["merged"]]')"
+# Files of one rank (the processes of that rank's mxprof run) make a trace
+# of that rank, written as Kineto writes it; files of several, none.
+"$MX" merge -o one.json rb.json rb.json > /dev/null
+expect_eq "one rank: distributedInfo" '"distributedInfo":{"rank": 1}' \
+	"$(grep -o '"distributedInfo":{[^}]*}' one.json)"
+expect_eq "two ranks: no distributedInfo" "" \
+	"$(grep -o '"distributedInfo"' ranks.json || true)"
 
 # Inputs are read twice: a pipe or a FIFO is refused with one line, before
 # any output exists, and never waited on.

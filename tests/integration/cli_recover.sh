@@ -82,8 +82,8 @@ check() {
 	expect_eq "$name: pids" "[$pid]" "$(jget "$name.sum.json" 'd["pids"]')"
 	expect_eq "$name: process" "crash_tasks" \
 		"$(jget "$name.sum.json" 'd["process_names"]["'"$pid"'"]')"
-	expect_eq "$name: threads" "crash-worker,crash_tasks" \
-		"$(jget "$name.sum.json" '",".join(sorted(t["name"] for t in d["threads"].values()))')"
+	expect_eq "$name: threads" "(crash-worker),(crash_tasks)" \
+		"$(jget "$name.sum.json" '",".join(sorted(t["name"].split()[2] for t in d["threads"].values()))')"
 	expect_eq "$name: dropped" 0 "$(jget "$name.sum.json" 'd["dropped"]')"
 	expect_eq "$name: table step" $N "$(row_count "$stats" crash step)"
 	expect_eq "$name: table inner" $N "$(row_count "$stats" crash inner)"

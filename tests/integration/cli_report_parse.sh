@@ -61,7 +61,7 @@ expect_eq "distributedInfo.rank, through merge" 5 "$(jget unk_m.json 'd["mxprof"
 expect_eq "mxprof.droppedRecords, through merge" 3 "$(jget unk_m.json 'd["mxprof"]["droppedRecords"]')"
 expect_eq "the event, copied by merge" \
 	'{"ph":"X","name":"a","u":{"v":[1,-2.5e-3,"s\"]}",{},[]],"w":null},"dur":2,"t":true,"f":false,"args":{"deep":[[[{"group":"no"}]]],"group":"g","n":null}}],' \
-	"$(sed -n 3p unk_m.json)"
+	"$(sed -n '/^"traceEvents":\[$/{n;p}' unk_m.json)"
 
 # stackFrames, string and number ids, before and after the events.
 printf '%s' '{"stackFrames":{"1":{"name":"main","category":"m","x":[1]},"2":{"name":"f\u00e9","parent":"1"},"z":{"name":"skip"}},

@@ -88,10 +88,21 @@ grep -q '^mxprof: trace  s.json$' sum.txt || fail "summary lacks the trace path"
 grep -q '^mxprof: tables s.stats.txt$' sum.txt || fail "summary lacks the tables path"
 echo "ok: summary"
 
-# A forked child writes its own file, listed in the summary.
+# A forked child writes its own file, listed in the summary: it is moved
+# into k.processes with the root's own, where a folder load of k.json's
+# folder does not count it twice, and merge rebuilds k.json from them.
 "$MX" run -o k.json -- sh -c "$PROG -u 10; true" 2> sum2.txt
-n=$(grep -c '^mxprof: child  k\.[0-9]*\.json$' sum2.txt || true)
+n=$(grep -c '^mxprof: child  k\.processes/k\.[0-9]*\.json$' sum2.txt || true)
 expect_eq "child traces listed" 1 "$n"
+expect_eq "traces beside k.json" "k.json" "$(ls k.*json)"
+# sh recorded nothing: the child's files alone.
+expect_eq "per-process files" "k.PID.json k.PID.stats.txt" \
+	"$(ls k.processes | sed 's/\.[0-9][0-9]*\./.PID./' | paste -sd' ')"
+"$MX" merge -o k2.json k.processes/*.json >/dev/null
+tracesummary k.json >k1.sum
+tracesummary k2.json >k2.sum
+expect_eq "merge rebuilds k.json from k.processes" "$(jget k1.sum 'sorted(d["spans"].items())')" \
+	"$(jget k2.sum 'sorted(d["spans"].items())')"
 child_trace=$(sed -n 's/^mxprof: child  //p' sum2.txt)
 expect_eq "child trace steps" 10 "$("$MX" report "$child_trace" | awk '$1 == "step" { print $2 }')"
 

@@ -1,8 +1,9 @@
 # mxprof run reports the files the library wrote, whatever the trace's name
 # ends in: both take the names of the tables and of a child's trace from
 # collector/paths.c. For each name: the tables line names the one tables
-# file in the folder, and a forked child's trace is listed (and nothing
-# else that looks like one).
+# file in the folder, and a forked child's trace is listed, in the folder
+# X.processes beside the merged trace (and nothing else that looks like
+# one).
 . "$ROOT/tests/integration/lib.sh"
 mxprof_command
 PROG=$BUILD/programs/cli_tasks
@@ -20,7 +21,7 @@ check() {
 	expect_eq "$trace: tables line" "mxprof: tables $tables" \
 		"$(grep '^mxprof: tables ' "$dir/sum.txt")"
 	expect_eq "$trace: the tables file written" "$dir/$tables" \
-		"$(find "$dir" -name '*.stats.txt' ! -name '*.[0-9]*.stats.txt' | sort)"
+		"$(find "$dir" -name '*.processes' -prune -o -name '*.stats.txt' ! -name '*.[0-9]*.stats.txt' -print | sort)"
 	expect_eq "$trace: trace line" "mxprof: trace  $trace" \
 		"$(grep '^mxprof: trace ' "$dir/sum.txt")"
 	got=$(sed -n 's/^mxprof: child  //p' "$dir/sum.txt")
@@ -32,14 +33,14 @@ check() {
 }
 
 n=0
-check t.json t.stats.txt 't.[0-9]*.json'
-check t.json.gz t.stats.txt 't.[0-9]*.json.gz'
+check t.json t.stats.txt 't.processes/t.[0-9]*.json'
+check t.json.gz t.stats.txt 't.processes/t.[0-9]*.json.gz'
 # The name that looked for t.gz.stats.txt while the library wrote
 # t.stats.txt.
-check t.gz t.stats.txt 't.[0-9]*.gz'
+check t.gz t.stats.txt 't.processes/t.[0-9]*.gz'
 # No ending: the child's trace is t.<pid>; its t.<pid>.stats.txt is not
 # another child.
-check t t.stats.txt 't.[0-9]*'
-check t.JSON t.JSON.stats.txt 't.JSON.[0-9]*'
-check a.b/t a.b/t.stats.txt 'a.b/t.[0-9]*'
-check a.b/t.gz a.b/t.stats.txt 'a.b/t.[0-9]*.gz'
+check t t.stats.txt 't.processes/t.[0-9]*'
+check t.JSON t.JSON.stats.txt 't.JSON.processes/t.JSON.[0-9]*'
+check a.b/t a.b/t.stats.txt 'a.b/t.processes/t.[0-9]*'
+check a.b/t.gz a.b/t.stats.txt 'a.b/t.processes/t.[0-9]*.gz'

@@ -66,6 +66,9 @@ import json
 ev = json.load(open("tree.json"))["traceEvents"]
 print(sorted({e["args"]["labels"] for e in ev if e.get("name") == "process_labels"})[0])')"
 nproc=$(jget sum.json 'len(d["pids"])')
+# One trace per run in the folder; each process's own in tree.processes.
+expect_eq "traces beside tree.json" "tree.json" "$(ls tree*.json)"
+expect_eq "per-process traces" "$nproc" "$(ls tree.processes/tree.json tree.processes/tree.[0-9]*.json | wc -l)"
 expect_eq "summary line" "mxprof: $nproc processes merged into tree.json" "$(grep -o '^mxprof: [0-9]* processes merged into tree.json' err.txt)"
 
 # SIGKILL: the journal is recovered without a manual step.

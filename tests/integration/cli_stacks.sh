@@ -138,14 +138,14 @@ echo "ok: usage errors"
 
 # merge: b's frame ids 1..3 collide with s's; they move by s's largest
 # id + 1 (10, room for an id 0) to 11..13, in the keys, the parents and the events' sf; the
-# frames come before traceEvents, as the library writes them.
+# frames come after traceEvents, as the library writes them.
 "$MX" merge -o m.json s.json b.json > /dev/null
 tracesummary m.json > /dev/null
 python3 - <<'PY'
 import json
 d = json.load(open("m.json"))
 keys = list(d)
-assert keys.index("stackFrames") < keys.index("traceEvents"), keys
+assert keys.index("stackFrames") > keys.index("traceEvents"), keys
 sf = d["stackFrames"]
 assert sorted(sf, key=int) == [str(i) for i in range(1, 14) if i != 10], sorted(sf, key=int)
 assert sf["11"] == {"name": "main", "category": "prog", "user": 1}, sf["11"]

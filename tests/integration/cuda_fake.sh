@@ -122,8 +122,8 @@ MXPROF_HOOK=none MXPROF_TRACE=cuda,gpu MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/b
 	fail "the run without NVTX failed"
 tracesummary bare.json >bare.sum || fail "the run without NVTX: trace check failed"
 expect_eq "without NVTX: launch calls" $((S * 3)) "$(jget bare.sum 'd["gpu"]["api"]["cuda_runtime/cudaLaunchKernel"]')"
-expect_eq "without NVTX: the main thread's name" "['cuda_fake_train']" \
-	"$(jget bare.json '[e["args"]["name"] for e in d["traceEvents"] if e.get("name") == "thread_name" and e["pid"] == d["mxprof"]["pid"]]')"
+expect_eq "without NVTX: the main thread's name" "['thread PID (cuda_fake_train)']" \
+	"$(jget bare.json '[e["args"]["name"].replace(str(e["tid"]), "PID") for e in d["traceEvents"] if e.get("name") == "thread_name" and e["pid"] == d["mxprof"]["pid"]]')"
 
 # GPU activity alone, under the default MXPROF_HOOK (@auto): the rings stay
 # empty, but the run recorded, so the line for a run that recorded nothing

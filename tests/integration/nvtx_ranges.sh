@@ -27,7 +27,7 @@ expect_eq "NVTX spans are user_annotation" 0 \
 # epoch > step > inner (or forward): depth 3 on the main thread.
 expect_eq "nesting depth" 3 "$(jget sum.json 'max(d["max_depth"].values())')"
 expect_eq "named OS thread" 1 \
-	"$(jget sum.json 'sum(1 for t in d["threads"].values() if t["name"] == "nvtx-main")')"
+	"$(jget sum.json 'sum(1 for t in d["threads"].values() if t["name"].endswith(" (nvtx-main)"))')"
 expect_eq "table step" $N "$(row_count nv.stats.txt NVTX step)"
 expect_eq "table forward" $N "$(row_count nv.stats.txt trainer forward)"
 expect_eq "table tick" $((N / 10)) "$(row_count nv.stats.txt 'NVTX (markers)' tick)"

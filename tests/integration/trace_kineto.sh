@@ -3,8 +3,10 @@
 #  - A folder of two ranks' traces read with Holistic Trace Analysis's own
 #    rank lookup (the regular expression "rank":\s+(\d+), line by line, as
 #    HTA 0.6.1's trace_file.py applies it) gives ranks 0 and 1.
-#  - displayTimeUnit is "ns", and every flow's "s" lies strictly inside
-#    its launching (or waiting) call's slice and its "f" strictly inside
+#  - displayTimeUnit is "ns", and every flow's "s" lies at its launching
+#    (or waiting) call's beginning, 1 ns in, and so before its "f" even for
+#    a synchronous call (cudaMemcpy, cudaDeviceSynchronize), and strictly
+#    inside that call's slice, and its "f" strictly inside
 #    its GPU or sync slice (the innermost slice holding it is its own), so
 #    that the catapult viewer binds every arrow to its own slice even where
 #    GPU work runs back to back: the fake queues each launch behind the
@@ -91,6 +93,11 @@ for corr, p in sorted(flows.items()):
         inner = min(h, key=lambda x: ns(x["dur"]))
         assert inner["args"].get("correlation") == corr, (ph, corr, inner)
         inside[ph] += 1
+    # The start at its call's beginning (Kineto's place, 1 ns in), never
+    # after the end: catapult drops an arrow that ends before it starts.
+    call = [x for x in holders(p["s"]) if x["args"].get("correlation") == corr][0]
+    assert ns(p["s"]["ts"]) == ns(call["ts"]) + 1, (corr, p["s"], call)
+    assert ns(p["s"]["ts"]) <= ns(p["f"]["ts"]), (corr, p)
 assert inside == {"s": pairs, "f": pairs}, inside
 print("ok: every flow end strictly inside its own slice", inside)
 # GPU work back to back: a slice that starts where the one before it on

@@ -93,7 +93,7 @@ for (_, _, _, g), (_, _, _, w) in zip(got, want):
     assert list(g) == list(w), (list(g), list(w))
 
 # A flow from each waiting call to its sync record, each end strictly
-# inside its own slice.
+# inside its own slice, the start at the call's beginning.
 flows = {}
 for e in ev:
     if e["ph"] in ("s", "f"):
@@ -107,6 +107,8 @@ for s in syncs:
         x = p[end]
         assert (x["pid"], x["tid"]) == (slice_["pid"], slice_["tid"]), (x, slice_)
         assert ns(slice_["ts"]) < ns(x["ts"]) < ns(slice_["ts"]) + ns(slice_["dur"]), (x, slice_)
+    # The start at the waiting call's beginning (1 ns in), before the end.
+    assert ns(p["s"]["ts"]) == ns(call["ts"]) + 1 <= ns(p["f"]["ts"]), (p, call)
 
 # Kernels: Kineto's args, and the wait shown on the GPU: "consume" starts
 # when "produce" ends.
@@ -145,7 +147,7 @@ meta = {(e["name"], e["pid"], e["tid"]): e["args"] for e in ev if e["ph"] == "M"
 assert meta[("process_name", pid, 0)] == {"name": "cuda_fake_sync"}, meta[("process_name", pid, 0)]
 assert meta[("process_labels", pid, 0)] == {"labels": cmdline}, meta[("process_labels", pid, 0)]
 assert meta[("process_sort_index", pid, 0)] == {"sort_index": pid}
-assert meta[("thread_name", pid, pid)] == {"name": "cuda_fake_sync"}
+assert meta[("thread_name", pid, pid)] == {"name": "thread %d (cuda_fake_sync)" % pid}
 assert meta[("process_name", 0, 0)] == {"name": "GPU 0 (mxprof fake GPU)"}
 names = {k[2]: v["name"] for k, v in meta.items() if k[0] == "thread_name" and k[1] == 0}
 assert names == {13: "stream 13", 14: "stream 14", 1000014: "stream 14 (sync)", -1: "sync"}, names

@@ -3,7 +3,7 @@
 
 usage: stackcheck.py TRACE [DEPTH] [CATEGORY]
 
-Checks that "stackFrames" is an object of frames with "name" and
+Checks that "stackFrames" comes after traceEvents, is an object of frames with "name" and
 "category", whose "parent" names another frame, and that every event's
 "sf" names a frame (exit status 1 and one line on stderr otherwise).
 Prints, sorted, one line per distinct (pid != main?, event, stack):
@@ -30,6 +30,11 @@ def main():
     frames = d.get("stackFrames", {})
     if not isinstance(frames, dict):
         sys.exit("stackFrames is not an object")
+    keys = list(d)
+    if frames and keys.index("stackFrames") < keys.index("traceEvents"):
+        # HTA's streaming reader recurses once for each member before
+        # traceEvents and overflows Python's stack on a big stackFrames.
+        sys.exit("stackFrames comes before traceEvents")
     for k, fr in frames.items():
         if "name" not in fr or "category" not in fr:
             sys.exit("frame %s has no name or category" % k)

@@ -69,6 +69,9 @@ def gpu_summary(evs):
     for fid in finishes:
         if fid not in starts:
             fail("flow end %r has no start" % fid)
+        if float(starts[fid]["ts"]) > float(finishes[fid]["ts"]):
+            # A viewer that orders flow points by time drops it.
+            fail("flow %r ends before it starts" % fid)
         g["flows"]["pairs"] += 1
     for e in evs:
         if e.get("ph") != "X":

@@ -427,10 +427,13 @@ static void test_chrome_metadata_names_process_and_threads(void **st)
 	find(&t, 'M', "process_sort_index", 0);
 	for (int k = 0; k <= NREC; k++) {
 		const struct ev *e = find(&t, 'M', "thread_name", rec_tids[k]);
+		/* As Kineto names host threads. */
 		if (k < NREC) {
-			snprintf(want, sizeof(want), "rec-%d", k);
+			snprintf(want, sizeof(want), "thread %d (rec-%d)",
+				 rec_tids[k], k);
 		} else {
-			snprintf(want, sizeof(want), "flood");
+			snprintf(want, sizeof(want), "thread %d (flood)",
+				 rec_tids[k]);
 		}
 		args = get(e->v, "args", yajl_t_object);
 		assert_string_equal(get_str(args, "name"), want);

@@ -425,6 +425,11 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet);
  * run wrote. Call once, before the launch. This function can't fail. */
 void run_summary_before(const char *pat);
 
+/* Writes the folder that holds the per-process files of the tree whose
+ * merged trace is trace ("d/X.json" gives "d/X.processes"). Returns 0 or
+ * -ENAMETOOLONG. */
+int run_summary_parts_dir(const char *trace, char *buf, size_t len);
+
 /* Writes the trace path the library uses for process pid under the
  * MXPROF_OUTPUT pattern pat into buf: settings_output_name() (preload/
  * settings.h), %r with the rank of this process's environment; pid 0
@@ -499,8 +504,9 @@ void run_summary_notes_close(char *path);
  * this run's count); run_tree_after(), once the program has ended,
  * recovers the journals that processes killed before their final dump
  * left (one line each, with how the process ended when w saw it; a
- * journal whose writer still runs is left in place), merges every
- * process's trace into the root's and writes the tables of the whole
+ * journal whose writer still runs is left in place), moves every
+ * process's trace and tables into the folder X.processes (below), merges
+ * the traces into the root's X.json and writes the tables of the whole
  * tree, then one section per process that recorded anything, over the
  * root's; it frees t. Neither can fail: what cannot be done is said in one
  * line and left as it was.

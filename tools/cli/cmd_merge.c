@@ -15,8 +15,8 @@
  *
  * Files with call stacks are read once more, before step 2, for their
  * stackFrames (merge_frames.c): the merged trace has one stackFrames,
- * before its traceEvents, with each file's frame ids (and its events' "sf")
- * moved past those of the files before it.
+ * after its traceEvents as in the library's traces, with each file's frame
+ * ids (and its events' "sf") moved past those of the files before it.
  *
  * The output is a struct out (collector/out.c): written to OUT.tmp.PID and
  * renamed to OUT when complete, gzip-compressed when OUT ends in .gz.
@@ -62,7 +62,7 @@ static void mg_top_level(struct out *o, const struct merge_file *files,
 	int capped = 0;
 	size_t i, j;
 
-	out_str(o, "],\n\"mxprof\":{\"version\":\"" MXPROF_VERSION "\"");
+	out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION "\"");
 	for (i = 0; i < nf; i++) {
 		dropped += files[i].meta.dropped;
 		capped |= files[i].meta.timeline_truncated;
@@ -186,6 +186,29 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		out_i64(o, base);
 	}
 	out_str(o, ",\"deviceProperties\":[],\n");
+	/* Files of one rank (the processes of one rank's run, which mxprof
+	 * run merges) make a trace of that rank, as Kineto writes it (the
+	 * space after the colon: HTA's rank lookup). Files of several ranks
+	 * make none: each process's labels name its rank. */
+	for (i = 0; i < nf && files[i].meta.has_rank &&
+		    files[i].meta.rank == files[0].meta.rank;
+	     i++) {
+	}
+	if (nf && i == nf) {
+		out_str(o, "\"distributedInfo\":{\"rank\": ");
+		out_i64(o, files[0].meta.rank);
+		out_str(o, "},\n");
+	}
+	out_str(o, "\"traceEvents\":[\n");
+	for (i = 0; i < nf; i++) {
+		if (merge_copy_file(&files[i], i, o, &events) < 0) {
+			out_abort(o);
+			goto out;
+		}
+		merge_index_write_names(&files[i], o, &events);
+	}
+	out_str(o, "],\n");
+	/* The frames after the events, as the library writes them. */
 	for (i = 0; i < nf; i++) {
 		if (!files[i].has_frames) {
 			continue;
@@ -201,14 +224,6 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 	}
 	if (frames) {
 		out_str(o, "\n},\n");
-	}
-	out_str(o, "\"traceEvents\":[\n");
-	for (i = 0; i < nf; i++) {
-		if (merge_copy_file(&files[i], i, o, &events) < 0) {
-			out_abort(o);
-			goto out;
-		}
-		merge_index_write_names(&files[i], o, &events);
 	}
 	mg_top_level(o, files, nf, events);
 	rc = out_commit(o);

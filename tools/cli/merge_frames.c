@@ -6,14 +6,14 @@
  * The first pass notes each file's largest frame id (merge_frames_note());
  * file k's ids then move up by the sum of (largest id + 1) over the files
  * before it (merge_frames_assign()), so the first file keeps its own. The
- * frames are copied before traceEvents, as the library writes them, by a
+ * frames are copied after traceEvents, as the library writes them, by a
  * pass of their own over each file that has any (merge_frames_copy()),
- * which stops where its stackFrames ends: at the head of the file for the
- * library's traces (when it comes after the events, they are passed over
- * in one step each: mf_object()). The copy rewrites each frame's key and
- * its "parent"; merge_copy.c moves each event's "sf" by the same offset.
- * Ids that are not decimal are copied as they are. A frame is written
- * only whole.
+ * which stops where its stackFrames ends, before or after its events (the
+ * library writes it after them: the events are then passed over in one
+ * step each, mf_object()). The copy rewrites each frame's key and its
+ * "parent"; merge_copy.c moves each event's "sf" by the same offset. Ids
+ * that are not decimal are copied as they are. A frame is written only
+ * whole.
  */
 #include <errno.h>
 #include <stdlib.h>

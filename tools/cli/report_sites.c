@@ -12,8 +12,9 @@
  * The site of a stack is frames_site(): the innermost frame of the user's
  * own code, else the innermost frame.
  *
- * The library writes stackFrames before traceEvents, so every frame is
- * known when the events come. A file with stackFrames after its events
+ * A file with stackFrames before traceEvents has every frame known when
+ * the events come. One with stackFrames after its events (the library
+ * writes it there, for HTA's streaming reader: docs/trace-format.md)
  * gets its call-site rows from a second pass (cmd_report.c), which
  * report_sites_finish() asks for; the events with a stack met before any
  * frame are "late", and the second pass adds the rows of those only.

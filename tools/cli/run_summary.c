@@ -152,21 +152,12 @@ static int rs_written(const char *path)
 	return 1;
 }
 
-void run_summary_before(const char *pat)
+int run_summary_parts_dir(const char *trace, char *buf, size_t len)
 {
-	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
+	int w = snprintf(buf, len, "%.*s.processes", (int)paths_stem_len(trace),
+			 trace);
 
-	if (!pat || !*pat) {
-		pat = "profile.json";
-	}
-	run_summary_expand(pat, 0, path, sizeof(path));
-	rs_note(path);
-	if (paths_stats(path, stats, sizeof(stats)) == 0) {
-		rs_note(stats);
-	}
-	if (paths_child(path, RS_PID_GLOB, cpat, sizeof(cpat)) == 0) {
-		rs_note(cpat);
-	}
+	return w >= 0 && (size_t)w < len ? 0 : -ENAMETOOLONG;
 }
 
 /* Returns 1 when name[pre .. strlen(name) - suf) is a non-empty run of
@@ -187,12 +178,69 @@ static int rs_is_tag(const char *name, size_t pre, size_t suf)
 	return 1;
 }
 
+/* Writes the glob of the descendants' traces that mxprof run moved into
+ * X.processes (run_tree.c). Returns 0, or -ENAMETOOLONG. */
+static int rs_parked(const char *path, char *buf, size_t len)
+{
+	char dir[PATH_MAX], child[PATH_MAX + 16];
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (run_summary_parts_dir(path, dir, sizeof(dir)) < 0 ||
+	    paths_child(base, RS_PID_GLOB, child, sizeof(child)) < 0) {
+		return -ENAMETOOLONG;
+	}
+	int w = snprintf(buf, len, "%s/%s", dir, child);
+	return w >= 0 && (size_t)w < len ? 0 : -ENAMETOOLONG;
+}
+
+/* Prints "mxprof: child  PATH" for each descendant's trace that matches
+ * glob cpat (X.<pid><ending>, the pid's digits at pre) and this run
+ * wrote. Returns 1 when it printed any. */
+static int rs_children(const char *cpat, size_t pre, size_t suf)
+{
+	glob_t g;
+	int any = 0;
+
+	if (glob(cpat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			if (!rs_is_tag(g.gl_pathv[i], pre, suf) ||
+			    !rs_written(g.gl_pathv[i])) {
+				continue;
+			}
+			fprintf(stderr, "mxprof: child  %s\n", g.gl_pathv[i]);
+			any = 1;
+		}
+	}
+	globfree(&g);
+	return any;
+}
+
+void run_summary_before(const char *pat)
+{
+	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
+
+	if (!pat || !*pat) {
+		pat = "profile.json";
+	}
+	run_summary_expand(pat, 0, path, sizeof(path));
+	rs_note(path);
+	if (paths_stats(path, stats, sizeof(stats)) == 0) {
+		rs_note(stats);
+	}
+	if (paths_child(path, RS_PID_GLOB, cpat, sizeof(cpat)) == 0) {
+		rs_note(cpat);
+	}
+	if (rs_parked(path, cpat, sizeof(cpat)) == 0) {
+		rs_note(cpat);
+	}
+}
+
 /* Prints the summary of a run on stderr (see cli.h). This function can't
  * fail; what cannot be read is left out. */
 void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 {
 	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
-	glob_t g;
 	int have = 0, have_stats;
 
 	if (!pat || !*pat) {
@@ -226,23 +274,15 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 		fprintf(stderr, "mxprof: tables %s\n", stats);
 	}
 	/* Descendants write X.<pid>.json (paths_child) beside the parent's
-	 * file: the glob's matches whose tag is all digits. */
+	 * file, which mxprof run moves into X.processes: the glob's matches
+	 * whose tag is all digits. */
+	size_t stem = paths_stem_len(path), suf = strlen(path) - stem;
 	if (paths_child(path, RS_PID_GLOB, cpat, sizeof(cpat)) == 0) {
-		size_t i, stem = paths_stem_len(path);
-
-		if (glob(cpat, 0, NULL, &g) == 0) {
-			for (i = 0; i < g.gl_pathc; i++) {
-				if (!rs_is_tag(g.gl_pathv[i], stem + 1,
-					       strlen(path) - stem) ||
-				    !rs_written(g.gl_pathv[i])) {
-					continue;
-				}
-				fprintf(stderr, "mxprof: child  %s\n",
-					g.gl_pathv[i]);
-				have = 1;
-			}
-		}
-		globfree(&g);
+		have |= rs_children(cpat, stem + 1, suf);
+	}
+	if (rs_parked(path, cpat, sizeof(cpat)) == 0) {
+		have |= rs_children(
+			cpat, strlen(cpat) - strlen(RS_PID_GLOB) - suf, suf);
 	}
 	if (!have) {
 		char journal[4200];

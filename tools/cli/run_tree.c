@@ -11,10 +11,13 @@
  *     died before its final dump (SIGKILL, an OOM kill): it is recovered
  *     into that process's trace and tables (collector/recover.c), said in
  *     one line, and removed.
- *  2. With more than one process, their traces are merged into X.json
- *     (merge_write, the code of mxprof merge), each process its own
- *     labelled track, and X.stats.txt gets the tables of the whole tree,
- *     then one section per process.
+ *  2. With more than one process, each one's trace (X.json, X.<pid>.json)
+ *     and tables move into the folder X.processes/ (where a reader that
+ *     loads every trace of the output folder does not count the same
+ *     records twice, and from which mxprof merge rebuilds X.json); they
+ *     are merged into X.json (merge_write, the code of mxprof merge),
+ *     each process its own labelled track, and X.stats.txt gets the
+ *     tables of the whole tree, then one section per process.
  *
  * Only files that this run wrote count: run_tree_before() notes what
  * existed (device, inode, time, size) before the program started. With %p
@@ -377,11 +380,71 @@ done:
 	free(out);
 }
 
+/* Moves path, and its tables when it has them, into folder dir (same
+ * name). Returns the new path (malloc'd), or NULL with path left where it
+ * was. */
+static char *rt_park(const char *dir, const char *path)
+{
+	char stats[PATH_MAX + 16], to[2 * PATH_MAX];
+	const char *base = strrchr(path, '/');
+	char *moved;
+
+	base = base ? base + 1 : path;
+	if ((size_t)snprintf(to, sizeof(to), "%s/%s", dir, base) >=
+		    sizeof(to) ||
+	    !(moved = strdup(to))) {
+		return NULL;
+	}
+	if (rename(path, moved) < 0) {
+		free(moved);
+		return NULL;
+	}
+	if (paths_stats(path, stats, sizeof(stats)) == 0 &&
+	    access(stats, F_OK) == 0) {
+		const char *sb = strrchr(stats, '/');
+		sb = sb ? sb + 1 : stats;
+		if ((size_t)snprintf(to, sizeof(to), "%s/%s", dir, sb) <
+		    sizeof(to)) {
+			rename(stats, to);
+		}
+	}
+	return moved;
+}
+
+/* Moves the traces of the tree (and their tables) into X.processes, where
+ * a reader of the output folder (Holistic Trace Analysis loads every
+ * .json in it) does not count them beside the merged X.json, and where
+ * mxprof merge can rebuild X.json from them. traces[i] then name the
+ * moved files (those moved are freed through *owned). Any that cannot
+ * move stays where it is. */
+static void rt_park_all(const char *trace, char **traces, size_t nt,
+			char **owned)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (run_summary_parts_dir(trace, dir, sizeof(dir)) < 0 ||
+	    (mkdir(dir, 0777) < 0 &&
+	     (errno != EEXIST || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))) {
+		util_err("cannot make %s (%s); the processes' traces stay "
+			 "beside %s",
+			 dir, strerror(errno), trace);
+		return;
+	}
+	for (i = 0; i < nt; i++) {
+		char *moved = rt_park(dir, traces[i]);
+		if (moved) {
+			traces[i] = owned[i] = moved;
+		}
+	}
+}
+
 void run_tree_after(struct run_tree *t, const struct run_wait *w)
 {
 	struct rt_file *f = NULL;
 	size_t n = 0, i, nt = 0;
-	char **traces = NULL;
+	char **traces = NULL, **owned = NULL;
 	uint64_t events = 0;
 	int merge;
 	char child[PATH_MAX + 16];
@@ -425,9 +488,13 @@ void run_tree_after(struct run_tree *t, const struct run_wait *w)
 	 * than the root (which wrote none: it ended with _exit, recorded
 	 * nothing, or was a shell that exec'ed nothing). */
 	merge = nt > 1 || (nt == 1 && strcmp(traces[0], t->trace) != 0);
+	if (merge && (owned = calloc(nt, sizeof(*owned)))) {
+		/* Each process's trace (the root's included, which the merge
+		 * replaces) into X.processes, then the tables of the tree
+		 * from them. */
+		rt_park_all(t->trace, traces, nt, owned);
+	}
 	if (merge) {
-		/* The tables first: they read each process's own trace, the
-		 * root's included, before the merge replaces it. */
 		rt_tables(t->trace, traces, nt);
 	}
 	if (merge && merge_write(t->trace, traces, nt, 1, &events) == CLI_OK) {
@@ -436,6 +503,10 @@ void run_tree_after(struct run_tree *t, const struct run_wait *w)
 			nt, nt == 1 ? "" : "es", t->trace,
 			(unsigned long long)events);
 	}
+	for (i = 0; owned && i < nt; i++) {
+		free(owned[i]);
+	}
+	free(owned);
 	free(traces);
 	rt_free(f, n);
 	run_tree_free(t);

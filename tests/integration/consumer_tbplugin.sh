@@ -1,0 +1,34 @@
+# The TensorBoard PyTorch Profiler plugin's loader (pytorch/kineto's
+# tb_plugin, from its sources in $MXPROF_CONSUMERS/kineto-tb/tb_plugin,
+# docs/tests.md), on Debian's pandas, reads mxprof's trace of a PyTorch CPU
+# loop with stacks as it reads a Kineto CPU trace: views Overview,
+# Operator and Trace; the Operator view's counts equal mxprof's own "aten"
+# table, operator for operator; its call-stack view lists, for every
+# operator, the stacks PyTorch's "Call stack" argument gives, each ending
+# at the script's <module>. (Steps and DataLoader time are not checked.)
+. "$ROOT/tests/integration/lib.sh"
+TB=${MXPROF_CONSUMERS:-}/kineto-tb/tb_plugin
+PY=/usr/bin/python3
+[ -n "${MXPROF_CONSUMERS:-}" ] && [ -f "$TB/torch_tb_profiler/profiler/data.py" ] ||
+	skip "no tb_plugin sources (set MXPROF_CONSUMERS, see docs/tests.md)"
+"$PY" -c 'import pandas' 2>/dev/null || skip "$PY lacks pandas (python3-pandas)"
+"$PY" -c 'import torch' 2>/dev/null || skip "torch cannot be imported by $PY"
+cp "$ROOT/tests/programs/torch_train.py" .
+MXPROF_STACKS=64 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/w.pt.trace.json" \
+	LD_PRELOAD="$PRELOAD" "$PY" torch_train.py 5 plain >/dev/null || fail "torch_train.py"
+"$PY" "$ROOT/tests/tools/tbplugin_check.py" "$TB" w.pt.trace.json >tb.json ||
+	fail "the plugin's loader failed"
+expect_eq "views" "['overall', 'operator', 'trace']" "$(jget tb.json 'd["views"]')"
+# mxprof's "aten" table: NAME COUNT ... rows.
+awk '$0 == "aten" {s = 1; next} s && /^$/ {exit} s && /^aten::/ {print $1, $2}' \
+	w.pt.trace.stats.txt | sort >mx.txt
+jget tb.json '"\n".join("%s %d" % kv for kv in sorted(d["ops"].items()))' | sort >tb.txt
+[ "$(wc -l <mx.txt)" -gt 20 ] || fail "only $(wc -l <mx.txt) operators in mxprof's table"
+diff mx.txt tb.txt || fail "the Operator view's counts differ from mxprof's table"
+echo "ok: $(wc -l <tb.txt) operators, the same counts"
+expect_eq "operators with a call stack" "$(jget tb.json 'sorted(d["ops"])')" \
+	"$(jget tb.json 'd["with_stack"]')"
+expect_eq "call-stack view: operators" "$(jget tb.json 'sorted(d["ops"])')" \
+	"$(jget tb.json 'sorted(d["stacks"])')"
+expect_eq "call-stack view: stacks not at <module>" "[]" \
+	"$(jget tb.json '[s for v in d["stacks"].values() for s in v if not s.endswith("torch_train.py(81): <module>")]')"
