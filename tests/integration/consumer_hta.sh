@@ -66,3 +66,29 @@ cat a.txt
 expect_eq "analyses that run on Kineto's CPU trace" 4 \
 	"$(grep -c ' kineto=ok' a.txt)"
 expect_eq "of those, failing on mxprof's" "" "$(grep ' kineto=ok' a.txt | grep -v 'mxprof=ok' || true)"
+
+# Steps: two runs of the 12-step DataLoader loop. HTA finds the 12 profiler
+# steps, and TraceDiff compares iteration 3 of one with iteration 3 of the
+# other (before steps, it said the trace "doesn't have any iteration"):
+# each annotation and autograd row once per step, the same in both. The
+# straggler analysis looks at communication kernels: on a CPU-only trace
+# it fails as it does on HTA's own Kineto CPU trace.
+mkdir sa sb
+for x in sa sb; do
+	MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$x/t.json" LD_PRELOAD="$PRELOAD" \
+		"$PY" "$ROOT/tests/programs/torch_loop.py" sgd >/dev/null ||
+		fail "torch_loop.py under mxprof"
+done
+$CHECK steps sa sb >s.txt || fail "HTA's steps: $(tail -3 s.txt)"
+$CHECK steps kineto - >ks.txt || fail "HTA's steps of Kineto's trace: $(tail -3 ks.txt)"
+cat s.txt ks.txt
+expect_eq "HTA's profiler steps" "0 1 2 3 4 5 6 7 8 9 10 11" "$(sed -n 's/^steps //p' s.txt)"
+expect_eq "stragglers, as on Kineto's CPU trace" \
+	"$(sed -n 's/^stragglers //p' ks.txt)" "$(sed -n 's/^stragglers //p' s.txt)"
+for row in "ProfilerStep#3 1 1" "my_block 1 1" "Optimizer.step#SGD.step 1 1" \
+	"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__ 1 1" \
+	"autograd::engine::evaluate_function: AddmmBackward0 2 2" \
+	"AddmmBackward0 2 2" "torch::autograd::AccumulateGrad 4 4"; do
+	grep -qxF "op $row" s.txt || fail "TraceDiff has no row '$row'"
+done
+echo "ok: TraceDiff of iteration 3 against iteration 3, $(sed -n 's/^diff //p' s.txt) rows"

@@ -5,7 +5,8 @@
 # Operator and Trace; the Operator view's counts equal mxprof's own "aten"
 # table, operator for operator; its call-stack view lists, for every
 # operator, the stacks PyTorch's "Call stack" argument gives, each ending
-# at the script's <module>. (Steps and DataLoader time are not checked.)
+# at the script's <module>. The 12-step DataLoader loop of torch_loop.py:
+# the Overview has 12 steps, each with DataLoader time above 0.
 . "$ROOT/tests/integration/lib.sh"
 TB=${MXPROF_CONSUMERS:-}/kineto-tb/tb_plugin
 PY=/usr/bin/python3
@@ -32,3 +33,13 @@ expect_eq "call-stack view: operators" "$(jget tb.json 'sorted(d["ops"])')" \
 	"$(jget tb.json 'sorted(d["stacks"])')"
 expect_eq "call-stack view: stacks not at <module>" "[]" \
 	"$(jget tb.json '[s for v in d["stacks"].values() for s in v if not s.endswith("torch_train.py(81): <module>")]')"
+
+# Steps and DataLoader time.
+MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/s.pt.trace.json" LD_PRELOAD="$PRELOAD" \
+	"$PY" "$ROOT/tests/programs/torch_loop.py" sgd >/dev/null || fail "torch_loop.py"
+"$PY" "$ROOT/tests/tools/tbplugin_check.py" "$TB" s.pt.trace.json >steps.json ||
+	fail "the plugin's loader failed on the loop"
+expect_eq "the Overview's steps" "['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11']" \
+	"$(jget steps.json 'd["steps"]')"
+expect_eq "steps with DataLoader time" 12 \
+	"$(jget steps.json 'sum(1 for t in d["dataloader_us"] if t > 0)')"

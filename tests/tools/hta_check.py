@@ -10,6 +10,12 @@ usage: hta_check.py HTA_DIR ranks DIR
        hta_check.py HTA_DIR analyses KINETO_DIR MXPROF_DIR
            runs each TraceAnalysis analysis on both folders and prints
            "ANALYSIS kineto=ok|error mxprof=ok|error" for each
+       hta_check.py HTA_DIR steps DIR_A DIR_B|-
+           prints the profiler steps of DIR_A ("steps N N ..."), the
+           ranks get_potential_stragglers() names ("stragglers ..."),
+           and the rows of TraceDiff.compare_traces() of DIR_A's and
+           DIR_B's iterations 3 ("diff ROWS", then "op NAME COUNT_A
+           COUNT_B" for each user annotation compared)
 """
 import contextlib
 import io
@@ -75,6 +81,26 @@ def analyses(kineto, mxprof):
         print(name, " ".join(out))
 
 
+def steps(a, b):
+    from hta.trace_diff import TraceDiff
+    t = quiet(TraceAnalysis, trace_dir=a)
+    print("steps", " ".join(str(s) for s in quiet(t.get_profiler_steps)))
+    try:
+        print("stragglers", " ".join(str(r) for r in quiet(
+            t.get_potential_stragglers, num_candidates=1)))
+    except Exception as e:  # noqa: BLE001 (reported, compared by the test)
+        print("stragglers error", type(e).__name__, e)
+    if b == "-":
+        return
+    df = quiet(TraceDiff.compare_traces, a, b, control_iteration=3,
+               test_iteration=3)
+    print("diff", len(df))
+    for name, row in df.iterrows():
+        if not str(name).startswith("aten::"):
+            print("op", name, int(row["Control_counts"]),
+                  int(row["Test_counts"]))
+
+
 cmd = sys.argv[2]
 if cmd == "ranks":
     ranks(sys.argv[3])
@@ -82,5 +108,7 @@ elif cmd == "backends":
     backends(sys.argv[3])
 elif cmd == "analyses":
     analyses(sys.argv[3], sys.argv[4])
+elif cmd == "steps":
+    steps(sys.argv[3], sys.argv[4])
 else:
     sys.exit(__doc__)

@@ -5,7 +5,9 @@ each worker's file, and prints what its views hold, one JSON line:
 
   {"views": [the views offered], "ops": {NAME: calls} (the Operator view,
    grouped by name), "with_stack": the operators with a call stack,
-   "stacks": {NAME: [its call stacks]} (the call-stack view)}
+   "stacks": {NAME: [its call stacks]} (the call-stack view),
+   "steps": [the Overview's step names], "dataloader_us": [each step's
+   DataLoader time, us]}
 
 usage: tbplugin_check.py TB_PLUGIN_DIR TRACE
 (TRACE's name must end in .pt.trace.json, as the plugin wants.)
@@ -23,6 +25,7 @@ warnings.simplefilter("ignore")
 logging.disable(logging.CRITICAL)
 with contextlib.redirect_stderr(io.StringIO()):
     from torch_tb_profiler.profiler.data import RunProfileData
+    from torch_tb_profiler.profiler.overall_parser import ProfileRole
     from torch_tb_profiler.profiler.run_generator import RunGenerator
 
 data = RunProfileData.parse("worker", None, sys.argv[2], tempfile.mkdtemp())
@@ -35,4 +38,7 @@ print(json.dumps({
     "ops": {r["name"]: r["calls"] for r in table},
     "with_stack": sorted(r["name"] for r in table if r["has_call_stack"]),
     "stacks": stacks,
+    "steps": list(data.steps_names or []),
+    "dataloader_us": [c.costs[ProfileRole.DataLoader]
+                      for c in data.steps_costs or []],
 }))
