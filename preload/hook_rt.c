@@ -155,11 +155,16 @@ static void stack_free(void *p)
 	munmap(p, sizeof(struct hook_stack));
 }
 
+static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
+			uintptr_t *sp, uintptr_t *rbx);
+
 void hook_rt_init(void)
 {
 	if (!stack_key_ok && pthread_key_create(&stack_key, stack_free) == 0) {
 		stack_key_ok = 1;
 	}
+	stack_set_through(walk_through, (uintptr_t)hook_tramp_stubs,
+			  (uintptr_t)hook_stub(HOOK_MAX));
 }
 
 /* Maps this thread's stack. Returns NULL when that fails (the call then
@@ -210,6 +215,42 @@ static int frame_armed(const struct hook_frame *f)
 static inline uint32_t depth(const struct hook_stack *s)
 {
 	return (uint32_t)(hook_rt_tls.top - s->f);
+}
+
+/* The stack walk's way through a hooked call this thread is in
+ * (stack_through_fn): ip is a return address among the stubs. A call
+ * whose function returns to ip is a live frame of that stub whose slot
+ * holds ip; frames are searched from *k down, the walk meeting calls
+ * innermost first. */
+static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
+			uintptr_t *sp, uintptr_t *rbx)
+{
+	uintptr_t off = ip - (uintptr_t)hook_tramp_stubs;
+	struct hook_stack *s = stack;
+
+	if ((off & (HOOK_STUB_SIZE - 1)) != HOOK_STUB_EXIT) {
+		return -1;
+	}
+	if (!s) {
+		return 0;
+	}
+	uint32_t at = (uint32_t)(off - HOOK_STUB_EXIT + HOOK_STUB_RESUME);
+	uint32_t d = depth(s);
+	uint32_t i = *k < d ? *k : d;
+
+	while (i > 0) {
+		const struct hook_frame *f = &s->f[--i];
+		uintptr_t *slot = f->slot;
+
+		if (f->at == at && slot != HOOK_RT_BUILDING && *slot == ip) {
+			*k = i;
+			*ret = f->ret;
+			*sp = (uintptr_t)(slot + 1);
+			*rbx = f->rbx;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*

@@ -1,10 +1,10 @@
 /*
  * stack.c - capturing the call stack of an event as it begins.
  *
- * stack_capture() walks the native frames with libunwind's unw_backtrace
- * (the cached, fast path), leaves out mxprof's own frames (this code, and
- * the stubs of hooked calls that the call is nested in: unwinding passes
- * through them by their unwind information, hook_tramp.S) and, where the thread
+ * stack_capture() walks the native frames with mxprof's own unwinder
+ * (stack_unwind.c, which passes the hooked calls the call is nested in
+ * through the hook runtime's shadow frames), leaves out mxprof's own
+ * frames (this code, the hook trampolines) and, where the thread
  * runs CPython, puts the Python frames in the place of the interpreter's
  * evaluation calls; the interpreter's other native frames (calls, vectorcalls,
  * the evaluation loop's helpers) are left out of such a stack, as the Python
@@ -26,8 +26,9 @@
  * are not on the thread's stack, which a hooked call may find nearly used
  * up: each thread maps a scratch area at its first capture, with a level
  * for each capture nested in another (a signal handler's), and unmaps it
- * when it ends. The capture itself then needs about 3 KiB of stack,
- * whatever the depth (libunwind's cursor is most of it). A capture nested
+ * when it ends; the walk's cache of unwind rules lives there too, one
+ * for all levels. The capture itself then needs under 1 KiB of stack,
+ * whatever the depth. A capture nested
  * deeper than the levels, or one whose scratch cannot be mapped, is left
  * out and counted (stack_skipped()).
  */
@@ -43,25 +44,12 @@
 #include "preload.h"
 #include "stack.h"
 
-/* Native frames come from libunwind where the build has it (x86-64 with
- * Debian's libunwind-dev); elsewhere the capture is left out, with one
- * line at start-up. */
-#if defined(__x86_64__) && __has_include(<libunwind.h>)
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+/* Native frames come from mxprof's own unwinder (stack_unwind.c), on
+ * x86-64; elsewhere the capture is left out, with one line at start-up. */
+#if defined(__x86_64__)
 #define STACK_NATIVE 1
-static int walk(void **ips, int n)
-{
-	return unw_backtrace(ips, n);
-}
 #else
 #define STACK_NATIVE 0
-static int walk(void **ips, int n)
-{
-	(void)ips;
-	(void)n;
-	return 0;
-}
 #endif
 
 int stack_depth;
@@ -147,6 +135,7 @@ struct scratch_level {
 };
 
 struct scratch {
+	struct stack_unwind_cache cache; /* the walk's rules, all levels' */
 	struct scratch_level level[SCRATCH_LEVELS];
 };
 
@@ -215,7 +204,11 @@ uint64_t stack_skipped(void)
 
 void stack_probe(void)
 {
-	if (stack_depth <= 0 || __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
+	if (stack_depth <= 0) {
+		return;
+	}
+	stack_unwind_load();
+	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
 		return;
 	}
 	if (py_stack_probe() <= 0) {
@@ -242,7 +235,7 @@ int stack_init(int depth)
 	}
 	scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 	code_range((const void *)stack_init, &self_lo, &self_hi);
-	stack_probe();
+	stack_probe(); /* reads the objects' unwind tables too */
 	return 0;
 }
 
@@ -354,7 +347,8 @@ uint32_t stack_capture(void)
 	void **ips = l->ips;
 	struct py_frame *py = l->py;
 	uint64_t *w = l->w;
-	int n = walk(ips, want);
+	int n = stack_unwind(ips, want, &scratch_mine->cache,
+			     scratch_nest == 1);
 	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
 		np = py_stack_capture(py, (unsigned)depth);
 	}
