@@ -89,6 +89,7 @@ struct hook_frame {
 struct hook_stack {
 	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
+	uint32_t sid[HOOK_RT_DEPTH]; /* f[i]'s stack (hook_rt_enter) */
 	struct hook_frame limbo[HOOK_RT_LIMBO];
 	uint32_t limbo_next;
 };
@@ -156,7 +157,7 @@ static void stack_free(void *p)
 }
 
 static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
-			uintptr_t *sp, uintptr_t *rbx);
+			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid);
 
 void hook_rt_init(void)
 {
@@ -223,7 +224,7 @@ static inline uint32_t depth(const struct hook_stack *s)
  * holds ip; frames are searched from *k down, the walk meeting calls
  * innermost first. */
 static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
-			uintptr_t *sp, uintptr_t *rbx)
+			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid)
 {
 	uintptr_t off = ip - (uintptr_t)hook_tramp_stubs;
 	struct hook_stack *s = stack;
@@ -247,6 +248,7 @@ static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
 			*ret = f->ret;
 			*sp = (uintptr_t)(slot + 1);
 			*rbx = f->rbx;
+			*sid = s->sid[i];
 			return 1;
 		}
 	}
@@ -368,6 +370,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
 	f->at = idx * HOOK_STUB_SIZE + HOOK_STUB_RESUME; /* see frame_idx() */
 	f->unwinding = 0;
 	f->rbx = rbx;
+	s->sid[d] = sid;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();

@@ -134,8 +134,20 @@ struct scratch_level {
 	char file[512]; /* a Python frame's file, named on first sight */
 };
 
+/* A stack nested in a hooked call's: the words of its own part (at most
+ * NEST_WORDS), the id of the rest (the hooked call's stack) and the id
+ * the whole got. */
+#define NEST_WORDS 8
+#define NEST_SLOTS 256
+
+struct nest_memo {
+	uint32_t rest, id, n, pad;
+	uint64_t w[NEST_WORDS];
+};
+
 struct scratch {
 	struct stack_unwind_cache cache; /* the walk's rules, all levels' */
+	struct nest_memo nest[NEST_SLOTS];
 	struct scratch_level level[SCRATCH_LEVELS];
 };
 
@@ -333,8 +345,9 @@ int stack_py_name(uint64_t w, char *name, size_t len, int *user)
 
 uint32_t stack_capture(void)
 {
-	int depth = stack_depth, want = depth + 16;
+	int depth = stack_depth, want = depth + 16, py_done = 0;
 	unsigned np = 0, pi = 0, k = 0;
+	uint32_t rest;
 
 	if (depth <= 0) {
 		return 0;
@@ -347,11 +360,10 @@ uint32_t stack_capture(void)
 	void **ips = l->ips;
 	struct py_frame *py = l->py;
 	uint64_t *w = l->w;
-	int n = stack_unwind(ips, want, &scratch_mine->cache,
-			     scratch_nest == 1);
-	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
-		np = py_stack_capture(py, (unsigned)depth);
-	}
+	int n = stack_unwind(ips, want, &scratch_mine->cache, scratch_nest == 1,
+			     &rest);
+	int py_on = __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE);
+
 	for (int i = 0; i < n && k < (unsigned)depth; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
 		/* mxprof's own frames: the capture, and the stubs of the
@@ -359,27 +371,79 @@ uint32_t stack_capture(void)
 		if (ip >= self_lo && ip < self_hi) {
 			continue;
 		}
-		if (np && py_stack_is_eval(ip)) {
-			while (pi < np && k < (unsigned)depth) {
-				uint64_t pw = py_word(&py[pi], l->file,
-						      sizeof(l->file));
-				if (pw) {
-					w[k++] = pw;
-				}
-				if (py[pi++].entry) {
-					break;
-				}
+		if (py_on &&
+		    ((ip >= py_lo && ip < py_hi) || py_stack_is_eval(ip))) {
+			/* The thread's Python frames, read the first time
+			 * the walk meets the interpreter. */
+			if (!py_done) {
+				py_done = 1;
+				np = py_stack_capture(py, (unsigned)depth);
 			}
-			continue;
-		}
-		if (np && ip >= py_lo && ip < py_hi) {
-			continue;
+			if (np && py_stack_is_eval(ip)) {
+				while (pi < np && k < (unsigned)depth) {
+					uint64_t pw = py_word(&py[pi], l->file,
+							      sizeof(l->file));
+					if (pw) {
+						w[k++] = pw;
+					}
+					if (py[pi++].entry) {
+						break;
+					}
+				}
+				continue;
+			}
+			if (np) {
+				continue;
+			}
 		}
 		w[k++] = ip;
 	}
-	/* The native walk ended early (a frame it could not unwind): the
-	 * outer Python frames still say where the call came from. */
+	if (rest) {
+		/* The rest is the stack of the hooked call this one is
+		 * nested in, Python frames included. The same own part on
+		 * the same rest was interned before: its id, without
+		 * hashing the whole. */
+		struct nest_memo *m = NULL;
+		if (k <= NEST_WORDS && k < (unsigned)depth) {
+			uint64_t h = rest * 0x9e3779b97f4a7c15ull;
+			for (unsigned j = 0; j < k; j++) {
+				h = (h ^ w[j]) * 0xff51afd7ed558ccdull;
+			}
+			m = &scratch_mine->nest[(h >> 40) & (NEST_SLOTS - 1)];
+			if (m->id && m->rest == rest && m->n == k &&
+			    !memcmp(m->w, w, k * sizeof(*w))) {
+				uint32_t id = m->id;
+				scratch_leave();
+				return id;
+			}
+		}
+		unsigned rn, k0 = k;
+		const uint64_t *rw = stack_words(rest, &rn);
+		for (unsigned j = 0; j < rn && k < (unsigned)depth; j++) {
+			w[k++] = rw[j];
+		}
+		uint32_t id = stack_intern(w, k);
+		if (m && id && scratch_nest == 1) {
+			/* Kept only outside nested captures: a signal
+			 * handler's capture never sees one half written. */
+			m->id = 0;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			memcpy(m->w, w, k0 * sizeof(*w));
+			m->rest = rest;
+			m->n = k0;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			m->id = id;
+		}
+		scratch_leave();
+		return id;
+	}
 	if (n < want) {
+		/* The native walk ended early (a frame it could not
+		 * unwind): the outer Python frames still say where the call
+		 * came from. */
+		if (py_on && !py_done) {
+			np = py_stack_capture(py, (unsigned)depth);
+		}
 		for (; pi < np && k < (unsigned)depth; pi++) {
 			uint64_t pw =
 				py_word(&py[pi], l->file, sizeof(l->file));

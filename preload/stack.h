@@ -135,12 +135,13 @@ int stack_dwarf_rule(const uint8_t *hdr, const int32_t *table, uint32_t count,
  * address between the bounds given to stack_set_through): -1 when ip is
  * not a hooked call's exit (the walk goes on by the stub's own rules); 0
  * when it is but no call of this thread returns there (the walk ends); 1
- * with the caller's return address, stack pointer and %rbx. *k is where
+ * with the caller's return address, stack pointer and %rbx, and the id of
+ * the stack captured as that call began (0 for none). *k is where
  * the search resumes (UINT32_MAX at the first): calls are met innermost
  * first. HOT, async-signal-safe.
  */
 typedef int (*stack_through_fn)(uintptr_t ip, uint32_t *k, uintptr_t *ret,
-				uintptr_t *sp, uintptr_t *rbx);
+				uintptr_t *sp, uintptr_t *rbx, uint32_t *sid);
 
 /* Names the hook runtime's function for the stubs at [lo, hi). Call once,
  * at start-up. */
@@ -159,10 +160,14 @@ int stack_unwind_load(void);
  * many. cache is the thread's rule cache; fill is non-zero when the walk
  * may add to it, and may read the objects again when it meets an address
  * it has no rule for (never in a capture nested in another one, such as a
- * signal handler's: that one only reads). x86-64; 0 elsewhere.
+ * signal handler's: that one only reads). When the walk reaches a hooked
+ * call whose own stack was captured as it began, it stops there and sets
+ * *rest to that stack's id: its words are the rest of this stack (they
+ * begin at the hooked call's caller); else *rest is 0. x86-64; 0
+ * elsewhere.
  */
 int stack_unwind(void **ips, int max, struct stack_unwind_cache *cache,
-		 int fill);
+		 int fill, uint32_t *rest);
 
 /* ---- naming (stack_name.c) ------------------------------------------------
  */

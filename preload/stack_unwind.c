@@ -27,7 +27,11 @@
  * caller's return address, stack pointer and %rbx, and the walk goes on
  * from there as if the call had been direct. %rbp needs nothing: the stubs
  * never touch it, so its value as unwound through the hooked function is
- * the caller's.
+ * the caller's. Where that call's own stack was captured as it began, the
+ * walk stops instead and hands that stack's id back: from the call's
+ * caller on, the two stacks are the same frames (the call still runs),
+ * so a call nested in others walks only the frames since the innermost
+ * of them.
  *
  * The walk ends at a frame whose return address is undefined (_start, a
  * thread's start), at a frame without unwind information (code outside
@@ -343,10 +347,11 @@ static void cache_put(struct stack_unwind_cache *c, uintptr_t ip,
 	set[w] = ip;
 }
 
-/* Keeps packed rule p of address at in memo entry m: the walk checks
- * the address its last walk met at the same depth before it looks in
- * the sets, and a program that captures from the same place again and
- * again (a loop of calls) finds its rules without hashing. */
+/* Keeps packed rule p of address at in memo entry m. The memo holds the
+ * rules of the thread's last walks by depth: a walk checks the address
+ * met at the same depth before it looks in the sets, so that a program
+ * that captures from the same place again and again (a loop of calls)
+ * finds its rules without hashing. */
 static inline void memo_put(uint64_t *m, uintptr_t at, uint64_t p)
 {
 	m[0] = 0;
@@ -431,8 +436,9 @@ static void step_full(struct regs *r, const struct stack_unwind_rule *e)
 			: reg_value(e->rsp_where, e->rsp_off, 0, cfa, sp);
 }
 
-__attribute__((noinline)) int
-stack_unwind(void **ips, int max, struct stack_unwind_cache *cache, int fill)
+__attribute__((noinline)) int stack_unwind(void **ips, int max,
+					   struct stack_unwind_cache *cache,
+					   int fill, uint32_t *rest)
 {
 	const struct unw_table *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
 	stack_through_fn thru = __atomic_load_n(&through, __ATOMIC_ACQUIRE);
@@ -440,6 +446,7 @@ stack_unwind(void **ips, int max, struct stack_unwind_cache *cache, int fill)
 	uint32_t k = UINT32_MAX;
 	int n = 0, is_ret = 0, reloaded = 0;
 
+	*rest = 0;
 	if (!t) {
 		return 0;
 	}
@@ -519,8 +526,15 @@ stack_unwind(void **ips, int max, struct stack_unwind_cache *cache, int fill)
 			/* A hooked call's exit: its caller from the shadow
 			 * frame. */
 			uintptr_t ret, csp, crbx;
-			int got = thru(r.ip, &k, &ret, &csp, &crbx);
+			uint32_t sid;
+			int got = thru(r.ip, &k, &ret, &csp, &crbx, &sid);
 			if (got == 0) {
+				break;
+			}
+			if (got > 0 && sid) {
+				/* The rest is the stack that call began
+				 * with. */
+				*rest = sid;
 				break;
 			}
 			if (got > 0) {
@@ -550,8 +564,9 @@ void stack_set_through(stack_through_fn fn, uintptr_t lo, uintptr_t hi)
 }
 
 int stack_unwind(void **ips, int max, struct stack_unwind_cache *cache,
-		 int fill)
+		 int fill, uint32_t *rest)
 {
+	*rest = 0;
 	(void)ips;
 	(void)max;
 	(void)cache;

@@ -17,6 +17,11 @@
 # libgomp's thread start. PyTorch: /usr/bin/python3 runs x.to(torch.float64)
 # on a 16x16 tensor (4 nested ATen operators, hooked by the defaults).
 # Both at MXPROF_STACKS 0 and 32, with the cost of one stack.
+# sqlite: CPython's sqlite3 (python3 on PATH) inserts 5000 rows into
+# Debian's libsqlite3, every sqlite3_* call hooked (it calls itself through
+# its PLT, so calls nest): the script's time without mxprof, with it, and
+# with MXPROF_STACKS=32, and the ratio of the last two, by wall time and
+# by the CPU time of the thread that runs it.
 # Prints ns per call for each and the cost added per captured stack. Each
 # is launched RUNS times and keeps its best round. Figures, not a test.
 set -eu
@@ -176,3 +181,53 @@ for c in omp torch; do
 		"${nest[$c.32]}" "$p" \
 		"$(awk -v a="$p" -v b="$one" 'BEGIN { printf "%.2f", a / b }')"
 done
+
+# ---- sqlite: 5000 inserts -------------------------------------------------
+cat >"$W/sq.py" <<'PY'
+import sqlite3, sys, time
+n = int(sys.argv[1])
+t0, c0 = time.perf_counter(), time.thread_time()
+con = sqlite3.connect(":memory:")
+cur = con.cursor()
+cur.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+for i in range(n):
+    cur.execute("INSERT INTO t VALUES (?, ?)", (i, str(i)))
+con.commit()
+cur.execute("SELECT COUNT(*), SUM(a) FROM t").fetchone()
+con.close()
+print("ms %.2f %.2f" % ((time.perf_counter() - t0) * 1e3,
+                       (time.thread_time() - c0) * 1e3))
+PY
+# ms CMD...: the script's wall and CPU milliseconds, "WALL CPU".
+ms() { "$@" 2>/dev/null | sed -n 's/^ms \([0-9.]*\) \([0-9.]*\).*/\1 \2/p' | tail -1; }
+# min2 "A B" "C D": the smaller of each.
+min2() {
+	[ "$1" = - ] && echo "$2" && return
+	echo "$1 $2" | awk '{ printf "%s %s\n", ($3 < $1 ? $3 : $1), ($4 < $2 ? $4 : $2) }'
+}
+if python3 -c 'import sqlite3' 2>/dev/null; then
+	sq_plain=- sq_0=- sq_32=-
+	for _ in $(seq "$RUNS"); do
+		sq_plain=$(min2 "$sq_plain" "$(ms python3 "$W/sq.py" 5000)")
+		for s in 0 32; do
+			v=$(ms env MXPROF_AUTOSTART=1 MXPROF_STACKS="$s" \
+				MXPROF_OUTPUT="$W/sq.json" \
+				MXPROF_HOOK='libsqlite3.so*:sqlite3_*' \
+				LD_PRELOAD="$LIB" python3 "$W/sq.py" 5000)
+			if [ "$s" = 0 ]; then
+				sq_0=$(min2 "$sq_0" "$v")
+			else
+				sq_32=$(min2 "$sq_32" "$v")
+			fi
+		done
+	done
+	echo
+	printf '%-30s %10s %10s %12s %8s\n' "sqlite3, 5000 inserts (ms)" plain \
+		hooked "with stacks" "ratio"
+	printf '%-30s %10s %10s %12s %8s\n' "wall" "${sq_plain% *}" "${sq_0% *}" \
+		"${sq_32% *}" \
+		"$(awk -v a="${sq_32% *}" -v b="${sq_0% *}" 'BEGIN { printf "%.2f", a / b }')"
+	printf '%-30s %10s %10s %12s %8s\n' "CPU of the thread" "${sq_plain#* }" \
+		"${sq_0#* }" "${sq_32#* }" \
+		"$(awk -v a="${sq_32#* }" -v b="${sq_0#* }" 'BEGIN { printf "%.2f", a / b }')"
+fi
