@@ -250,7 +250,7 @@ static int cie_parse(const uint8_t *p, struct cie *c)
 				break;
 			case 'P': {
 				uint8_t enc = *p++;
-				read_ptr(&p, zend, enc & 0x7f, &ok);
+				read_ptr(&p, zend, enc & 0x0f, &ok);
 				break;
 			}
 			case 'S':
