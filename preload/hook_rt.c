@@ -89,6 +89,7 @@ struct hook_frame {
 struct hook_stack {
 	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
+	uint32_t sid[HOOK_RT_DEPTH]; /* f[i]'s stack (hook_rt_enter) */
 	struct hook_frame limbo[HOOK_RT_LIMBO];
 	uint32_t limbo_next;
 };
@@ -156,11 +157,16 @@ static void stack_free(void *p)
 	munmap(p, sizeof(struct hook_stack));
 }
 
+static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
+			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid);
+
 void hook_rt_init(void)
 {
 	if (!stack_key_ok && pthread_key_create(&stack_key, stack_free) == 0) {
 		stack_key_ok = 1;
 	}
+	stack_set_through(walk_through, (uintptr_t)hook_tramp_stubs,
+			  (uintptr_t)hook_stub(HOOK_MAX));
 }
 
 /* Maps this thread's stack. Returns NULL when that fails (the call then
@@ -211,6 +217,43 @@ static int frame_armed(const struct hook_frame *f)
 static inline uint32_t depth(const struct hook_stack *s)
 {
 	return (uint32_t)(hook_rt_tls.top - s->f);
+}
+
+/* The stack walk's way through a hooked call this thread is in
+ * (stack_through_fn): ip is a return address among the stubs. A call
+ * whose function returns to ip is a live frame of that stub whose slot
+ * holds ip; frames are searched from *k down, the walk meeting calls
+ * innermost first. */
+static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
+			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid)
+{
+	uintptr_t off = ip - (uintptr_t)hook_tramp_stubs;
+	struct hook_stack *s = stack;
+
+	if ((off & (HOOK_STUB_SIZE - 1)) != HOOK_STUB_EXIT) {
+		return -1;
+	}
+	if (!s) {
+		return 0;
+	}
+	uint32_t at = (uint32_t)(off - HOOK_STUB_EXIT + HOOK_STUB_RESUME);
+	uint32_t d = depth(s);
+	uint32_t i = *k < d ? *k : d;
+
+	while (i > 0) {
+		const struct hook_frame *f = &s->f[--i];
+		uintptr_t *slot = f->slot;
+
+		if (f->at == at && slot != HOOK_RT_BUILDING && *slot == ip) {
+			*k = i;
+			*ret = f->ret;
+			*sp = (uintptr_t)(slot + 1);
+			*rbx = f->rbx;
+			*sid = s->sid[i];
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -328,6 +371,7 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
 	f->at = idx * HOOK_STUB_SIZE + HOOK_STUB_RESUME; /* see frame_idx() */
 	f->unwinding = 0;
 	f->rbx = rbx;
+	s->sid[d] = sid;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();

@@ -20,7 +20,9 @@
  *                  the stack namer given to the collector
  *   stack_name.c   names of native frames, on the drain thread (stack.h)
  *   hook*.c, hook_tramp.S   the hook engine, in hook.h's order
- *   stack.c, pyframes.c     capturing call stacks (stack.h)
+ *   stack*.c, pyframes*.c   capturing call stacks: the native walk
+ *                  (stack_unwind.c, stack_dwarf.c), the Python frames
+ *                  (stack.h)
  *   state.c        the run/pause/stop state machine, the capture window
  *   config.c       this process's trace path and collector settings
  *   continue.c     the trace handed over across exec (MXPROF_CONTINUE)
@@ -31,11 +33,13 @@
  *
  * Who calls whom: the entry points (api, set_config, nvtx) call init's
  * preload_init_once() and state.c; init.c calls everything it sets up;
- * the hook engine calls stack.c (hook_dl, hook_rt) and reads state.c's
- * flag (hook_tramp.S); stack_name.c calls stack.c and hook_demangle.c;
- * state.c calls config.c, config.c settings.c and continue.c. Everything
- * may call collector/ (collector.h), which never calls back but through
- * what it is given (sources, the namer, the tick).
+ * the hook engine calls stack.c (hook_dl, hook_rt; hook_rt gives the
+ * native walk its way through hooked calls: stack_set_through) and reads
+ * state.c's flag (hook_tramp.S); stack_name.c calls stack.c and
+ * hook_demangle.c; state.c calls config.c, config.c settings.c and
+ * continue.c. Everything may call collector/ (collector.h), which never
+ * calls back but through what it is given (sources, the namer, the
+ * tick).
  *
  * The one loop left, and why: hook_tramp.S <-> hook_rt.c. They are the
  * two halves of one runtime: the stubs' fast paths call the C general

@@ -1,10 +1,10 @@
 /*
  * stack.c - capturing the call stack of an event as it begins.
  *
- * stack_capture() walks the native frames with libunwind's unw_backtrace
- * (the cached, fast path), leaves out mxprof's own frames (this code, and
- * the stubs of hooked calls that the call is nested in: unwinding passes
- * through them by their unwind information, hook_tramp.S) and, where the thread
+ * stack_capture() walks the native frames with mxprof's own unwinder
+ * (stack_unwind.c, which passes the hooked calls the call is nested in
+ * through the hook runtime's shadow frames), leaves out mxprof's own
+ * frames (this code, the hook trampolines) and, where the thread
  * runs CPython, puts the Python frames in the place of the interpreter's
  * evaluation calls; the interpreter's other native frames (calls, vectorcalls,
  * the evaluation loop's helpers) are left out of such a stack, as the Python
@@ -26,8 +26,9 @@
  * are not on the thread's stack, which a hooked call may find nearly used
  * up: each thread maps a scratch area at its first capture, with a level
  * for each capture nested in another (a signal handler's), and unmaps it
- * when it ends. The capture itself then needs about 3 KiB of stack,
- * whatever the depth (libunwind's cursor is most of it). A capture nested
+ * when it ends; the walk's cache of unwind rules lives there too, one
+ * for all levels. The capture itself then needs under 1 KiB of stack,
+ * whatever the depth. A capture nested
  * deeper than the levels, or one whose scratch cannot be mapped, is left
  * out and counted (stack_skipped()).
  */
@@ -43,25 +44,12 @@
 #include "preload.h"
 #include "stack.h"
 
-/* Native frames come from libunwind where the build has it (x86-64 with
- * Debian's libunwind-dev); elsewhere the capture is left out, with one
- * line at start-up. */
-#if defined(__x86_64__) && __has_include(<libunwind.h>)
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+/* Native frames come from mxprof's own unwinder (stack_unwind.c), on
+ * x86-64; elsewhere the capture is left out, with one line at start-up. */
+#if defined(__x86_64__)
 #define STACK_NATIVE 1
-static int walk(void **ips, int n)
-{
-	return unw_backtrace(ips, n);
-}
 #else
 #define STACK_NATIVE 0
-static int walk(void **ips, int n)
-{
-	(void)ips;
-	(void)n;
-	return 0;
-}
 #endif
 
 int stack_depth;
@@ -146,7 +134,20 @@ struct scratch_level {
 	char file[512]; /* a Python frame's file, named on first sight */
 };
 
+/* A stack nested in a hooked call's: the words of its own part (at most
+ * NEST_WORDS), the id of the rest (the hooked call's stack) and the id
+ * the whole got. */
+#define NEST_WORDS 8
+#define NEST_SLOTS 256
+
+struct nest_memo {
+	uint32_t rest, id, n, pad;
+	uint64_t w[NEST_WORDS];
+};
+
 struct scratch {
+	struct stack_unwind_cache cache; /* the walk's rules, all levels' */
+	struct nest_memo nest[NEST_SLOTS];
 	struct scratch_level level[SCRATCH_LEVELS];
 };
 
@@ -215,7 +216,11 @@ uint64_t stack_skipped(void)
 
 void stack_probe(void)
 {
-	if (stack_depth <= 0 || __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
+	if (stack_depth <= 0) {
+		return;
+	}
+	stack_unwind_load();
+	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
 		return;
 	}
 	if (py_stack_probe() <= 0) {
@@ -242,7 +247,7 @@ int stack_init(int depth)
 	}
 	scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 	code_range((const void *)stack_init, &self_lo, &self_hi);
-	stack_probe();
+	stack_probe(); /* reads the objects' unwind tables too */
 	return 0;
 }
 
@@ -340,8 +345,9 @@ int stack_py_name(uint64_t w, char *name, size_t len, int *user)
 
 uint32_t stack_capture(void)
 {
-	int depth = stack_depth, want = depth + 16;
+	int depth = stack_depth, want = depth + 16, py_done = 0;
 	unsigned np = 0, pi = 0, k = 0;
+	uint32_t rest;
 
 	if (depth <= 0) {
 		return 0;
@@ -354,10 +360,10 @@ uint32_t stack_capture(void)
 	void **ips = l->ips;
 	struct py_frame *py = l->py;
 	uint64_t *w = l->w;
-	int n = walk(ips, want);
-	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
-		np = py_stack_capture(py, (unsigned)depth);
-	}
+	int n = stack_unwind(ips, want, &scratch_mine->cache, scratch_nest == 1,
+			     &rest);
+	int py_on = __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE);
+
 	for (int i = 0; i < n && k < (unsigned)depth; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
 		/* mxprof's own frames: the capture, and the stubs of the
@@ -365,27 +371,79 @@ uint32_t stack_capture(void)
 		if (ip >= self_lo && ip < self_hi) {
 			continue;
 		}
-		if (np && py_stack_is_eval(ip)) {
-			while (pi < np && k < (unsigned)depth) {
-				uint64_t pw = py_word(&py[pi], l->file,
-						      sizeof(l->file));
-				if (pw) {
-					w[k++] = pw;
-				}
-				if (py[pi++].entry) {
-					break;
-				}
+		if (py_on &&
+		    ((ip >= py_lo && ip < py_hi) || py_stack_is_eval(ip))) {
+			/* The thread's Python frames, read the first time
+			 * the walk meets the interpreter. */
+			if (!py_done) {
+				py_done = 1;
+				np = py_stack_capture(py, (unsigned)depth);
 			}
-			continue;
-		}
-		if (np && ip >= py_lo && ip < py_hi) {
-			continue;
+			if (np && py_stack_is_eval(ip)) {
+				while (pi < np && k < (unsigned)depth) {
+					uint64_t pw = py_word(&py[pi], l->file,
+							      sizeof(l->file));
+					if (pw) {
+						w[k++] = pw;
+					}
+					if (py[pi++].entry) {
+						break;
+					}
+				}
+				continue;
+			}
+			if (np) {
+				continue;
+			}
 		}
 		w[k++] = ip;
 	}
-	/* The native walk ended early (a frame it could not unwind): the
-	 * outer Python frames still say where the call came from. */
+	if (rest) {
+		/* The rest is the stack of the hooked call this one is
+		 * nested in, Python frames included. The same own part on
+		 * the same rest was interned before: its id, without
+		 * hashing the whole. */
+		struct nest_memo *m = NULL;
+		if (k <= NEST_WORDS && k < (unsigned)depth) {
+			uint64_t h = rest * 0x9e3779b97f4a7c15ull;
+			for (unsigned j = 0; j < k; j++) {
+				h = (h ^ w[j]) * 0xff51afd7ed558ccdull;
+			}
+			m = &scratch_mine->nest[(h >> 40) & (NEST_SLOTS - 1)];
+			if (m->id && m->rest == rest && m->n == k &&
+			    !memcmp(m->w, w, k * sizeof(*w))) {
+				uint32_t id = m->id;
+				scratch_leave();
+				return id;
+			}
+		}
+		unsigned rn, k0 = k;
+		const uint64_t *rw = stack_words(rest, &rn);
+		for (unsigned j = 0; j < rn && k < (unsigned)depth; j++) {
+			w[k++] = rw[j];
+		}
+		uint32_t id = stack_intern(w, k);
+		if (m && id && scratch_nest == 1) {
+			/* Kept only outside nested captures: a signal
+			 * handler's capture never sees one half written. */
+			m->id = 0;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			memcpy(m->w, w, k0 * sizeof(*w));
+			m->rest = rest;
+			m->n = k0;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			m->id = id;
+		}
+		scratch_leave();
+		return id;
+	}
 	if (n < want) {
+		/* The native walk ended early (a frame it could not
+		 * unwind): the outer Python frames still say where the call
+		 * came from. */
+		if (py_on && !py_done) {
+			np = py_stack_capture(py, (unsigned)depth);
+		}
 		for (; pi < np && k < (unsigned)depth; pi++) {
 			uint64_t pw =
 				py_word(&py[pi], l->file, sizeof(l->file));

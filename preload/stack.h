@@ -4,11 +4,18 @@
  *
  * The files, each one idea:
  *
- *   stack.c        capture: native frames (libunwind's unw_backtrace),
- *                  mixed with the Python frames of the calling thread at
- *                  the interpreter's evaluation calls; the stack's id from
+ *   stack.c        capture: native frames (stack_unwind.c), mixed with
+ *                  the Python frames of the calling thread at the
+ *                  interpreter's evaluation calls; the stack's id from
  *                  the collector's stack table (collector/stacks.c); the
  *                  record that ties the id to the event
+ *   stack_unwind.c the native walk: mxprof's own unwinder over the
+ *                  objects' .eh_frame_hdr tables, with a per-thread cache
+ *                  of each return address's rules, through the hooked
+ *                  calls the stack passes (the hook runtime gives their
+ *                  callers: stack_set_through)
+ *   stack_dwarf.c  one address's rules from DWARF call frame information,
+ *                  for stack_unwind.c
  *   stack_name.c   frame names, off the hot path: a native address's
  *                  function (demangled) and library
  *   pyframes*.c    CPython 3.9 to 3.13: the calling thread's Python frames,
@@ -67,6 +74,100 @@ int stack_in_runtime(uintptr_t ip);
 /* Names Python frame word w (stack_namer_fn's contract, without the
  * category). */
 int stack_py_name(uint64_t w, char *name, size_t len, int *user);
+
+/* ---- the native walk (stack_unwind.c) ---------------------------------- */
+
+/* Where a register's caller value is. */
+enum {
+	W_SAME = 0, /* unchanged */
+	W_CFA,	    /* saved at CFA + off */
+	W_SP,	    /* saved at %rsp + off (signal frames) */
+	W_VAL_CFA,  /* is CFA + off */
+	W_UNDEF,    /* undefined: the return address ends the stack */
+	W_OTHER,    /* a rule the walk does not follow */
+};
+
+/* How the CFA is found. */
+enum {
+	CFA_RSP = 0,
+	CFA_RBP,
+	CFA_RBX,
+	CFA_DEREF_RSP, /* *(%rsp + off): a signal frame's saved %rsp */
+	CFA_OTHER,
+};
+
+/* One code address's rules (stack_dwarf_rule()): how the caller's frame
+ * (CFA) is found, and where the caller's return address, %rbp, %rbx and
+ * %rsp are (W_*, with an offset). signal: a signal frame, whose caller's
+ * address is the interrupted instruction, not a return address. */
+struct stack_unwind_rule {
+	uintptr_t ip; /* the address, in the thread's cache; 0: free */
+	uint32_t gen; /* the object table it was worked out from */
+	uint8_t cfa_kind, ra_where, rbp_where, rbx_where, rsp_where, signal;
+	int32_t cfa_off, ra_off, rbp_off, rbx_off, rsp_off;
+};
+
+#define STACK_UNWIND_SETS 512 /* of 4 fast entries: 32 KiB */
+#define STACK_UNWIND_FULL 256
+#define STACK_UNWIND_MEMO 128 /* the last walk's frames, by depth */
+
+/* A thread's rule cache (stack_unwind.c says how it is used), in
+ * zero-filled memory the thread alone writes. */
+struct stack_unwind_cache {
+	uint64_t fast[STACK_UNWIND_SETS][8];
+	struct stack_unwind_rule full[STACK_UNWIND_FULL];
+	uint64_t memo[STACK_UNWIND_MEMO][2];
+	uint32_t next;
+};
+
+/*
+ * Works out the rule of address ip (a return address less one, or an
+ * interrupted instruction) in the object whose .eh_frame_hdr is at hdr,
+ * with count (start, FDE) pairs in its search table at table, into *e
+ * (all but ip and gen). Returns 0, or -1 when there is none the walk can
+ * follow. Reads memory only; async-signal-safe (stack_dwarf.c).
+ */
+int stack_dwarf_rule(const uint8_t *hdr, const int32_t *table, uint32_t count,
+		     uintptr_t ip, struct stack_unwind_rule *e);
+
+/*
+ * The hook runtime's answer for the walk at a stub's address ip (a return
+ * address between the bounds given to stack_set_through): -1 when ip is
+ * not a hooked call's exit (the walk goes on by the stub's own rules); 0
+ * when it is but no call of this thread returns there (the walk ends); 1
+ * with the caller's return address, stack pointer and %rbx, and the id of
+ * the stack captured as that call began (0 for none). *k is where
+ * the search resumes (UINT32_MAX at the first): calls are met innermost
+ * first. HOT, async-signal-safe.
+ */
+typedef int (*stack_through_fn)(uintptr_t ip, uint32_t *k, uintptr_t *ret,
+				uintptr_t *sp, uintptr_t *rbx, uint32_t *sid);
+
+/* Names the hook runtime's function for the stubs at [lo, hi). Call once,
+ * at start-up. */
+void stack_set_through(stack_through_fn fn, uintptr_t lo, uintptr_t hi);
+
+/* Reads the loaded objects' unwind tables (again after a dlopen: a table
+ * that did not change is kept, with the rules cached from it). Returns 1
+ * when it read a new table, 0 when the objects were unchanged, -1 when it
+ * could not map one. Not HOT: dl_iterate_phdr takes the loader's lock. */
+int stack_unwind_load(void);
+
+/*
+ * HOT, async-signal-safe. Writes the return addresses of the calling
+ * thread's frames into ips, innermost first, starting with the return
+ * address into the caller of stack_unwind (at most max), and returns how
+ * many. cache is the thread's rule cache; fill is non-zero when the walk
+ * may add to it, and may read the objects again when it meets an address
+ * it has no rule for (never in a capture nested in another one, such as a
+ * signal handler's: that one only reads). When the walk reaches a hooked
+ * call whose own stack was captured as it began, it stops there and sets
+ * *rest to that stack's id: its words are the rest of this stack (they
+ * begin at the hooked call's caller); else *rest is 0. x86-64; 0
+ * elsewhere.
+ */
+int stack_unwind(void **ips, int max, struct stack_unwind_cache *cache,
+		 int fill, uint32_t *rest);
 
 /* ---- naming (stack_name.c) ------------------------------------------------
  */

@@ -2,7 +2,7 @@
 # be on the thread's stack, sized for the deepest stack whatever
 # MXPROF_STACKS, and a hooked call made with less than about 16 KiB of
 # stack free died by SIGSEGV where the program alone ran. Now they are
-# off the stack, and the capture needs about 4.5 KiB whatever the depth.
+# off the stack, and the capture needs under 1 KiB whatever the depth.
 # Checks: stack_low's thread calls crc32 with 8 KiB of its stack left
 # (the hooked call without stacks needs about 3.3 KiB): the output is that
 # of the plain run, and the call has its stack, at depths 16 and 128.
