@@ -569,7 +569,10 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 	} else {
 		sb_printf(&b, "Profile Statistics:\n    Note the difference "
 			      "in units for different entries.\n");
-		meta_section(&b, o->meta);
+		/* One category: that section alone. */
+		if (!o->category || !strcmp(o->category, "Metadata")) {
+			meta_section(&b, o->meta);
+		}
 		for (size_t i = 0; i < ns; i++) {
 			text_section(&b, &secs[i], rows, o->top);
 		}

@@ -28,7 +28,7 @@ st() { jget "$WORK/$1.steps" "$2"; }
 prof all MXPROF_STEP=step
 expect_eq "steps" "$(seq -s ' ' 0 $((N - 1)))" "$(st all '" ".join(map(str, d["steps"]))')"
 expect_eq "on the main thread" 1 \
-	"$(jget "$WORK/all.sum" 'sum(t["name"] == "nvtx-main" and t["spans"] > 0 for t in d["threads"].values())')"
+	"$(jget "$WORK/all.sum" 'sum(t["name"].endswith(" (nvtx-main)") and t["spans"] > 0 for t in d["threads"].values())')"
 expect_eq "one thread" 1 "$(st all 'd["tids"]')"
 expect_eq "contiguous" 1 "$(st all 'd["contiguous"]')"
 expect_eq "each step holds its ranges" $N \

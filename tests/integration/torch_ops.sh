@@ -58,8 +58,8 @@ print("ok: %d cpu_op slices; every aten::convolution inside aten::conv2d"
 PYEOF
 
 # Self time: the Self Time column, summed over every time section, equals
-# the time covered by each thread's outermost slices (within 1%; the
-# tables round each row to 0.1 us), plus the library calls made inside
+# the time covered by each thread's outermost slices, steps left out
+# (within 1%; the tables round each row to 0.1 us), plus the library calls made inside
 # PyTorch's slices, which count in both (a PyTorch slice's self time
 # excludes only the PyTorch slices inside it); each section's Time (%)
 # sums to 100.
@@ -69,7 +69,8 @@ ev = json.load(open(sys.argv[1]))["traceEvents"]
 outer = 0
 by_tid = {}
 for e in ev:
-    if e.get("ph") == "X":
+    # Steps have a section of their own, with no self time.
+    if e.get("ph") == "X" and not e["name"].startswith("ProfilerStep#"):
         by_tid.setdefault((e["pid"], e["tid"]), []).append(e)
 torch_cats = ("cpu_op", "user_annotation")
 for spans in by_tid.values():
