@@ -10,7 +10,8 @@
  *
  * Each step kept becomes a record of its own on the thread that ran it: a
  * span "ProfilerStep#N" of section STEPS_GROUP (cat user_annotation), from
- * the thread's previous step end to the marker's end. A thread's first
+ * the thread's previous step end to the marker's end (each a few ns
+ * later: STEP_MARGIN). A thread's first
  * step starts at its first record, which only the drain knows: the record
  * goes out with t0 = 0 and the drain (steps_drain_rec()) puts the
  * thread's first record's start there.
@@ -214,19 +215,28 @@ int coll_step_marker_id(uint32_t id)
 	return m == 2;
 }
 
+/*
+ * A step's slice ends STEP_MARGIN ticks after its marker, and the next
+ * begins STEP_MARGIN ticks after that (a few ns, far less than any call
+ * takes): viewers that add ts and dur in floating point (speedscope)
+ * would otherwise find the marker ending after its step, or a step ending
+ * after the next began.
+ */
+#define STEP_MARGIN 8
+
 void coll_step_end(uint64_t t1)
 {
 	uint64_t n = __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED);
 	uint64_t t0 = prev_end;
 	int keep = coll_steps_keeps(&window, n);
 
-	prev_end = t1;
+	prev_end = t1 + 2 * STEP_MARGIN;
 	if (keep && coll_active()) {
 		char name[40];
 		snprintf(name, sizeof(name), "ProfilerStep#%llu",
 			 (unsigned long long)n);
 		struct coll_rec r = {.t0 = t0,
-				     .t1 = t1,
+				     .t1 = t1 + STEP_MARGIN,
 				     .name = strtab_intern(name),
 				     .group = group_id,
 				     .kind = COLL_SPAN,

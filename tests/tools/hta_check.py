@@ -83,7 +83,9 @@ def analyses(kineto, mxprof):
 
 def steps(a, b):
     from hta.trace_diff import TraceDiff
-    t = quiet(TraceAnalysis, trace_dir=a)
+    # HTA leaves out the last step unless told (a profiler's last step
+    # is often cut short); every step of mxprof's trace is whole.
+    t = quiet(TraceAnalysis, trace_dir=a, include_last_profiler_step=True)
     print("steps", " ".join(str(s) for s in quiet(t.get_profiler_steps)))
     try:
         print("stragglers", " ".join(str(r) for r in quiet(
