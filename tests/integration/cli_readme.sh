@@ -67,7 +67,7 @@ while IFS=$'\t' read -r doc cmd; do
 done < commands.txt
 echo "ok: no recover of a journal mxprof run recovered"
 expect_eq "mxprof lines in the documents' sh blocks" \
-	"README.md=3 docs/command.md=9 docs/pytorch.md=4" "$(echo $(cat counts.txt))"
+	"README.md=5 docs/command.md=9 docs/pytorch.md=4" "$(echo $(cat counts.txt))"
 
 n=0 ran=0 bg=
 while IFS=$'\t' read -r doc cmd; do
@@ -132,13 +132,17 @@ while IFS=$'\t' read -r doc cmd; do
 		expect_eq "annotations: the section alone" "torch annotations" "$(sed -n 3p "out.$n")"
 		expect_eq "annotations: my_block 12 times" 1 "$(grep -c '^my_block  *12 ' "out.$n")"
 		expect_eq "annotations: SGD's steps" 1 "$(grep -c '^Optimizer.step#SGD.step  *12 ' "out.$n")" ;;
+	*'--category Steps profile.json'*)
+		expect_eq "steps: the section alone" "Steps" "$(sed -n 3p "out.$n")"
+		expect_eq "steps: 12 steps" 12 "$(row_count "out.$n" Steps mean)"
+		expect_eq "steps: the five slowest" 5 "$(grep -c '^ProfilerStep#' "out.$n")" ;;
 	*'--category aten --top 12'*)
 		expect_eq "aten: the section alone" "aten" "$(sed -n 3p "out.$n")"
 		expect_eq "aten: 12 operator rows" 12 "$(grep -c '^aten::' "out.$n")"
 		expect_eq "aten: conv2d 7 times" 7 "$(row_count "out.$n" aten aten::conv2d)" ;;
 	esac
 done < commands.txt
-expect_eq "commands read" 16 "$n"
+expect_eq "commands read" 18 "$n"
 expect_eq "commands run" $((11 + 5 * torch)) "$ran"
 expect_eq "demo.json: epochs" 3 "$(row_count demo.stats.txt train epoch)"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"
