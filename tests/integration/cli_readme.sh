@@ -143,6 +143,6 @@ while IFS=$'\t' read -r doc cmd; do
 	esac
 done < commands.txt
 expect_eq "commands read" 18 "$n"
-expect_eq "commands run" $((11 + 5 * torch)) "$ran"
+expect_eq "commands run" $((11 + 7 * torch)) "$ran"
 expect_eq "demo.json: epochs" 3 "$(row_count demo.stats.txt train epoch)"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"
