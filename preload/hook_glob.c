@@ -68,7 +68,8 @@ static const char *bracket(const char *p, unsigned char c, int *hit)
 				end++;
 			}
 			if (end[0] == ':' && end[1] == ']') {
-				found |= in_class(p + 2, (size_t)(end - p - 2), c);
+				found |= in_class(p + 2, (size_t)(end - p - 2),
+						  c);
 				p = end + 2;
 				continue;
 			}
@@ -136,7 +137,7 @@ int hook_glob_match(const char *pat, const char *s)
 				next = NULL;
 			}
 		} else if (*pat == '\\') {
-			/* A trailing backslash matches nothing, as in fnmatch. */
+			/* A trailing backslash matches nothing (fnmatch). */
 			next = pat[1] && pat[1] == *s ? pat + 2 : NULL;
 		} else if (*pat && *pat == *s) {
 			next = pat + 1;

@@ -14,9 +14,9 @@
 static void test_hook_glob_matches_the_presets_patterns(void **state)
 {
 	(void)state;
-	assert_int_equal(hook_glob_match("libtorch_cpu.so*",
-					 "libtorch_cpu.so.1.13.0"),
-			 1);
+	assert_int_equal(
+		hook_glob_match("libtorch_cpu.so*", "libtorch_cpu.so.1.13.0"),
+		1);
 	assert_int_equal(hook_glob_match("_ZN2at4_ops*4callE*",
 					 "_ZN2at4_ops4relu4callERKNS_6TensorE"),
 			 1);
