@@ -55,7 +55,7 @@ launch() { # launch WAY: one launch, its lines prefixed with the way
 	env MXPROF_OUTPUT="$W/trace.json" "${env[@]}" \
 		"$PY" "$bench" "$prof" "$STEPS" "$SMALL" 2>/dev/null |
 		sed "s/^/$2 $1 /"
-	rm -f "$W"/trace*.json
+	rm -f "$W"/trace*
 }
 for r in $(seq "$ROUNDS"); do
 	set -- $ways
