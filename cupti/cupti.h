@@ -12,8 +12,10 @@
  *  - the drain thread's tick: when CUDA_INJECTION64_PATH belongs to another
  *    tool, or libcuda was initialised before mxprof was asked to record,
  *    every tick checks with dl_iterate_phdr() whether a libcuda* or
- *    libcudart* is loaded (a walk of the loaded objects, no system call)
- *    and starts CUPTI then. Activity before that tick is not seen.
+ *    libcudart* is loaded (a walk of the loaded objects, no system call,
+ *    made again only when the loader's counts of objects loaded and
+ *    unloaded changed) and starts CUPTI then. Activity before that tick is not
+ * seen.
  *
  * (Interposing dlopen would find CUDA earlier, but dlopen belongs to the
  * hook engine; the injection entry point gives the same moment without it.)
@@ -79,7 +81,9 @@ void cupti_flush(void);
  * handle or NULL, and the path opened in path. */
 void *cupti_load_library(char *path, unsigned long len);
 
-/* load.c: returns non-zero when a libcuda* or libcudart* is loaded. */
+/* load.c: returns non-zero when a libcuda* or libcudart* is loaded. The
+ * drain thread's (one caller at a time): it walks the loaded objects only
+ * when one was loaded or unloaded since its last call. */
 int cupti_cuda_loaded(void);
 
 /* load.c: returns the address of sym in a loaded libcuda* or libcudart*

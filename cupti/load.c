@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,22 +153,68 @@ void *cupti_load_library(char *path, unsigned long len)
 	return h;
 }
 
+/*
+ * The drain thread asks cupti_cuda_loaded() every tick, and a PyTorch
+ * process has hundreds of objects: the walk is made again only when the
+ * loader's counts of objects added and removed (dl_iterate_phdr gives
+ * them with the first object) changed since the last one. Otherwise the
+ * first callback stops it, and the last answer stands.
+ */
+struct probe {
+	unsigned long long adds, subs; /* the loader's counts, this walk */
+	int first;		       /* the next object is the first  */
+	int same;		       /* the counts had not changed     */
+	int cuda;		       /* a CUDA library was seen        */
+};
+
+static struct {
+	unsigned long long adds, subs;
+	int valid, cuda;
+} seen;
+
 static int is_cuda(struct dl_phdr_info *info, size_t size, void *ctx)
 {
+	struct probe *p = ctx;
 	const char *path = info->dlpi_name;
 	const char *base = path ? strrchr(path, '/') : NULL;
 
-	(void)size;
-	(void)ctx;
+	if (p->first) {
+		p->first = 0;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+				    sizeof(info->dlpi_subs)) {
+			p->adds = info->dlpi_adds;
+			p->subs = info->dlpi_subs;
+			if (seen.valid && seen.adds == p->adds &&
+			    seen.subs == p->subs) {
+				p->same = 1;
+				return 1;
+			}
+		}
+	}
 	base = base ? base + 1 : path;
-	return base &&
-	       (starts(base, "libcudart") || starts(base, "libcuda.so"));
+	p->cuda = base &&
+		  (starts(base, "libcudart") || starts(base, "libcuda.so"));
+	return p->cuda;
 }
 
-/* A walk of the loaded objects' names: no allocation, no system call. */
+/* A walk of the loaded objects' names, or of the first one only when
+ * none came or went since the last call: no allocation, no system
+ * call. */
 int cupti_cuda_loaded(void)
 {
-	return dl_iterate_phdr(is_cuda, NULL);
+	struct probe p = {.first = 1};
+
+	dl_iterate_phdr(is_cuda, &p);
+	if (p.same) {
+		return seen.cuda;
+	}
+	/* A walk stopped at a CUDA library: the answer is yes until the
+	 * counts change. Counts unknown (an old loader): never cached. */
+	seen.valid = p.adds != 0;
+	seen.adds = p.adds;
+	seen.subs = p.subs;
+	seen.cuda = p.cuda;
+	return p.cuda;
 }
 
 void *cupti_cuda_sym(const char *sym)

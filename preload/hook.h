@@ -32,6 +32,7 @@
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
  *                  and calling one as from its caller
  *   hook_spec.c    the MXPROF_HOOK patterns and presets
+ *   hook_glob.c    their globs, matched byte by byte
  *   hook_hint.c    the lines at exit when nothing was recorded, or a
  *                  pattern matched nothing
  *   hook_demangle.c  readable names of hooked C++ functions (the object
@@ -367,6 +368,15 @@ enum hook_naming {
  * pattern is kept). Call once, from hook_init(); not thread-safe.
  */
 int hook_spec_set(const char *spec);
+
+/*
+ * Returns 1 when s matches the shell glob pat ('*', '?', bracket
+ * expressions with ranges, '!' or '^' and [:classes:], backslash escapes),
+ * 0 otherwise: fnmatch(pat, s, 0)'s answer in the C locale, byte by byte
+ * whatever the program's locale. No allocation, no lock; any thread
+ * (hook_glob.c).
+ */
+int hook_glob_match(const char *pat, const char *s);
 
 /* Forgets every pattern (hooking stays off). From hook_init() only. */
 void hook_spec_clear(void);

@@ -20,7 +20,6 @@
  * dl_iterate_phdr, not the patcher's list, so it takes no lock of
  * mxprof's. Not hot; not signal-safe.
  */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,7 +66,7 @@ static int framework_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	for (size_t k = 0; k < sizeof(frameworks) / sizeof(*frameworks); k++) {
-		if (fnmatch(frameworks[k], name, 0) == 0) {
+		if (hook_glob_match(frameworks[k], name)) {
 			const char *pre = w->covered(name);
 
 			add(w, "%s%s", w->found ? ", " : "", name);
@@ -96,7 +95,7 @@ static int covered_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	for (size_t k = 0; k < sizeof(frameworks) / sizeof(*frameworks); k++) {
-		if (fnmatch(frameworks[k], name, 0) == 0 && w->covered(name)) {
+		if (hook_glob_match(frameworks[k], name) && w->covered(name)) {
 			w->try = 0;
 			break;
 		}

@@ -38,7 +38,6 @@
  * Everything here runs under the patcher's lock (hook_dl.c), with the
  * object pinned (hook_obj.c).
  */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -229,7 +228,7 @@ static void patch_wrapped(struct hook_obj *o, uintptr_t *slot, uintptr_t v,
 	 * from their own code, which loses the caller's RUNPATH, and the
 	 * wrapper keeps it. */
 	if (ii <= HOOK_ORIG_DLCLOSE && v != (uintptr_t)hook_orig_dl(ii) &&
-	    fnmatch("lib*san.so*", def->name, 0) != 0) {
+	    !hook_glob_match("lib*san.so*", def->name)) {
 		return;
 	}
 	hook_orig_note(ii, (void *)v);

@@ -2,8 +2,8 @@
  * hook_spec.c - MXPROF_HOOK: the patterns that say which functions to
  * time, the presets they may name, and the functions never hooked.
  *
- * A pattern is LIBGLOB:SYMGLOB, two fnmatch globs: one on the defining
- * object's soname or file name, one on the function's name. A preset
+ * A pattern is LIBGLOB:SYMGLOB, two shell globs (hook_glob.c): one on the
+ * defining object's soname or file name, one on the function's name. A preset
  * (@mxnet, @cudart, ...) stands for patterns with their own category and
  * status rule; @auto stands for every preset, and such "implied" patterns
  * are never reported as unmatched, because the program need not load
@@ -19,7 +19,6 @@
  * called at exit.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +252,7 @@ void hook_spec_clear(void)
 /* Does p's LIBGLOB match the object called name (soname) or file? */
 static int lib_matches(const struct pat *p, const char *name, const char *file)
 {
-	return fnmatch(p->lib, name, 0) == 0 || fnmatch(p->lib, file, 0) == 0;
+	return hook_glob_match(p->lib, name) || hook_glob_match(p->lib, file);
 }
 
 void hook_spec_lib_loaded(const char *name, const char *file)
@@ -278,19 +277,19 @@ struct sym_names {
 static int sym_matches(const struct pat *p, struct sym_names *s)
 {
 	if (!p->cxx) {
-		return fnmatch(p->sym, s->sym, 0) == 0;
+		return hook_glob_match(p->sym, s->sym);
 	}
 	if (!s->tried) {
 		s->dem = hook_demangle(s->sym);
 		s->tried = 1;
 	}
-	return s->dem && fnmatch(p->sym, s->dem, 0) == 0;
+	return s->dem && hook_glob_match(p->sym, s->dem);
 }
 
 static int never_hooked(const char *sym)
 {
 	for (size_t k = 0; k < sizeof(never) / sizeof(*never); k++) {
-		if (fnmatch(never[k], sym, 0) == 0) {
+		if (hook_glob_match(never[k], sym)) {
 			return 1;
 		}
 	}
@@ -318,7 +317,7 @@ int hook_spec_match(const char *sym, const char *name, const char *file,
 		for (size_t k = 0;
 		     m->status && k < sizeof(nostatus) / sizeof(*nostatus);
 		     k++) {
-			if (fnmatch(nostatus[k], sym, 0) == 0) {
+			if (hook_glob_match(nostatus[k], sym)) {
 				m->status = 0;
 			}
 		}
@@ -380,7 +379,7 @@ static int text_done(int i)
 static const char *implied_preset(const char *name)
 {
 	for (int i = 0; i < npats; i++) {
-		if (pats[i].implied && fnmatch(pats[i].lib, name, 0) == 0) {
+		if (pats[i].implied && hook_glob_match(pats[i].lib, name)) {
 			return preset_of(&pats[i]);
 		}
 	}

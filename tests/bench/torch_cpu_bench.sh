@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
-# torch_cpu_bench.sh [BUILD] - what profiling costs a CPU PyTorch training
-# loop (tests/programs/torch_train.py: conv2d, relu, max_pool2d, linear,
-# cross-entropy, backward, SGD on batches of 64, one thread).
+# torch_cpu_bench.sh [BUILD] - what profiling costs a CPU PyTorch job.
 #
-# In one run, ROUNDS times in turn: no profiler, mxprof with its defaults
-# (MXPROF_AUTOSTART=1 only: @auto times every ATen operator and BLAS
-# call), and torch.autograd.profiler. Prints each one's median step time
-# (the median over the rounds of each run's median over STEPS steps) and
-# its ratio to the run without a profiler. With BASE_LIB set to another
-# build's libmxprof.so (an older commit's), each round also runs mxprof
-# from it, so that two builds are compared in one run, interleaved.
-# Needs /usr/bin/python3 with torch (python3-torch); skips with one line
-# otherwise. Figures, not a test: nothing fails on a slow machine.
+# Each launch of tests/bench/torch_cpu_bench.py times, in one process:
+#  - small: x.to(torch.float64) on a 16x16 tensor (4 ATen operators), in
+#    us a call, one thread;
+#  - train1 / trainN: the training loop of tests/programs/torch_train.py
+#    (conv2d, relu, max_pool2d, linear, cross-entropy, backward, SGD on
+#    batches of 64) with torch.set_num_threads(1) and with every CPU:
+#    the median step's wall time, and the process's CPU time (all its
+#    threads, the profiler's included) per step.
+# Five ways, launched in turn ROUNDS times (the order rotates from round
+# to round): no profiler, mxprof's defaults (MXPROF_AUTOSTART=1 only),
+# mxprof with MXPROF_STACKS=32, torch.autograd.profiler, and the same
+# with with_stack=True (and BASE_LIB's mxprof, when set).
+#
+# Prints for each phase and way the median over the rounds, its min-max,
+# and the ratio to the run without a profiler: the median of each
+# round's ratio to the plain launch of the same round, with that ratio's
+# min-max beside it. For the small loop it also prints what a stack at
+# depth 32 adds: (stacks - defaults) per x.to and per operator.
+#
+# The default is a quick form (3 rounds); SLOW=1 is the form the figures
+# in docs/benchmarks.md come from (10 rounds, longer loops). ROUNDS,
+# STEPS and SMALL override either. Needs /usr/bin/python3 with torch
+# (python3-torch); skips with one line otherwise. Figures, not a test:
+# nothing fails on a slow machine.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 LIB=${MXPROF_LIB:-$BUILD/libmxprof.so}
 PY=${PYTHON:-/usr/bin/python3}
-STEPS=${STEPS:-200}
-ROUNDS=${ROUNDS:-5}
+if [ "${SLOW:-}" = 1 ]; then
+	ROUNDS=${ROUNDS:-10} STEPS=${STEPS:-300} SMALL=${SMALL:-30000}
+else
+	ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-200} SMALL=${SMALL:-15000}
+fi
 if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "torch_cpu_bench: skipped: torch cannot be imported by $PY"
 	exit 0
@@ -26,28 +42,93 @@ fi
 W=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-torchcpu.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-train=$ROOT/tests/programs/torch_train.py
-ms() { "$@" | awk '$1 == "step_ms" { print $2 }'; }
-for r in $(seq "$ROUNDS"); do
-	ms "$PY" "$train" "$STEPS" bench >>none.txt
-	ms env MXPROF_AUTOSTART=1 LD_PRELOAD="$LIB" "$PY" "$train" "$STEPS" \
-		bench >>mxprof.txt
-	if [ -n "${BASE_LIB:-}" ]; then
-		ms env MXPROF_AUTOSTART=1 LD_PRELOAD="$BASE_LIB" "$PY" "$train" \
-			"$STEPS" bench >>base.txt
-	fi
-	ms "$PY" "$train" "$STEPS" bench-profile >>profiler.txt
-done
-med() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-base=$(med none.txt)
-printf '%-36s %12s %8s\n' "run ($STEPS steps, $ROUNDS rounds)" "median step" ratio
-for k in none ${BASE_LIB:+base} mxprof profiler; do
-	case $k in
-	none) label="no profiler" ;;
-	base) label="mxprof (defaults, BASE_LIB)" ;;
-	mxprof) label="mxprof (defaults)" ;;
-	profiler) label="torch.autograd.profiler" ;;
+bench=$ROOT/tests/bench/torch_cpu_bench.py
+ways="plain mxprof stacks32 autograd autograd-stack"
+# BASE_LIB: another build's libmxprof.so (an older commit's), run with its
+# defaults in every round, so that two builds are compared interleaved.
+[ -z "${BASE_LIB:-}" ] || ways="$ways base"
+nways=$(echo $ways | wc -w)
+launch() { # launch WAY: one launch, its lines prefixed with the way
+	local prof=none
+	local -a env=()
+	case $1 in
+	mxprof) env=(MXPROF_AUTOSTART=1 LD_PRELOAD="$LIB") ;;
+	stacks32) env=(MXPROF_AUTOSTART=1 MXPROF_STACKS=32 LD_PRELOAD="$LIB") ;;
+	base) env=(MXPROF_AUTOSTART=1 LD_PRELOAD="$BASE_LIB") ;;
+	autograd | autograd-stack) prof=$1 ;;
 	esac
-	awk -v l="$label" -v m="$(med $k.txt)" -v b="$base" \
-		'BEGIN { printf "%-36s %9.4f ms %8.3f\n", l, m, m / b }'
+	env MXPROF_OUTPUT="$W/trace.json" "${env[@]}" \
+		"$PY" "$bench" "$prof" "$STEPS" "$SMALL" 2>/dev/null |
+		sed "s/^/$2 $1 /"
+	rm -f "$W"/trace*
+}
+for r in $(seq "$ROUNDS"); do
+	set -- $ways
+	for _ in $(seq $(((r - 1) % nways))); do
+		set -- "$@" "$1"
+		shift
+	done
+	for w in "$@"; do
+		launch "$w" "$r" >>runs.txt
+	done
 done
+"$PY" - "$ROUNDS" "$STEPS" "$SMALL" "$(nproc)" runs.txt <<'PY'
+import statistics as st
+import sys
+
+rounds, steps, small, ncpu, path = sys.argv[1:6]
+ways = ["plain", "mxprof", "base", "stacks32", "autograd", "autograd-stack"]
+labels = {
+    "base": "mxprof (defaults, BASE_LIB)",
+    "plain": "no profiler",
+    "mxprof": "mxprof (defaults)",
+    "stacks32": "mxprof, MXPROF_STACKS=32",
+    "autograd": "torch.autograd.profiler",
+    "autograd-stack": "  with_stack=True",
+}
+# v[(phase, measure)][way][round] = value
+v = {}
+for line in open(path):
+    f = line.split()
+    r, way, phase = int(f[0]), f[1], f[2]
+    if phase == "small":
+        v.setdefault(("small", "us"), {}).setdefault(way, {})[r] = float(f[3])
+    elif phase in ("train1", "trainN"):
+        # f[3]: median step; f[4]: mean step; f[5]: CPU a step
+        v.setdefault((phase, "wall"), {}).setdefault(way, {})[r] = float(f[3])
+        v.setdefault((phase, "cpu"), {}).setdefault(way, {})[r] = float(f[5])
+
+
+def fmt(xs, p=4):
+    return "%.*f [%.*f-%.*f]" % (p, st.median(xs), p, min(xs), p, max(xs))
+
+
+print(
+    "%s rounds; small loop %s calls; training loop %s steps; %s CPUs"
+    % (rounds, small, steps, ncpu)
+)
+heads = {
+    ("small", "us"): "x.to(float64) 16x16, 1 thread: us a call",
+    ("train1", "wall"): "training step, 1 thread: median step wall ms",
+    ("train1", "cpu"): "training step, 1 thread: process CPU ms a step",
+    ("trainN", "wall"): "training step, %s threads: median step wall ms" % ncpu,
+    ("trainN", "cpu"): "training step, %s threads: process CPU ms a step" % ncpu,
+}
+for key in heads:
+    if key not in v or "plain" not in v[key]:
+        continue
+    d = v[key]
+    print("\n%s" % heads[key])
+    print("  %-28s %-30s %s" % ("run", "median [min-max]", "ratio [min-max]"))
+    for w in ways:
+        if w not in d:
+            continue
+        rs = [d[w][r] / d["plain"][r] for r in d[w] if r in d["plain"]]
+        print("  %-28s %-30s %s" % (labels[w], fmt(list(d[w].values())), fmt(rs, 3)))
+    if key == ("small", "us") and "stacks32" in d and "mxprof" in d:
+        add = [d["stacks32"][r] - d["mxprof"][r] for r in d["stacks32"] if r in d["mxprof"]]
+        print(
+            "  a stack at depth 32: %s us per x.to, %s us per operator (4 a call)"
+            % (fmt(add, 2), fmt([a / 4 for a in add], 2))
+        )
+PY
