@@ -27,8 +27,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-param
 CPPFLAGS += -Iinclude -Icollector -Ipreload -D_GNU_SOURCE
 CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -pthread $(WARN) $(SAN) \
             -fvisibility=hidden -fno-omit-frame-pointer
-LDLIBS_LIB := -lisal -ldl -lpthread -lunwind
-TEST_LDLIBS := -lcmocka -lyajl -lz -lisal -ldl -lpthread -lunwind
+LDLIBS_LIB := -lisal -ldl -lpthread
+TEST_LDLIBS := -lcmocka -lyajl -lz -lisal -ldl -lpthread
 
 LIB_SRC  := $(sort $(wildcard collector/*.c) $(wildcard preload/*.c))
 LIB_ASM  := $(sort $(wildcard preload/*.S))
