@@ -9,7 +9,7 @@
 #    same page;
 #  - in headless Chromium (Debian's chromium, driven by playwright-core
 #    from $BUILD/npm, which tests/deps.sh installs; plain build only): no
-#    console error and no request, 12 step bars 0..11, the tallest bar's
+#    console error and no request, 12 step bars 0..11, the longest step's bar's
 #    breakdown is that step's and names its top row by self time (as
 #    computed here from the trace), the flame total equals the tables'
 #    as the page computes them, and a search for "forward" highlights

@@ -4,8 +4,8 @@
 //   hints     the lines that say which setting gives a missing part
 //   bars      the step numbers of the step bars, in order
 //   slow      the step numbers of the bars marked slowest
-//   slowest   the step whose breakdown shows after a click on the
-//             tallest bar, and its first row's name (top)
+//   slowest   the step whose breakdown shows after a click on the bar
+//             of the longest step, and its first row's name (top)
 //   flame_ms  the flame graph's root total, tables_ms the tables' self
 //             total, as the page computes them; host_rows the rows summed
 //   hl        frames highlighted by a search for SEARCH, and how many of
@@ -32,14 +32,14 @@ const { chromium } = require("playwright-core");
   const out = { errors };
   out.bars = await page.$$eval("rect.step", (r) => r.map((e) => +e.dataset.step));
   out.slow = await page.$$eval("rect.step.slow", (r) => r.map((e) => +e.dataset.step));
-  const tallest = await page.$$eval("rect.step", (r) => {
+  const longest = await page.$$eval("rect.step", (r) => {
     let best = 0;
-    r.forEach((e, i) => { if (+e.getAttribute("height") > +r[best].getAttribute("height")) best = i; });
+    r.forEach((e, i) => { if (+e.dataset.dur > +r[best].dataset.dur) best = i; });
     return best;
   });
   out.hints = await page.$$eval("p.hint", (p) => p.map((e) => e.textContent));
   if (out.bars.length) {
-    await page.locator("rect.step").nth(tallest).click();
+    await page.locator("rect.step").nth(longest).click();
     out.slowest = await page.$eval("#breakdown h3", (e) => e.textContent);
     out.top = await page.$eval("#breakdown td.mono", (e) => e.textContent);
   }
