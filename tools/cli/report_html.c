@@ -114,8 +114,7 @@ static int hr_meta(struct html *h, const struct trace_event *ev)
 }
 
 /* Spreads self ns of slice [ts, ts + dur) over the columns of t. */
-static void hr_bins(struct html_track *t, int64_t ts, int64_t dur,
-		    int64_t self)
+static void hr_bins(struct html_track *t, int64_t ts, int64_t dur, int64_t self)
 {
 	uint64_t a = ts > 0 ? (uint64_t)ts : 0;
 	uint64_t b = a + (dur > 0 ? (uint64_t)dur : 0);
@@ -196,8 +195,7 @@ static int hr_step(struct html *h, uint32_t ti, const struct trace_event *ev)
 
 /* Takes folded child f's self time back out of its thread's stacks and
  * step rows (see the file's header). Returns 0 or -ENOMEM. */
-static int hr_take_back(struct html *h, uint32_t ti,
-			const struct nest_fold *f)
+static int hr_take_back(struct html *h, uint32_t ti, const struct nest_fold *f)
 {
 	struct html_track *t = &h->tracks[ti];
 	struct strsum_ent *p = strsum_at(&t->pending, &f->name, 4);
@@ -280,9 +278,13 @@ static int hr_event(const struct trace_event *ev, void *opaque)
 		return 0;
 	}
 	group = ev->has_args_group ? ev->args_group : ev->cat;
-	/* The tables interned these names already (cmd_report.c). */
+	/* The tables interned these names already (cmd_report.c); a name
+	 * they could not keep failed them. */
 	gid = strtab_intern(group);
 	nid = strtab_intern(ev->name);
+	if ((!gid && *group) || (!nid && *ev->name)) {
+		return 0;
+	}
 	ti = hr_track(h, ev->pid, ev->tid);
 	if (ti < 0) {
 		rc = -ENOMEM;
@@ -333,7 +335,7 @@ static int hr_resolve(struct html *h)
 				rc = 0;
 			}
 		}
-		frames_put(&b, strtab_get(k.name));
+		frames_put(&b, k.name ? strtab_get(k.name) : "");
 		rc = rc ? rc : b.err ? -ENOMEM : 0;
 		if (!rc) {
 			rc = strsum_add(&h->flame, b.p, b.n, v[i].sum);
@@ -344,8 +346,7 @@ static int hr_resolve(struct html *h)
 }
 
 /* Reads one trace into h (report_html.h). */
-int report_html_file(struct html *h, const char *path,
-		     struct trace_meta *meta)
+int report_html_file(struct html *h, const char *path, struct trace_meta *meta)
 {
 	enum trace_status st;
 	uint64_t at;
@@ -370,7 +371,6 @@ int report_html_file(struct html *h, const char *path,
 	if (h->file == 1) {
 		h->has_base = meta->has_base;
 		h->base_ns = meta->base_ns;
-		h->root_pid = meta->mx_pid;
 		snprintf(h->host, sizeof(h->host), "%s", meta->host);
 	}
 	h->dropped += meta->dropped;

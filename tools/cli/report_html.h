@@ -22,20 +22,19 @@ struct html_track {
 	uint64_t file;
 	int64_t pid, tid;
 	char name[TRACE_SHORT_MAX];
-	int gpu;	      /* holds GPU work */
-	int used;	      /* has slices */
-	uint64_t width;	      /* ns per bin, a power of two */
+	int gpu;		/* holds GPU work */
+	int used;		/* has slices */
+	uint64_t width;		/* ns per bin, a power of two */
 	double bins[HTML_BINS]; /* busy ns per bin, from ts 0 */
-	struct strsum pending; /* name id -> self ns since its last step */
-	struct strsum last_sf; /* name id -> sf + 1 of its last slice */
+	struct strsum pending;	/* name id -> self ns since its last step */
+	struct strsum last_sf;	/* name id -> sf + 1 of its last slice */
 };
 
-/* A process's name and labels (its command line). */
+/* A process's name. */
 struct html_proc {
 	uint64_t file;
 	int64_t pid;
 	char name[TRACE_SHORT_MAX];
-	char labels[TRACE_NAME_MAX];
 };
 
 struct html_top {
@@ -71,21 +70,19 @@ struct html {
 	int has_base;
 	uint64_t dropped, unknown_frames, stack_events;
 	char host[TRACE_SHORT_MAX];
-	int64_t root_pid; /* mxprof.pid of the first file */
 	char warnings[2048];
 	int failed;
 };
 
 /* Reads the trace at path into h (its file number h->file, counted from
  * 1). Returns 0, or -1 after one line on stderr. */
-int report_html_file(struct html *h, const char *path,
-		     struct trace_meta *meta);
+int report_html_file(struct html *h, const char *path, struct trace_meta *meta);
 
 /* Frees what h holds. This function can't fail. */
 void report_html_free(struct html *h);
 
 /* Writes the page to outpath from h, the tables' JSON text tables and
- * the metadata of the first file meta; argv0 names the traces read.
+ * the metadata of the first file meta; paths[0..n) are the traces read.
  * Returns CLI_OK, or CLI_FAIL after one line on stderr. */
 int report_html_write(struct html *h, const char *tables,
 		      const struct trace_meta *meta, char *const *paths,

@@ -133,7 +133,7 @@ static void ho_meta(struct sbuf *b, const struct html *h,
 		    const struct trace_meta *m, char *const *paths, size_t n)
 {
 	char cmd[TRACE_NAME_MAX], when[64] = "";
-	size_t procs = 0;
+	size_t procs = h->nprocs;
 
 	ho_command(paths[0], cmd, sizeof(cmd));
 	if (h->has_base && h->has_span) {
@@ -144,9 +144,6 @@ static void ho_meta(struct sbuf *b, const struct html *h,
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC",
 				 &tm);
 		}
-	}
-	for (size_t i = 0; i < h->nprocs; i++) {
-		procs++;
 	}
 	sb_printf(b, "\"meta\":{\"command\":");
 	ho_str(b, cmd);
@@ -188,8 +185,8 @@ static void ho_meta(struct sbuf *b, const struct html *h,
 	sb_printf(b, "]}");
 }
 
-static void ho_steps(struct sbuf *b, const struct html *h,
-		     struct ho_names *nm, struct sbuf *names)
+static void ho_steps(struct sbuf *b, const struct html *h, struct ho_names *nm,
+		     struct sbuf *names)
 {
 	if (!h->nsteps) {
 		sb_printf(b, ",\"steps\":null");
@@ -240,8 +237,8 @@ static void ho_row(struct sbuf *b, struct ho_names *nm, struct sbuf *names,
 	sb_printf(b, "]");
 }
 
-static int ho_flame(struct sbuf *b, const struct html *h,
-		    struct ho_names *nm, struct sbuf *names)
+static int ho_flame(struct sbuf *b, const struct html *h, struct ho_names *nm,
+		    struct sbuf *names)
 {
 	const struct strsum_ent *e = h->flame.map.slots;
 	const struct strsum_ent **v;
@@ -308,7 +305,8 @@ static void ho_timeline(struct sbuf *b, const struct html *h)
 	uint64_t c0 = h->t0 > 0 ? (uint64_t)h->t0 / w : 0;
 	uint64_t c1 = h->t1 > 0 ? (uint64_t)(h->t1 - 1) / w : 0;
 
-	sb_printf(b, ",\"timeline\":{\"t0\":%llu,\"width_ns\":%llu,\"tracks\":[",
+	sb_printf(b,
+		  ",\"timeline\":{\"t0\":%llu,\"width_ns\":%llu,\"tracks\":[",
 		  (unsigned long long)(c0 * w), (unsigned long long)w);
 	for (size_t i = 0; i < h->ntracks; i++) {
 		const struct html_track *t = &h->tracks[i];
