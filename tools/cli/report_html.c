@@ -11,7 +11,11 @@
  *    of the step that ends next (struct html_track's pending);
  *  - the self time of every host slice by (thread, stack, name), the
  *    flame graph's weights, turned into paths when the file ends (its
- *    stackFrames may come after its events, as in report_flame.c).
+ *    stackFrames may come after its events, as in report_flame.c);
+ *  - the time of GPU work (kernels, copies, sets) by (stream, stack of
+ *    its launch, launch's name, name), the GPU flame graph's weights:
+ *    the launch is the host slice with the same args.correlation
+ *    (launches.c), before or after it in the file.
  *
  * Self times are the tables' (nest_self_of(), PyTorch's rules included):
  * a PyTorch slice folded into its parent is taken back out of the stack
@@ -25,13 +29,84 @@
 
 #include "report_html.h"
 
-/* The key of a host slice's weight in h->stacks. */
+/* The key of a host slice's weight in h->stacks, and of GPU work's in
+ * h->gpu (launch: the launch's name id, 0 for none). */
 struct hr_key {
 	uint32_t track;
 	uint32_t has_sf;
 	uint64_t sf;
 	uint32_t name;
+	uint32_t launch;
 } __attribute__((packed));
+
+/* GPU work whose launch comes later in the file: its key less the
+ * stack, and its correlation. */
+struct hr_early {
+	struct hr_key k;
+	int64_t corr;
+} __attribute__((packed));
+
+/* Keeps a host slice that launched GPU work with its stack, or sums GPU
+ * work ev (name nid) of stream ti under its launch. Returns 0 or
+ * -ENOMEM. */
+static int hr_gpu(struct html *h, uint32_t ti, const struct trace_event *ev,
+		  uint32_t nid, int gpu)
+{
+	struct hr_key k = {.track = ti, .name = nid};
+	const struct launch *l;
+	int64_t dur = ev->dur_ns > 0 ? ev->dur_ns : 0;
+
+	if (!gpu) {
+		struct launch x = {.corr = ev->corr, .sf = ev->sf, .name = nid};
+		int rc;
+
+		if (!ev->has_sf || !ev->has_corr) {
+			return 0;
+		}
+		rc = launches_put(h->ln, &x);
+		h->gpu_unkept += rc == -ENOSPC;
+		return rc == -ENOSPC ? 0 : rc;
+	}
+	h->gpu_events++;
+	l = ev->has_corr ? launches_get(h->ln, ev->corr) : NULL;
+	if (!l && ev->has_corr) {
+		struct hr_early e = {.k = k, .corr = ev->corr};
+
+		return strsum_add(&h->early, &e, sizeof(e), dur);
+	}
+	if (l) {
+		k.has_sf = 1;
+		k.sf = l->sf;
+		k.launch = l->name ? l->name : UINT32_MAX;
+	}
+	return strsum_add(&h->gpu, &k, sizeof(k), dur);
+}
+
+/* Charges the GPU work that came before its launch, now that the file's
+ * launches are known. Returns 0 or -ENOMEM. */
+static int hr_early(struct html *h)
+{
+	const struct strsum_ent *v = h->early.map.slots;
+	int rc = 0;
+
+	for (size_t i = 0; i < h->early.map.cap && !rc; i++) {
+		struct hr_early e;
+		const struct launch *l;
+
+		if (!v[i].key) {
+			continue;
+		}
+		memcpy(&e, v[i].key, sizeof(e));
+		l = launches_get(h->ln, e.corr);
+		if (l) {
+			e.k.has_sf = 1;
+			e.k.sf = l->sf;
+			e.k.launch = l->name ? l->name : UINT32_MAX;
+		}
+		rc = strsum_add(&h->gpu, &e.k, sizeof(e.k), v[i].sum);
+	}
+	return rc;
+}
 
 /* Returns the index of the track of (h->file, pid, tid), added when new,
  * or -1 without memory. */
@@ -239,6 +314,9 @@ static int hr_slice(struct html *h, uint32_t ti, const struct trace_event *ev,
 	if (f.name) {
 		rc = hr_take_back(h, ti, &f);
 	}
+	if (rc == 0) {
+		rc = hr_gpu(h, ti, ev, nid, gpu);
+	}
 	if (gpu || rc < 0) {
 		return rc;
 	}
@@ -311,15 +389,16 @@ static int hr_frame(const struct trace_frame *f, void *opaque)
 	return 0;
 }
 
-/* Turns this file's weights by frame node into weights by path, under
- * their track's number. Returns 0 or -ENOMEM. */
-static int hr_resolve(struct html *h)
+/* Turns this file's weights by frame node in from into weights by path
+ * in to, each path under its track's number (and, for GPU work, its
+ * launch's name before its own). Returns 0 or -ENOMEM. */
+static int hr_resolve(struct html *h, struct strsum *from, struct strsum *to)
 {
-	const struct strsum_ent *v = h->stacks.map.slots;
+	const struct strsum_ent *v = from->map.slots;
 	struct sbuf b = {0};
 	int rc = 0;
 
-	for (size_t i = 0; i < h->stacks.map.cap && !rc; i++) {
+	for (size_t i = 0; i < from->map.cap && !rc; i++) {
 		struct hr_key k;
 
 		if (!v[i].key) {
@@ -335,10 +414,15 @@ static int hr_resolve(struct html *h)
 				rc = 0;
 			}
 		}
+		if (k.launch) {
+			frames_put(&b, k.launch == UINT32_MAX
+					       ? ""
+					       : strtab_get(k.launch));
+		}
 		frames_put(&b, k.name ? strtab_get(k.name) : "");
 		rc = rc ? rc : b.err ? -ENOMEM : 0;
 		if (!rc) {
-			rc = strsum_add(&h->flame, b.p, b.n, v[i].sum);
+			rc = strsum_add(to, b.p, b.n, v[i].sum);
 		}
 	}
 	free(b.p);
@@ -360,7 +444,10 @@ int report_html_file(struct html *h, const char *path, struct trace_meta *meta)
 	if (!h->fr) {
 		h->fr = frames_create();
 	}
-	if (!h->nest || !h->fr) {
+	if (!h->ln) {
+		h->ln = launches_create();
+	}
+	if (!h->nest || !h->fr || !h->ln) {
 		util_err("out of memory");
 		return -1;
 	}
@@ -387,13 +474,17 @@ int report_html_file(struct html *h, const char *path, struct trace_meta *meta)
 			 "%s: the timeline was capped (MXPROF_MAX_TRACE_MB).\n",
 			 path);
 	}
-	if (hr_resolve(h) < 0) {
+	if (hr_resolve(h, &h->stacks, &h->flame) < 0 || hr_early(h) < 0 ||
+	    hr_resolve(h, &h->gpu, &h->gpu_flame) < 0) {
 		util_err("out of memory while folding the stacks");
 		goto out;
 	}
 	ret = 0;
 out:
 	strsum_clear(&h->stacks);
+	strsum_clear(&h->gpu);
+	strsum_clear(&h->early);
+	launches_clear(h->ln);
 	frames_clear(h->fr);
 	nest_reset(h->nest);
 	return ret;
@@ -412,6 +503,10 @@ void report_html_free(struct html *h)
 	strsum_clear(&h->stacks);
 	strsum_clear(&h->flame);
 	strsum_clear(&h->groups);
+	strsum_clear(&h->gpu);
+	strsum_clear(&h->early);
+	strsum_clear(&h->gpu_flame);
+	launches_destroy(h->ln);
 	frames_destroy(h->fr);
 	nest_destroy(h->nest);
 	memset(h, 0, sizeof(*h));
@@ -433,6 +528,13 @@ int report_html(char *const *paths, size_t n, const char *tables,
 		if (report_html_file(&h, paths[i], m) < 0) {
 			goto out;
 		}
+	}
+	if (h.gpu_unkept) {
+		snprintf(h.warnings + strlen(h.warnings),
+			 sizeof(h.warnings) - strlen(h.warnings),
+			 "%llu launches with a stack were not kept (too many); "
+			 "their GPU work is under its stream alone.\n",
+			 (unsigned long long)h.gpu_unkept);
 	}
 	ret = report_html_write(&h, tables, meta, paths, n, outpath);
 out:

@@ -63,6 +63,11 @@ struct html {
 	struct frames *fr;
 	struct strsum stacks; /* this file: (track, sf, name) -> self ns */
 	struct strsum flame;  /* all: track, "path;...;name" -> self ns */
+	struct launches *ln;  /* this file: host launches with a stack */
+	struct strsum gpu;    /* this file: (stream, sf, launch, name) -> ns */
+	struct strsum early;  /* GPU work before its launch: (key, corr) */
+	struct strsum gpu_flame; /* all: "stream;path;launch;name" -> ns */
+	uint64_t gpu_events, gpu_unkept;
 	struct strsum groups; /* sections of the flame's slices */
 	int64_t t0, t1;	      /* first ts, last end (ns) */
 	int has_span;

@@ -10,8 +10,11 @@
  *   flameGroups  the sections whose self time the flame graph holds
  *   names     the strings the steps and the flame graph name by index
  *   steps     [n, dur_ns, [[name, self_ns], ...]] per step, or null
- *   flame     {tracks: [label], rows: [[track, self_ns, name...]]}, or
- *             null: the stacks, outermost first, then the slice's name
+ *   tracks    the label of each thread and stream, by number
+ *   flame     {rows: [[track, self_ns, name...]]}, or null: the stacks,
+ *             outermost first, then the slice's name
+ *   gpuFlame  the same of GPU work by stream: the stack of its launch,
+ *             the launch's name, its own name; null without GPU work
  *   timeline  {t0, width_ns, tracks: [[label, gpu, [busy % per column]]]}
  *
  * The data is aggregated (report_html.c): its size follows the distinct
@@ -237,39 +240,36 @@ static void ho_row(struct sbuf *b, struct ho_names *nm, struct sbuf *names,
 	sb_printf(b, "]");
 }
 
-static int ho_flame(struct sbuf *b, const struct html *h, struct ho_names *nm,
-		    struct sbuf *names)
+/* Writes ,"KEY":{"rows":[...]} from the paths of map (null when
+ * present is 0): the HO_ROWS heaviest, the rest summed per track. Returns
+ * 0 or -ENOMEM. */
+static int ho_flame(struct sbuf *b, const struct html *h,
+		    const struct strsum *map, const char *key, int present,
+		    struct ho_names *nm, struct sbuf *names)
 {
-	const struct strsum_ent *e = h->flame.map.slots;
+	const struct strsum_ent *e = map->map.slots;
 	const struct strsum_ent **v;
 	int64_t *rest = calloc(h->ntracks + 1, sizeof(*rest));
 	size_t n = 0;
-	char label[TRACE_NAME_MAX];
 
-	if (!h->stack_events) {
-		sb_printf(b, ",\"flame\":null");
+	if (!present) {
+		sb_printf(b, ",\"%s\":null", key);
 		free(rest);
 		return 0;
 	}
-	v = malloc((h->flame.map.used + 1) * sizeof(*v));
+	v = malloc((map->map.used + 1) * sizeof(*v));
 	if (!v || !rest) {
 		free(v);
 		free(rest);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < h->flame.map.cap; i++) {
+	for (size_t i = 0; i < map->map.cap; i++) {
 		if (e[i].key && e[i].sum > 0) {
 			v[n++] = &e[i];
 		}
 	}
 	qsort(v, n, sizeof(*v), ho_heavier);
-	sb_printf(b, ",\"flame\":{\"tracks\":[");
-	for (size_t i = 0; i < h->ntracks; i++) {
-		ho_label(h, &h->tracks[i], label, sizeof(label));
-		sb_printf(b, "%s", i ? "," : "");
-		ho_str(b, label);
-	}
-	sb_printf(b, "],\"rows\":[");
+	sb_printf(b, ",\"%s\":{\"rows\":[", key);
 	for (size_t i = 0; i < n; i++) {
 		if (i < HO_ROWS) {
 			ho_row(b, nm, names, v[i]->key, v[i]->sum, i == 0);
@@ -289,6 +289,20 @@ static int ho_flame(struct sbuf *b, const struct html *h, struct ho_names *nm,
 	free(v);
 	free(rest);
 	return 0;
+}
+
+/* Writes ,"tracks":[label...], by track number. */
+static void ho_tracks(struct sbuf *b, const struct html *h)
+{
+	char label[TRACE_NAME_MAX];
+
+	sb_printf(b, ",\"tracks\":[");
+	for (size_t i = 0; i < h->ntracks; i++) {
+		ho_label(h, &h->tracks[i], label, sizeof(label));
+		sb_printf(b, "%s", i ? "," : "");
+		ho_str(b, label);
+	}
+	sb_printf(b, "]");
 }
 
 static void ho_timeline(struct sbuf *b, const struct html *h)
@@ -373,7 +387,11 @@ int report_html_write(struct html *h, const char *tables,
 	}
 	sb_printf(&b, "]");
 	ho_steps(&b, h, &nm, &names);
-	if (ho_flame(&b, h, &nm, &names) < 0) {
+	ho_tracks(&b, h);
+	if (ho_flame(&b, h, &h->flame, "flame", h->stack_events != 0, &nm,
+		     &names) < 0 ||
+	    ho_flame(&b, h, &h->gpu_flame, "gpuFlame", h->gpu_events != 0, &nm,
+		     &names) < 0) {
 		b.err = 1;
 	}
 	ho_timeline(&b, h);
