@@ -4,8 +4,9 @@
  * the script draws (in a <script type="application/json"> element, with
  * '<', '>' and '&' escaped so that no name can end it):
  *
- *   meta      command, host, start, duration_ns, processes, dropped,
- *             files, warnings, pairs (the trace's metadata)
+ *   meta      command, host, start, rank (when the trace has one),
+ *             duration_ns, processes, dropped, files, warnings, pairs
+ *             (the trace's metadata)
  *   tables    the tables' JSON (report -f json), as it is
  *   flameGroups  the sections whose self time the flame graph holds
  *   names     the strings the steps and the flame graph name by index
@@ -154,6 +155,9 @@ static void ho_meta(struct sbuf *b, const struct html *h,
 	ho_str(b, h->host);
 	sb_printf(b, ",\"start\":");
 	ho_str(b, when);
+	if (m->has_rank) {
+		sb_printf(b, ",\"rank\":%lld", (long long)m->rank);
+	}
 	sb_printf(b,
 		  ",\"duration_ns\":%lld,\"processes\":%zu,\"dropped\":%llu,"
 		  "\"unknown_frames\":%llu,\"files\":[",

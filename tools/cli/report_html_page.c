@@ -95,6 +95,7 @@ const char report_html_page_tail[] =
 	"row(\"Host\", M.host || \"(not recorded)\");\n"
 	"row(\"Start\", M.start || \"(not recorded)\");\n"
 	"row(\"Duration\", dur(M.duration_ns));\n"
+	"if (M.rank !== undefined) row(\"Rank\", String(M.rank));\n"
 	"row(\"Processes\", String(M.processes));\n"
 	"row(\"Dropped records\", String(M.dropped), M.dropped ? \"warn\" : "
 	"\"\");\n"
