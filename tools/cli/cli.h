@@ -20,6 +20,9 @@
  *                 threads, segment by segment (trace_par.h), for
  *                 trace_read.c
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
+ *   report_html.c report --html: a trace -> one HTML page; its data
+ *                 (report_html.h), written by report_html_out.c around
+ *                 report_html_page.c's style and script
  *   report_steps.c  report --steps: the steps of a list only (a first
  *                 pass finds their ProfilerStep#N slices)
  *   cmd_diff.c    mxprof diff: two traces -> per-row deltas
@@ -338,6 +341,10 @@ struct strsum {
  * or -ENOMEM. */
 int strsum_add(struct strsum *m, const void *key, size_t len, int64_t v);
 
+/* Returns the entry of key[0..len) (a new one has sum and count 0), whose
+ * sum and count the caller may set, or NULL (ENOMEM). */
+struct strsum_ent *strsum_at(struct strsum *m, const void *key, size_t len);
+
 /* Frees m's keys and table and empties it. This function can't fail. */
 void strsum_clear(struct strsum *m);
 
@@ -407,6 +414,20 @@ int report_sites_finish(struct report_sites *rs, const char *path);
  * CLI_OK, or CLI_FAIL after one line on stderr.
  */
 int report_flame(char *const *paths, size_t n, int gpu, const char *outpath);
+
+/* ---- report_html.c: mxprof report --html ------------------------------ */
+
+/*
+ * Writes one self-contained HTML page of the traces paths[0..n) to
+ * outpath: the header, the step bars, the rows of tables (their JSON,
+ * report -f json of the same traces) by self time, the flame graph and a
+ * timeline overview (report_html.h), aggregated so that its size follows
+ * the distinct names and stacks, not the events; meta is the first
+ * file's. Returns CLI_OK, or CLI_FAIL after one line on stderr (outpath
+ * is then untouched).
+ */
+int report_html(char *const *paths, size_t n, const char *tables,
+		const struct trace_meta *meta, const char *outpath);
 
 /* ---- run_summary.c ----------------------------------------------------- */
 

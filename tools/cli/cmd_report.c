@@ -433,7 +433,8 @@ static const char rp_usage[] =
 	"usage: mxprof report [--sort KEY] [--ascending] [--format FMT] "
 	"[--top N]\n"
 	"                     [--category SECTION] [--steps LIST] FILE...\n"
-	"       mxprof report --flame [--gpu] [-o OUT] FILE...\n";
+	"       mxprof report --flame [--gpu] [-o OUT] FILE...\n"
+	"       mxprof report --html OUT.html FILE...\n";
 
 static const char rp_help[] =
 	"\n"
@@ -480,6 +481,11 @@ static const char rp_help[] =
 	"                        the launch (\"...;LAUNCH;KERNEL NS\")\n"
 	"  -o, --output OUT      with --flame: write to OUT (.gz: gzip)\n"
 	"\n"
+	"      --html OUT.html   write one self-contained HTML page instead\n"
+	"                        of the tables: the run's header, step time\n"
+	"                        bars, the rows by self time, a flame graph\n"
+	"                        (with call stacks) and a timeline overview\n"
+	"\n"
 	"exit status: 0 tables printed (maybe with a warning), 1 a file is\n"
 	"missing, empty, corrupt or not a trace, or the tables could not be\n"
 	"written, 2 bad usage.\n";
@@ -496,6 +502,7 @@ int cmd_report(int argc, char **argv)
 		{"category", required_argument, NULL, 'c'},
 		{"steps", required_argument, NULL, 'S'},
 		{"flame", no_argument, NULL, 'F'},
+		{"html", required_argument, NULL, 'H'},
 		{"gpu", no_argument, NULL, 'G'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -505,7 +512,7 @@ int cmd_report(int argc, char **argv)
 	struct trace_meta *meta = NULL;
 	const char *pairs[2 * RP_META_MAX + 1];
 	const char *format = NULL, *sort = NULL, *outpath = NULL;
-	const char *steps = NULL;
+	const char *steps = NULL, *html = NULL;
 	char held[512];
 	int flame = 0, gpu = 0, tables_opt = 0;
 	unsigned long long top;
@@ -524,6 +531,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'G':
 			gpu = 1;
+			break;
+		case 'H':
+			html = optarg;
 			break;
 		case 'o':
 			outpath = optarg;
@@ -567,13 +577,17 @@ int cmd_report(int argc, char **argv)
 			 "--top, --category or --steps");
 		goto usage;
 	}
-	if (table_parse_opts(&o, format, sort) < 0) {
+	if (table_parse_opts(&o, html ? "json" : format, sort) < 0) {
 		util_err("bad --format '%s' or --sort '%s' (formats: table, "
 			 "json, csv; keys: total, avg, min, max, count, self, "
 			 "or PyTorch's cpu_time_total, cpu_time, "
 			 "self_cpu_time_total and their cuda_ and device_ "
 			 "forms)",
 			 format ? format : "table", sort ? sort : "total");
+		goto usage;
+	}
+	if (html && (flame || gpu || outpath || tables_opt)) {
+		util_err("--html takes no other option");
 		goto usage;
 	}
 	if (optind >= argc) {
@@ -624,6 +638,11 @@ int cmd_report(int argc, char **argv)
 	text = table_format(a, &o);
 	if (!text) {
 		util_err("out of memory while formatting the tables");
+		goto out;
+	}
+	if (html) {
+		ret = report_html(argv + optind, (size_t)(argc - optind), text,
+				  meta, html);
 		goto out;
 	}
 	errno = 0;

@@ -173,6 +173,45 @@ static int run_set_preload(const char *lib)
 	return r;
 }
 
+/* mxprof run --html: writes the page of the trace of process pid (the
+ * root's, into which the tree was merged) at out, and says so in one
+ * line; or one line saying why not. The program's exit status does not
+ * change. */
+static void run_page(const char *pat, pid_t pid, const char *out)
+{
+	struct table_opts o = {0};
+	struct trace_meta *meta = malloc(sizeof(*meta));
+	struct agg *a = agg_create();
+	char trace[PATH_MAX], *tables = NULL, *paths[1] = {trace};
+
+	run_summary_expand(pat && *pat ? pat : "profile.json", pid, trace,
+			   sizeof(trace));
+	if (!meta || !a || table_parse_opts(&o, "json", NULL) < 0) {
+		util_err("out of memory for the page");
+		goto out;
+	}
+	if (access(trace, R_OK) < 0) {
+		util_err("no page: %s was not written", trace);
+		goto out;
+	}
+	if (cmd_report_aggregate_meta(trace, a, &o.dropped, meta) ==
+	    TRACE_BAD) {
+		goto out;
+	}
+	tables = table_format(a, &o);
+	if (!tables) {
+		util_err("out of memory for the page");
+		goto out;
+	}
+	if (report_html(paths, 1, tables, meta, out) == CLI_OK) {
+		fprintf(stderr, "mxprof: page: %s\n", out);
+	}
+out:
+	free(tables);
+	agg_destroy(a);
+	free(meta);
+}
+
 static const char run_usage[] =
 	"usage: mxprof run [options] [--] COMMAND [ARG...]\n";
 
@@ -218,6 +257,8 @@ static const char run_help[] =
 	"                           still run (workers, daemons) [30]\n"
 	"  -n, --top N              rows per table in the summary [10]\n"
 	"  -q, --quiet              no summary\n"
+	"      --html OUT.html      also write the run's page (mxprof report\n"
+	"                           --html) from its trace\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"libmxprof.so is taken from $MXPROF_LIB, else from beside this "
@@ -245,6 +286,7 @@ enum {
 	RUN_PERIOD,
 	RUN_NOAUTO,
 	RUN_WAIT,
+	RUN_HTML,
 };
 
 /* The settings collected from the options, applied in the child. */
@@ -273,6 +315,7 @@ int cmd_run(int argc, char **argv)
 		{"dump-period", required_argument, NULL, RUN_PERIOD},
 		{"no-autostart", no_argument, NULL, RUN_NOAUTO},
 		{"wait", required_argument, NULL, RUN_WAIT},
+		{"html", required_argument, NULL, RUN_HTML},
 		{"top", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -292,7 +335,7 @@ int cmd_run(int argc, char **argv)
 	sigset_t block, old, forwarded;
 	pid_t pid;
 	ssize_t rn;
-	const char *pat = getenv("MXPROF_OUTPUT");
+	const char *pat = getenv("MXPROF_OUTPUT"), *html = NULL;
 	struct run_tree *tree;
 
 #define RUN_SET(n, v)                                                          \
@@ -403,6 +446,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case RUN_HTML:
+			html = optarg;
 			break;
 		case 'h':
 			errno = 0;
@@ -548,6 +594,9 @@ int cmd_run(int argc, char **argv)
 	run_tree_after(tree, &w);
 	run_wait_free(&w);
 	run_summary_print(pat, pid, (unsigned)top, quiet);
+	if (html) {
+		run_page(pat, pid, html);
+	}
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "mxprof: %s was killed by signal %d (%s)\n",
 			argv[optind], WTERMSIG(status),

@@ -66,6 +66,22 @@ int strsum_add(struct strsum *m, const void *key, size_t len, int64_t v)
 	return 0;
 }
 
+/* Returns the entry of key[0..len), a new one (sum and count 0) when m
+ * had none, or NULL (ENOMEM). The caller may change its sum and count. */
+struct strsum_ent *strsum_at(struct strsum *m, const void *key, size_t len)
+{
+	struct strsum_ent *e;
+
+	if (strsum_add(m, key, len, 0) < 0) {
+		return NULL;
+	}
+	struct strsum_ent k = {
+		.key = (char *)key, .len = len, .hash = hmap_fnv1a(key, len)};
+	e = hmap_find(&m->map, &ss_ops, k.hash, ss_match, &k);
+	e->count--; /* strsum_add() counted this look-up */
+	return e;
+}
+
 /* Frees the keys and the table of m and empties it. This function can't
  * fail. */
 void strsum_clear(struct strsum *m)
