@@ -142,7 +142,7 @@ while IFS=$'\t' read -r doc cmd; do
 		expect_eq "aten: conv2d 7 times" 7 "$(row_count "out.$n" aten aten::conv2d)" ;;
 	esac
 done < commands.txt
-expect_eq "commands read" 18 "$n"
-expect_eq "commands run" $((11 + 7 * torch)) "$ran"
+expect_eq "commands read" 19 "$n"
+expect_eq "commands run" $((12 + 7 * torch)) "$ran"
 expect_eq "demo.json: epochs" 3 "$(row_count demo.stats.txt train epoch)"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"

@@ -39,8 +39,9 @@ cat page.txt
 expect_eq "GPU total" "total True True" "$(grep '^total' page.txt)"
 expect_eq "GPU roots" "roots ['GPU 0 (mxprof fake GPU): stream 7 (pid 0, tid 7)']" \
 	"$(grep '^roots' page.txt)"
+pid=$(jget c.json 'd["mxprof"]["pid"]')
 expect_eq "GPU track marks" \
-	"marks [('cuda_fake_train (pid $(jget c.json 'd["mxprof"]["pid"]'), tid $(jget c.json 'd["mxprof"]["pid"]'))', 0), ('stream 7 (pid 0, tid 7)', 1), ('sync (pid 0, tid -1)', 0)]" \
+	"marks [('stream 7 (pid 0, tid 7)', 1), ('sync (pid 0, tid -1)', 0), ('thread $pid (cuda_fake_train) (pid $pid, tid $pid)', 0)]" \
 	"$(grep '^marks' page.txt)"
 sort lines.txt | diff flame.txt - || fail "the GPU flame graph differs from report --flame --gpu"
 echo "ok: the GPU flame graph is report --flame --gpu's $(wc -l <flame.txt) lines"

@@ -35,7 +35,7 @@ static const char mg_usage[] = "usage: mxprof merge -o OUT FILE...\n";
 static const char mg_help[] =
 	"\n"
 	"Combine the traces of several processes, ranks or hosts into one\n"
-	"timeline that Perfetto and chrome://tracing load. Clocks are aligned\n"
+	"timeline that chrome://tracing and HTA load. Clocks are aligned\n"
 	"through each file's baseTimeNanoseconds (the UTC time of ts = 0), so\n"
 	"times in the output are relative to the earliest file. Processes "
 	"keep\n"
