@@ -42,14 +42,14 @@ static uint64_t uleb(const uint8_t **p, const uint8_t *end)
 
 static int64_t sleb(const uint8_t **p, const uint8_t *end)
 {
-	int64_t v = 0;
+	uint64_t v = 0; /* unsigned: shifts into the sign bit are defined */
 	unsigned shift = 0;
 	uint8_t b = 0;
 
 	while (*p < end) {
 		b = *(*p)++;
 		if (shift < 64) {
-			v |= (int64_t)(b & 0x7f) << shift;
+			v |= (uint64_t)(b & 0x7f) << shift;
 		}
 		shift += 7;
 		if (!(b & 0x80)) {
@@ -57,9 +57,9 @@ static int64_t sleb(const uint8_t **p, const uint8_t *end)
 		}
 	}
 	if (shift < 64 && (b & 0x40)) {
-		v |= -((int64_t)1 << shift);
+		v |= ~(uint64_t)0 << shift;
 	}
-	return v;
+	return (int64_t)v;
 }
 
 /* Reads a pointer in encoding enc (DW_EH_PE_*) at *p; pc-relative ones

@@ -474,6 +474,9 @@ static long mc_object(void *ctx, const unsigned char *p0,
 			key = mc_key_at3(p + 1, (size_t)(q - p - 1));
 		}
 		p = q + 2;
+		if (p >= end) {
+			goto slow;
+		}
 		if (*p == '"') {
 			q = jscan_ascii_run(p + 1, end);
 			if (q >= end || *q != '"' ||
