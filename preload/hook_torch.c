@@ -110,8 +110,7 @@ struct torch_thread {
 
 static __thread struct torch_thread *me
 	__attribute__((tls_model("initial-exec")));
-static pthread_key_t me_key;
-static pthread_once_t me_once = PTHREAD_ONCE_INIT;
+static struct tls_block me_block = TLS_BLOCK_INIT;
 
 static name_fn rf_name;
 static int on; /* the callbacks are registered */
@@ -121,27 +120,13 @@ static const void *attached; /* the library's dynamic section, once */
 
 static const char engine_prefix[] = "autograd::engine::evaluate_function: ";
 
-static void me_free(void *p)
-{
-	free(p);
-}
-
-static void me_key_create(void)
-{
-	pthread_key_create(&me_key, me_free);
-}
-
 /* The thread's block, made at its first range; NULL without memory. */
 static struct torch_thread *self(void)
 {
 	if (__builtin_expect(me != NULL, 1)) {
 		return me;
 	}
-	pthread_once(&me_once, me_key_create);
-	me = calloc(1, sizeof(*me));
-	if (me) {
-		pthread_setspecific(me_key, me);
-	}
+	me = tls_block_make(&me_block, sizeof(*me));
 	return me;
 }
 

@@ -74,18 +74,7 @@ struct nvtx_thread {
 
 static __thread struct nvtx_thread *me
 	__attribute__((tls_model("initial-exec")));
-static pthread_key_t me_key;
-static pthread_once_t me_once = PTHREAD_ONCE_INIT;
-
-static void me_free(void *p)
-{
-	free(p);
-}
-
-static void me_key_create(void)
-{
-	pthread_key_create(&me_key, me_free);
-}
+static struct tls_block me_block = TLS_BLOCK_INIT;
 
 /* HOT after a thread's first call. Returns the thread's block or NULL. */
 static struct nvtx_thread *self(void)
@@ -93,11 +82,7 @@ static struct nvtx_thread *self(void)
 	if (__builtin_expect(me != NULL, 1)) {
 		return me;
 	}
-	pthread_once(&me_once, me_key_create);
-	me = calloc(1, sizeof(*me));
-	if (me) {
-		pthread_setspecific(me_key, me);
-	}
+	me = tls_block_make(&me_block, sizeof(*me));
 	return me;
 }
 

@@ -30,6 +30,8 @@
  *   signals.c      the dump signal and the final dump on fatal signals
  *   settings.c     the MXPROF_* variables (settings.h): the C library and
  *                  collector/paths.c only, so the mxprof command links it
+ *   tls_block.c    a thread's block of a source's own state (nvtx.c,
+ *                  hook_torch.c)
  *
  * Who calls whom: the entry points (api, set_config, nvtx) call init's
  * preload_init_once() and state.c; init.c calls everything it sets up;
@@ -53,6 +55,7 @@
 #ifndef MXPROF_PRELOAD_H
 #define MXPROF_PRELOAD_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,6 +73,23 @@ int metadata_add(const char *key, const char *value);
  * for a value that is not JSON text. */
 int metadata_add_json(const char *key, const char *json);
 void metadata_load(const char *v);
+
+/*
+ * tls_block.c: a thread's block of a source's state, size bytes zeroed,
+ * freed at the thread's exit; NULL without memory. The caller keeps the
+ * pointer in its own TLS and calls this only while it is NULL. Not for
+ * signal handlers.
+ */
+struct tls_block {
+	pthread_mutex_t lock;
+	pthread_key_t key;
+	int ready;
+};
+#define TLS_BLOCK_INIT                                                         \
+	{                                                                      \
+		.lock = PTHREAD_MUTEX_INITIALIZER                              \
+	}
+void *tls_block_make(struct tls_block *b, size_t size);
 
 struct coll_config;
 
