@@ -48,33 +48,39 @@ static const unsigned char js_stop[256] = {
 	['\\'] = 1,
 };
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JS_WORDS 1
+static const uint64_t js_ones = 0x0101010101010101ull;
+static const uint64_t js_highs = 0x8080808080808080ull;
+
+/* The bytes of the word v (its 8 bytes in memory order) that js_stop
+ * flags: each such byte's high bit set in the result. A byte of x is zero
+ * when (x - 1) borrows into its high bit while x's own is clear; the
+ * lowest flag found is exact, borrows only add flags above it. */
+static inline uint64_t js_stops(uint64_t v)
+{
+	uint64_t quote = v ^ (js_ones * '"'), bslash = v ^ (js_ones * '\\');
+
+	quote = (quote - js_ones) & ~quote;
+	bslash = (bslash - js_ones) & ~bslash;
+	return (quote | bslash | ((v - js_ones * 0x20) & ~v)) & js_highs;
+}
+#endif
+
 /* Returns the first byte from q on that ends a string's plain run (see
  * js_stop), or end. Eight bytes at a time where the machine is
  * little-endian: most names are longer than a word. */
 const unsigned char *jscan_plain_run(const unsigned char *q,
 				     const unsigned char *end)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101ull;
-	const uint64_t highs = 0x8080808080808080ull;
-
-	while (end - q >= 8) {
-		uint64_t v, quote, bslash, ctl, m;
+#ifdef JS_WORDS
+	for (; end - q >= 8; q += 8) {
+		uint64_t v, m;
 
 		memcpy(&v, q, 8);
-		/* A byte of x is zero: (x - 1) borrows into its high bit
-		 * while x's own high bit is clear. The lowest flag found is
-		 * exact; borrows only add flags above it. */
-		quote = v ^ (ones * '"');
-		bslash = v ^ (ones * '\\');
-		quote = (quote - ones) & ~quote;
-		bslash = (bslash - ones) & ~bslash;
-		ctl = (v - ones * 0x20) & ~v;
-		m = (quote | bslash | ctl) & highs;
-		if (m) {
+		if ((m = js_stops(v)) != 0) {
 			return q + (__builtin_ctzll(m) >> 3);
 		}
-		q += 8;
 	}
 #endif
 	while (q < end && !js_stop[*q]) {
@@ -89,25 +95,15 @@ const unsigned char *jscan_plain_run(const unsigned char *q,
 const unsigned char *jscan_ascii_run(const unsigned char *q,
 				     const unsigned char *end)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101ull;
-	const uint64_t highs = 0x8080808080808080ull;
-
-	while (end - q >= 8) {
-		uint64_t v, quote, bslash, ctl, m;
+#ifdef JS_WORDS
+	for (; end - q >= 8; q += 8) {
+		uint64_t v, m;
 
 		memcpy(&v, q, 8);
-		quote = v ^ (ones * '"');
-		bslash = v ^ (ones * '\\');
-		quote = (quote - ones) & ~quote;
-		bslash = (bslash - ones) & ~bslash;
-		ctl = (v - ones * 0x20) & ~v;
 		/* v's own high bits flag the bytes past ASCII. */
-		m = (quote | bslash | ctl | v) & highs;
-		if (m) {
+		if ((m = js_stops(v) | (v & js_highs)) != 0) {
 			return q + (__builtin_ctzll(m) >> 3);
 		}
-		q += 8;
 	}
 #endif
 	while (q < end && !js_stop[*q] && *q < 0x80) {
