@@ -80,6 +80,9 @@ void util_set_cmd(const char *s);
  * that the reason of an earlier failed write is still known here.
  */
 int util_stdout_done(const char *what);
+/* out_open() and out_commit() with one line on failure (util.c). */
+int util_out_open(struct out *o, const char *path, int gz);
+int util_out_commit(struct out *o, const char *path);
 
 /* Parses a decimal count in [min, max] from s. Returns 0 or -EINVAL. */
 int util_parse_uint(const char *s, unsigned long long min,

@@ -226,9 +226,7 @@ int merge_write(const char *outpath, char *const *paths, size_t nf, int no_host,
 		out_str(o, "\n},\n");
 	}
 	mg_top_level(o, files, nf, events);
-	rc = out_commit(o);
-	if (rc < 0) {
-		util_err("writing %s: %s", outpath, strerror(-rc));
+	if (util_out_commit(o, outpath) < 0) {
 		goto out;
 	}
 	*events_out = events;

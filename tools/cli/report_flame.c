@@ -301,7 +301,7 @@ static int fl_write(struct strsum *paths, const char *outpath)
 	struct out *o = NULL;
 	char num[32];
 	size_t n = 0;
-	int rc, ret = CLI_FAIL;
+	int ret = CLI_FAIL;
 
 	if (!v) {
 		util_err("out of memory");
@@ -326,10 +326,7 @@ static int fl_write(struct strsum *paths, const char *outpath)
 		util_err("out of memory");
 		goto out;
 	}
-	rc = out_open(o, outpath, 1);
-	if (rc < 0) {
-		util_err("%s: %s", rc == -ENAMETOOLONG ? outpath : o->tmp,
-			 strerror(-rc));
+	if (util_out_open(o, outpath, 1) < 0) {
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -337,9 +334,7 @@ static int fl_write(struct strsum *paths, const char *outpath)
 		snprintf(num, sizeof(num), " %lld\n", (long long)v[i]->sum);
 		out_str(o, num);
 	}
-	rc = out_commit(o);
-	if (rc < 0) {
-		util_err("writing %s: %s", outpath, strerror(-rc));
+	if (util_out_commit(o, outpath) < 0) {
 		goto out;
 	}
 	ret = CLI_OK;

@@ -376,7 +376,7 @@ int report_html_write(struct html *h, const char *tables,
 	struct ho_names nm = {0};
 	const struct strsum_ent *g = h->groups.map.slots;
 	struct out *o = malloc(sizeof(*o));
-	int rc, ret = CLI_FAIL, first = 1;
+	int ret = CLI_FAIL, first = 1;
 
 	sb_printf(&b, "{");
 	ho_meta(&b, h, meta, paths, n);
@@ -404,18 +404,13 @@ int report_html_write(struct html *h, const char *tables,
 		util_err("out of memory while writing the page");
 		goto out;
 	}
-	rc = out_open(o, outpath, 0);
-	if (rc < 0) {
-		util_err("%s: %s", rc == -ENAMETOOLONG ? outpath : o->tmp,
-			 strerror(-rc));
+	if (util_out_open(o, outpath, 0) < 0) {
 		goto out;
 	}
 	out_str(o, report_html_page_head);
 	out_write(o, b.p, b.n);
 	out_str(o, report_html_page_tail);
-	rc = out_commit(o);
-	if (rc < 0) {
-		util_err("writing %s: %s", outpath, strerror(-rc));
+	if (util_out_commit(o, outpath) < 0) {
 		goto out;
 	}
 	ret = CLI_OK;

@@ -47,6 +47,31 @@ int util_stdout_done(const char *what)
 	return CLI_FAIL;
 }
 
+/* out_open() of path, with one line naming the file and the reason when
+ * it fails. Returns out_open()'s result. */
+int util_out_open(struct out *o, const char *path, int gz)
+{
+	int rc = out_open(o, path, gz);
+
+	if (rc < 0) {
+		util_err("%s: %s", rc == -ENAMETOOLONG ? path : o->tmp,
+			 strerror(-rc));
+	}
+	return rc;
+}
+
+/* out_commit() of o, written to path, with one line when it fails.
+ * Returns out_commit()'s result. */
+int util_out_commit(struct out *o, const char *path)
+{
+	int rc = out_commit(o);
+
+	if (rc < 0) {
+		util_err("writing %s: %s", path, strerror(-rc));
+	}
+	return rc;
+}
+
 /* Parses a decimal in [min, max]. Returns 0 or -EINVAL. */
 int util_parse_uint(const char *s, unsigned long long min,
 		    unsigned long long max, unsigned long long *out)
