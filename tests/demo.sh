@@ -12,5 +12,5 @@ MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$out" LD_PRELOAD="$root/$BUILD/libmxprof.so" \
 	"$root/$BUILD/examples/demo"
 stats=${out%.gz}
 stats=${stats%.json}.stats.txt
-echo "trace:  $out (open it in https://ui.perfetto.dev or chrome://tracing)"
+echo "trace:  $out (open it in chrome://tracing, HTA or speedscope)"
 echo "tables: $stats"
