@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "source.h"
@@ -146,9 +147,55 @@ static uint64_t overflows;
 static uint64_t lost;
 static int switch_said; /* the line about stack switching was written */
 
+/*
+ * The threads' shadow stacks by thread id, for a walk of another thread
+ * (walk_through_tid): an entry is claimed by compare-and-swap on its tid
+ * at the thread's first hooked call and cleared when the stack goes back.
+ * A thread past the table's size is walked only to its first hooked
+ * call.
+ */
+#define HOOK_RT_THREADS 4096
+static struct {
+	int tid; /* 0: free */
+	struct hook_stack *s;
+} stacks_of[HOOK_RT_THREADS];
+
+static void stacks_of_put(struct hook_stack *s)
+{
+	int tid = (int)syscall(SYS_gettid);
+
+	for (uint32_t k = 0, i = (uint32_t)tid % HOOK_RT_THREADS;
+	     k < HOOK_RT_THREADS; k++, i = (i + 1) % HOOK_RT_THREADS) {
+		int zero = 0;
+		if (__atomic_compare_exchange_n(&stacks_of[i].tid, &zero, -1, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&stacks_of[i].s, s, __ATOMIC_RELEASE);
+			__atomic_store_n(&stacks_of[i].tid, tid,
+					 __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+static void stacks_of_drop(struct hook_stack *s)
+{
+	for (uint32_t i = 0; i < HOOK_RT_THREADS; i++) {
+		if (__atomic_load_n(&stacks_of[i].s, __ATOMIC_ACQUIRE) == s &&
+		    __atomic_load_n(&stacks_of[i].tid, __ATOMIC_ACQUIRE) > 0) {
+			__atomic_store_n(&stacks_of[i].s, NULL,
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&stacks_of[i].tid, 0,
+					 __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
 /* Thread exit: the stack goes back. */
 static void stack_free(void *p)
 {
+	stacks_of_drop(p);
 	if (p == stack) {
 		hook_rt_tls.top = NULL;
 		hook_rt_tls.end = NULL;
@@ -159,9 +206,12 @@ static void stack_free(void *p)
 
 static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
 			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid);
+static int walk_through_tid(int tid, uintptr_t ip, uintptr_t sp, uintptr_t *ret,
+			    uintptr_t *rbx);
 
 void hook_rt_init(void)
 {
+	stack_set_through_tid(walk_through_tid);
 	if (!stack_key_ok && pthread_key_create(&stack_key, stack_free) == 0) {
 		stack_key_ok = 1;
 	}
@@ -185,6 +235,7 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 		pthread_setspecific(stack_key, s);
 	}
 	stack = s;
+	stacks_of_put(s);
 	hook_rt_tls.top = s->f;
 	/* With stacks every call takes the general paths, which capture
 	 * them. */
@@ -252,6 +303,55 @@ static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
 			*sid = s->sid[i];
 			return 1;
 		}
+	}
+	return 0;
+}
+
+/*
+ * Another thread's way through a hooked call (stack_through_tid_fn): the
+ * frame of thread tid whose slot lies just below sp and still holds ip.
+ * The frames in use are f[0] up to the thread's top, which only it can
+ * see; the lowest frame with that slot is the one in use (the frames
+ * below a live one are live, and live calls have distinct slots). Reads
+ * with stack_read_word(): the thread may end meanwhile.
+ */
+static int walk_through_tid(int tid, uintptr_t ip, uintptr_t sp, uintptr_t *ret,
+			    uintptr_t *rbx)
+{
+	uintptr_t off = ip - (uintptr_t)hook_tramp_stubs, held;
+	struct hook_stack *s = NULL;
+
+	if ((off & (HOOK_STUB_SIZE - 1)) != HOOK_STUB_EXIT) {
+		return -1;
+	}
+	for (uint32_t i = 0; i < HOOK_RT_THREADS; i++) {
+		if (__atomic_load_n(&stacks_of[i].tid, __ATOMIC_ACQUIRE) ==
+		    tid) {
+			s = __atomic_load_n(&stacks_of[i].s, __ATOMIC_ACQUIRE);
+			break;
+		}
+	}
+	if (!s || stack_read_word(sp - 8, &held) < 0 || held != ip) {
+		return 0;
+	}
+	uint32_t at = (uint32_t)(off - HOOK_STUB_EXIT + HOOK_STUB_RESUME);
+	for (uint32_t i = 0; i < HOOK_RT_DEPTH; i++) {
+		const struct hook_frame *f = &s->f[i];
+		uintptr_t slot, fat;
+
+		if (stack_read_word((uintptr_t)&f->slot, &slot) < 0) {
+			return 0;
+		}
+		if (slot != sp - 8) {
+			continue;
+		}
+		if (stack_read_word((uintptr_t)&f->at, &fat) < 0 ||
+		    (uint32_t)fat != at ||
+		    stack_read_word((uintptr_t)&f->ret, ret) < 0 ||
+		    stack_read_word((uintptr_t)&f->rbx, rbx) < 0) {
+			return 0;
+		}
+		return 1;
 	}
 	return 0;
 }

@@ -86,6 +86,14 @@ static int probe_once(void)
 	pyframes_found.bytes_type =
 		(uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
 	pyframes_found.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
+	*(void **)&pyframes_found.interp_head =
+		dlsym(RTLD_DEFAULT, "PyInterpreterState_Head");
+	*(void **)&pyframes_found.interp_next =
+		dlsym(RTLD_DEFAULT, "PyInterpreterState_Next");
+	*(void **)&pyframes_found.thread_head =
+		dlsym(RTLD_DEFAULT, "PyInterpreterState_ThreadHead");
+	*(void **)&pyframes_found.thread_next =
+		dlsym(RTLD_DEFAULT, "PyThreadState_Next");
 	if (!pyframes_found.code_type || !pyframes_found.str_type ||
 	    !pyframes_found.bytes_type) {
 		return 0;
@@ -186,9 +194,7 @@ static uintptr_t sub_tstate(const struct py_layout *l)
 unsigned py_stack_capture(struct py_frame *out, unsigned max)
 {
 	const struct py_layout *l = &pyframes_found.l;
-	uintptr_t ts, f;
-	unsigned n = 0, steps = 0, limit;
-	int kept = 0; /* the frame before f in the chain is out[n - 1] */
+	uintptr_t ts;
 
 	if (!__atomic_load_n(&pyframes_ready, __ATOMIC_ACQUIRE) || max == 0) {
 		return 0;
@@ -201,7 +207,46 @@ unsigned py_stack_capture(struct py_frame *out, unsigned max)
 	if (!ts) {
 		ts = (uintptr_t)pyframes_found.this_tstate();
 	}
-	if (!ptr_ok(ts)) {
+	return py_stack_capture_ts(ts, out, max);
+}
+
+uintptr_t py_stack_tstate_of(int tid)
+{
+	const struct py_found *p = &pyframes_found;
+	int off = p->l.ts_native_id;
+	unsigned guard = 0;
+
+	if (!__atomic_load_n(&pyframes_ready, __ATOMIC_ACQUIRE) || off < 0 ||
+	    !p->interp_head || !p->interp_next || !p->thread_head ||
+	    !p->thread_next ||
+	    (p->runtime && rd_ptr(p->runtime + p->l.rt_finalizing))) {
+		return 0;
+	}
+	for (void *in = p->interp_head(); in && guard < 4096;
+	     in = p->interp_next(in)) {
+		for (void *ts = p->thread_head(in); ts && ++guard < 4096;
+		     ts = p->thread_next(ts)) {
+			uintptr_t id;
+			if (ptr_ok((uintptr_t)ts) &&
+			    stack_read_word((uintptr_t)ts + (uintptr_t)off,
+					    &id) == 0 &&
+			    id == (uintptr_t)tid) {
+				return (uintptr_t)ts;
+			}
+		}
+	}
+	return 0;
+}
+
+unsigned py_stack_capture_ts(uintptr_t ts, struct py_frame *out, unsigned max)
+{
+	const struct py_layout *l = &pyframes_found.l;
+	uintptr_t f;
+	unsigned n = 0, steps = 0, limit;
+	int kept = 0; /* the frame before f in the chain is out[n - 1] */
+
+	if (!__atomic_load_n(&pyframes_ready, __ATOMIC_ACQUIRE) || max == 0 ||
+	    !ptr_ok(ts)) {
 		return 0;
 	}
 	if (l->ts_cframe >= 0) {

@@ -138,6 +138,10 @@ struct py_layout {
 	int rt_tstate_current;
 	int rt_gil_holder;
 	int ts_thread_id;
+	/* PyThreadState.native_thread_id (3.11+; 3.13: from
+	 * _Py_DebugOffsets), -1 before: another thread's state is found by
+	 * it. */
+	int ts_native_id;
 };
 
 /* ---- what the probe found ------------------------------------------------ */
@@ -150,6 +154,12 @@ struct py_found {
 	uintptr_t bytes_type;
 	uintptr_t runtime; /* &_PyRuntime, or 0 */
 	uintptr_t eval_lo, eval_hi;
+	/* The debuggers' walk of the thread states (plain reads, no lock),
+	 * NULL when missing. */
+	void *(*interp_head)(void);
+	void *(*interp_next)(void *);
+	void *(*thread_head)(void *);
+	void *(*thread_next)(void *);
 };
 
 /* pyframes.c: what the probe found, complete once pyframes_ready is set

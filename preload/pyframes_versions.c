@@ -40,6 +40,7 @@ static const struct py_layout py_layouts[] = {
 		.rt_finalizing = 16,
 		.rt_tstate_current = 568,
 		.rt_gil_holder = 360,
+		.ts_native_id = -1,
 		.ts_thread_id = 176,
 	},
 	{
@@ -68,6 +69,7 @@ static const struct py_layout py_layouts[] = {
 		.rt_finalizing = 16,
 		.rt_tstate_current = 568,
 		.rt_gil_holder = 360,
+		.ts_native_id = -1,
 		.ts_thread_id = 176,
 	},
 	{
@@ -96,6 +98,7 @@ static const struct py_layout py_layouts[] = {
 		.rt_finalizing = 24,
 		.rt_tstate_current = 576,
 		.rt_gil_holder = 368,
+		.ts_native_id = 160,
 		.ts_thread_id = 152,
 	},
 	{
@@ -124,6 +127,7 @@ static const struct py_layout py_layouts[] = {
 		.rt_finalizing = 24,
 		.rt_tstate_current = -1,
 		.rt_gil_holder = -1,
+		.ts_native_id = 144,
 		.ts_thread_id = -1,
 	},
 	{
@@ -152,6 +156,7 @@ static const struct py_layout py_layouts[] = {
 		.rt_finalizing = 608,
 		.rt_tstate_current = -1,
 		.rt_gil_holder = -1,
+		.ts_native_id = -1,
 		.ts_thread_id = -1,
 	},
 };
@@ -163,6 +168,7 @@ static const struct py_layout py_layouts[] = {
 #define PY_DEBUG_COOKIE	       "xdebugpy"
 #define PY_DEBUG_FREE_THREADED 16
 #define PY_DEBUG_FINALIZING    32
+#define PY_DEBUG_NATIVE_ID     200 /* thread_state.native_thread_id */
 
 static const struct {
 	int at;
@@ -208,6 +214,8 @@ int pyframes_versions_check(struct py_layout *l, uintptr_t runtime)
 		return -ENOTSUP;
 	}
 	l->rt_finalizing = (int)rd_ptr(d + PY_DEBUG_FINALIZING);
+	uintptr_t native = rd_ptr(d + PY_DEBUG_NATIVE_ID);
+	l->ts_native_id = native < 4096 && !(native & 7) ? (int)native : -1;
 	for (size_t i = 0;
 	     i < sizeof(py_debug_checks) / sizeof(py_debug_checks[0]); i++) {
 		int want;

@@ -341,11 +341,29 @@ int stack_py_name(uint64_t w, char *name, size_t len, int *user)
 	return 0;
 }
 
+int stack_py_frame(uint64_t w, struct py_frame *f)
+{
+	uint32_t i = (uint32_t)(w & ~STACK_PY);
+	struct pyname *t = __atomic_load_n(&pynames, __ATOMIC_ACQUIRE);
+
+	if (!(w & STACK_PY) || !t || i >= PYNAME_SLOTS ||
+	    !__atomic_load_n(&t[i].ready, __ATOMIC_ACQUIRE)) {
+		return -1;
+	}
+	f->code = t[i].code;
+	f->offset = t[i].offset;
+	f->entry = 0;
+	return 0;
+}
+
 /* ---- capture --------------------------------------------------------- */
 
-uint32_t stack_capture(void)
+/* The capture of stack_capture() at depth; cut non-zero: the frames up
+ * to the native one at cut (a signal frame's restorer) are left out. */
+static inline __attribute__((always_inline)) uint32_t capture(int depth,
+							      uintptr_t cut)
 {
-	int depth = stack_depth, want = depth + 16, py_done = 0;
+	int want = depth + 16, py_done = 0;
 	unsigned np = 0, pi = 0, k = 0;
 	uint32_t rest;
 
@@ -366,6 +384,10 @@ uint32_t stack_capture(void)
 
 	for (int i = 0; i < n && k < (unsigned)depth; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
+		if (__builtin_expect(cut != 0, 0)) {
+			cut = ip == cut ? 0 : cut;
+			continue;
+		}
 		/* mxprof's own frames: the capture, and the stubs of the
 		 * hooked calls this one is nested in. */
 		if (ip >= self_lo && ip < self_hi) {
@@ -455,6 +477,80 @@ uint32_t stack_capture(void)
 	uint32_t id = stack_intern(w, k);
 	scratch_leave();
 	return id;
+}
+
+uint32_t stack_capture(void)
+{
+	return capture(stack_depth, 0);
+}
+
+uint32_t stack_capture_from_signal(int depth, uintptr_t restorer)
+{
+	return capture(depth > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : depth,
+		       restorer);
+}
+
+uint32_t stack_intern_thread(void *const *ips, int n, const struct py_frame *py,
+			     unsigned np, int depth)
+{
+	static uint64_t w[STACK_DEPTH_MAX];
+	static char file[512];
+	int py_on = __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE);
+	unsigned k = 0, pi = 0,
+		 max = depth > STACK_DEPTH_MAX ? STACK_DEPTH_MAX
+					       : (unsigned)depth;
+
+	for (int i = 0; i < n && k < max; i++) {
+		uintptr_t ip = (uintptr_t)ips[i];
+		if (ip >= self_lo && ip < self_hi) {
+			continue;
+		}
+		if (py_on && np &&
+		    ((ip >= py_lo && ip < py_hi) || py_stack_is_eval(ip))) {
+			/* As stack_capture(): the Python frames of each
+			 * evaluation call in its place. */
+			while (py_stack_is_eval(ip) && pi < np && k < max) {
+				uint64_t pw =
+					py_word(&py[pi], file, sizeof(file));
+				if (pw) {
+					w[k++] = pw;
+				}
+				if (py[pi++].entry) {
+					break;
+				}
+			}
+			continue;
+		}
+		w[k++] = ip;
+	}
+	for (; pi < np && k < max; pi++) {
+		uint64_t pw = py_word(&py[pi], file, sizeof(file));
+		if (pw) {
+			w[k++] = pw;
+		}
+	}
+	return stack_intern(w, k);
+}
+
+static void ready_any_once(void)
+{
+	if (stack_depth <= 0) {
+		scratch_key_ok =
+			pthread_key_create(&scratch_key, scratch_free) == 0;
+		code_range((const void *)stack_init, &self_lo, &self_hi);
+	}
+}
+
+void stack_ready_any(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	int depth = stack_depth;
+
+	pthread_once(&once, ready_any_once);
+	/* stack_probe() for a capture while MXPROF_STACKS is off. */
+	stack_depth = depth > 0 ? depth : 1;
+	stack_probe();
+	stack_depth = depth;
 }
 
 void stack_push(uint32_t id, uint64_t t0)

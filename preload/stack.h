@@ -13,7 +13,11 @@
  *                  objects' .eh_frame_hdr tables, with a per-thread cache
  *                  of each return address's rules, through the hooked
  *                  calls the stack passes (the hook runtime gives their
- *                  callers: stack_set_through)
+ *                  callers: stack_set_through); and the walk of another
+ *                  thread from its registers (stack_unwind_thread, for
+ *                  threads_now.c: memory read with process_vm_readv,
+ *                  hooked calls passed by that thread's shadow frames,
+ *                  stack_set_through_tid)
  *   stack_dwarf.c  one address's rules from DWARF call frame information,
  *                  for stack_unwind.c
  *   stack_name.c   frame names, off the hot path: a native address's
@@ -31,6 +35,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct py_frame;
 
 /* ---- capture (stack.c) ----------------------------------------------------
  */
@@ -55,6 +61,32 @@ void stack_probe(void);
  * collector's stack table, 0 when off or when it did not fit. */
 uint32_t stack_capture(void);
 
+/*
+ * In a signal handler on the thread whose stack is wanted (threads_now.c):
+ * captures it as stack_capture() does, at most depth frames, whether
+ * MXPROF_STACKS is on or not, leaving out the frames up to and including
+ * the signal frame's restorer (the handler's own). Returns the id, 0 when
+ * it did not fit. Async-signal-safe; call stack_ready_any() first.
+ */
+uint32_t stack_capture_from_signal(int depth, uintptr_t restorer);
+
+/*
+ * The id of another thread's stack: native frames ips[0..n) (from
+ * stack_unwind_thread()) mixed with its Python frames py[0..np) as
+ * stack_capture() mixes them, at most depth words. Not reentrant: one
+ * caller at a time (the drain thread). 0 when it did not fit.
+ */
+uint32_t stack_intern_thread(void *const *ips, int n, const struct py_frame *py,
+			     unsigned np, int depth);
+
+/*
+ * Readies the capture as stack_init() does when MXPROF_STACKS is on, for
+ * the captures above while it is off: mxprof's own code, the objects'
+ * unwind tables, CPython. Not HOT: it takes the loader's lock
+ * (dl_iterate_phdr); call it from one thread (the drain thread).
+ */
+void stack_ready_any(void);
+
 /* How many captures were left out: nested deeper than the scratch
  * levels, or no scratch could be mapped (stack.c). */
 uint64_t stack_skipped(void);
@@ -74,6 +106,11 @@ int stack_in_runtime(uintptr_t ip);
 /* Names Python frame word w (stack_namer_fn's contract, without the
  * category). */
 int stack_py_name(uint64_t w, char *name, size_t len, int *user);
+
+/* The code object and instruction of Python frame word w, in *f: 0, or
+ * -1 for a word that names no Python frame. Describe it
+ * (py_frame_describe()) only while its code object is alive. */
+int stack_py_frame(uint64_t w, struct py_frame *f);
 
 /* ---- the native walk (stack_unwind.c) ---------------------------------- */
 
@@ -169,6 +206,66 @@ int stack_unwind_load(void);
 int stack_unwind(void **ips, int max, struct stack_unwind_cache *cache,
 		 int fill, uint32_t *rest);
 
+/* ---- another thread's walk (stack_unwind.c) ------------------------- */
+
+/*
+ * Reads the word at addr into *v without faulting (process_vm_readv on
+ * this process): 0, or -1 when addr is not readable. For memory another
+ * thread may unmap meanwhile (its stack, its shadow frames). A system call
+ * a word: not HOT. Async-signal-safe.
+ */
+int stack_read_word(uintptr_t addr, uintptr_t *v);
+
+/* Where a walk of another thread starts: its instruction pointer and
+ * stack pointer, and %rbp and %rbx where known (STACK_KNOW_*). at_call:
+ * ip follows a call or a system call (the rules of ip - 1 apply), else ip
+ * is the interrupted instruction itself. */
+#define STACK_KNOW_RBP 1u
+#define STACK_KNOW_RBX 2u
+struct stack_unwind_start {
+	uintptr_t ip, sp, rbp, rbx;
+	unsigned known;
+	int at_call;
+};
+
+/* Why a walk of another thread ended. */
+enum stack_end {
+	STACK_END_BASE = 0, /* the outermost frame: the stack is whole  */
+	STACK_END_DEPTH,    /* max frames written                        */
+	STACK_END_NOINFO,   /* a frame without unwind rules it follows   */
+	STACK_END_REGS,	    /* the rules need %rbp or %rbx, unknown here */
+	STACK_END_READ,	    /* a stack word could not be read            */
+	STACK_END_HOOK,	    /* a hooked call whose shadow frame is gone  */
+};
+
+/*
+ * The hook runtime's answer for another thread's walk at a stub's exit
+ * ip, with sp the stack pointer there (just past the slot that held the
+ * exit address): -1 when ip is not a hooked call's exit; 0 when thread
+ * tid has no such call; 1 with the caller's return address and %rbx.
+ * Reads the thread's shadow frames with stack_read_word(). Not HOT.
+ */
+typedef int (*stack_through_tid_fn)(int tid, uintptr_t ip, uintptr_t sp,
+				    uintptr_t *ret, uintptr_t *rbx);
+
+/* Names the hook runtime's function for other threads' walks. Call once,
+ * at start-up. */
+void stack_set_through_tid(stack_through_tid_fn fn);
+
+/*
+ * Walks the frames of thread tid (of this process, not the caller) from
+ * *st: writes st->ip and then the return addresses of its callers into
+ * ips, innermost first (at most max), and returns how many; *end says why
+ * the walk ended. Every stack word is read with stack_read_word(), so a
+ * thread that ran on meanwhile gives a wrong stack, never a fault. No
+ * rule cache: each frame's rules are worked out from the object's
+ * tables. The objects must have been read (stack_unwind_load()) where
+ * glibc has no _dl_find_object. Not HOT; takes no lock. x86-64; 0
+ * elsewhere.
+ */
+int stack_unwind_thread(int tid, const struct stack_unwind_start *st,
+			void **ips, int max, int *end);
+
 /* ---- naming (stack_name.c) ------------------------------------------------
  */
 
@@ -212,6 +309,24 @@ int py_stack_probe(void);
  * a signal handler.
  */
 unsigned py_stack_capture(struct py_frame *out, unsigned max);
+
+/*
+ * As py_stack_capture(), from thread state ts (any thread's: one that
+ * py_stack_tstate_of() found, read while that thread is blocked, as its
+ * frames then stay as they are). Reads memory only; 0 for a ts that is
+ * not a plausible address. Async-signal-safe.
+ */
+unsigned py_stack_capture_ts(uintptr_t ts, struct py_frame *out, unsigned max);
+
+/*
+ * The thread state of the thread whose id (gettid) is tid, in any
+ * interpreter, found by its native_thread_id (CPython 3.11 and later);
+ * 0 when there is none, before 3.11, or while the interpreter finalizes.
+ * Walks the interpreters' lists of thread states without the GIL (as a
+ * debugger does): call it while the lists cannot change under it much
+ * (each read is checked, the walk is bounded). Not HOT.
+ */
+uintptr_t py_stack_tstate_of(int tid);
 
 /* HOT. Non-zero when ip lies in the interpreter's evaluation function, so
  * that a native frame there stands for Python frames. */
