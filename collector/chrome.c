@@ -644,6 +644,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		w.calls = callstack_create(w.stacks);
 	}
 	w.t.stacks = w.stacks;
+	w.t.path = out_path;
 	/* The journal is read once: events go out as they come, and the
 	 * metadata, which needs every thread seen, follows them. */
 	out_str(o, "\n\"traceEvents\":[");

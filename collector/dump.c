@@ -271,6 +271,14 @@ static int status_dir_ok(const char *dir)
 	return -EPERM;
 }
 
+/* Texts of every thread's stack written (coll_status_stacks_written). */
+static unsigned long long stacks_written;
+
+void coll_status_stacks_written(void)
+{
+	stacks_written++;
+}
+
 void dump_write_status(const struct coll_state *s)
 {
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
@@ -292,10 +300,10 @@ void dump_write_status(const struct coll_state *s)
 	if (out_open(o, path, 0) == 0) {
 		snprintf(line, sizeof(line),
 			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
-			 "taken=%d\n",
+			 "taken=%d\nstacks=%llu\n",
 			 out_abs, stats_abs, s->cfg.dump_signal,
 			 (unsigned long long)s->dumps_done,
-			 s->cfg.dump_signal_taken);
+			 s->cfg.dump_signal_taken, stacks_written);
 		out_str(o, line);
 		out_commit(o);
 	}

@@ -80,6 +80,15 @@ int paths_stats(const char *trace, char *buf, size_t len)
 		   len);
 }
 
+/* Writes X.stacks.txt (see paths.h). */
+int paths_stacks_text(const char *trace, char *buf, size_t len)
+{
+	size_t n = paths_stem_len(trace);
+
+	return fit(snprintf(buf, len, "%.*s.stacks.txt", (int)n, trace), buf,
+		   len);
+}
+
 /* Writes <trace>.journal (see paths.h). */
 int paths_journal(const char *trace, char *buf, size_t len)
 {

@@ -28,6 +28,10 @@ size_t paths_stem_len(const char *trace);
 /* Writes the tables path of the trace path trace: "X.stats.txt". */
 int paths_stats(const char *trace, char *buf, size_t len);
 
+/* Writes the path of the text of every thread's stack beside the trace
+ * path trace: "X.stacks.txt". */
+int paths_stacks_text(const char *trace, char *buf, size_t len);
+
 /* Writes the journal path of the trace path trace: the whole name with
  * ".journal" added ("t.json.gz.journal"). */
 int paths_journal(const char *trace, char *buf, size_t len);
@@ -47,7 +51,9 @@ int paths_child(const char *trace, const char *tag, char *buf, size_t len);
  * While a process records, its status file, /tmp/mxprof-<uid>/<pid>.status
  * (or $XDG_RUNTIME_DIR/mxprof/<pid>.status when that is set), holds
  * "key=value" lines: output=<abs trace path>, stats=<abs tables path>,
- * signal=<dump signal number, 0 if none>, dumps=<completed dumps>. It is
+ * signal=<dump signal number, 0 if none>, dumps=<completed dumps>,
+ * taken=<the dump signal the program took over, 0 if none>, stacks=<texts
+ * of every thread's stack written, paths_stacks_text()>. It is
  * rewritten atomically after every dump and removed at exit. `mxprof dump
  * PID` waits for dumps to grow. Writes the path of pid's status file.
  */

@@ -347,6 +347,7 @@ struct coll_trace {
 	int pid;       /* the process's pid, the host events' "pid"  */
 	uint64_t base; /* CLOCK_MONOTONIC ns of ts 0                  */
 	const struct stack_tree *stacks; /* "stackFrames", NULL: none */
+	const char *path; /* the trace's path, as it will be named  */
 };
 
 /* The "sf" of an event whose stack is stack id (stacks.c): its frame node
@@ -450,7 +451,8 @@ struct table_opts {
 /*
  * A source's trace event, which the trace writer formats (trace_event.c:
  * today the Chrome trace's JSON), so that a source writes no file format.
- * ph is 'X' (a slice: ts, dur), 'C' (a counter), 's' and 'f' (the two
+ * ph is 'X' (a slice: ts, dur), 'i' (an instant: ts, scope), 'C' (a
+ * counter), 's' and 'f' (the two
  * ends of a flow: id; an 'f' binds to the enclosing slice) or 'M' (a
  * track's metadata: no ts). Times are CLOCK_MONOTONIC ns.
  */
@@ -486,6 +488,7 @@ struct coll_event {
 	uint64_t ts, dur;  /* ns                            */
 	uint64_t id;	   /* 's', 'f'                      */
 	uint32_t sf;	   /* stack frame node, 0: none     */
+	char scope;	   /* 'i': 't', 'p' or 'g' ("s")     */
 	const char *group; /* a counter's section, or NULL  */
 	struct coll_arg args[COLL_EVENT_ARGS_MAX];
 	int nargs;
@@ -509,6 +512,14 @@ void coll_trace_args(struct coll_trace *t, const struct coll_arg *a, int n);
  * fail. */
 void coll_trace_object(struct out *o, int *first, const struct coll_arg *a,
 		       int n);
+
+/*
+ * A source that writes the text of every thread's stack beside a trace
+ * (preload/threads_now.c, in its events callback) counts it here; the
+ * status file's "stacks=" line says how many were written, so that
+ * `mxprof dump --stacks` knows when its text is complete. Owner held.
+ */
+void coll_status_stacks_written(void);
 
 /* ---- metadata (meta.c) --------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * in the Chrome trace's JSON: the one place that knows how an event of a
  * source is spelled, so that a source (cupti/) fills a struct and a new
  * trace format changes this file, not the source. Keys come in a fixed
- * order: ph, cat, name, id, pid, tid, ts, dur, sf, group, bp, args.
+ * order: ph, cat, name, id, pid, tid, ts, dur, s, sf, group, bp, args.
  */
 #include <stdio.h>
 
@@ -112,6 +112,12 @@ void coll_trace_write(struct coll_trace *t, const struct coll_event *e)
 	if (e->ph == 'X') {
 		out_str(o, ",\"dur\":");
 		out_us(o, e->dur);
+	}
+	if (e->ph == 'i' && e->scope) {
+		char s[2] = {e->scope, 0};
+		out_str(o, ",\"s\":\"");
+		out_str(o, s);
+		out_str(o, "\"");
 	}
 	if (e->sf) {
 		out_str(o, ",\"sf\":");
