@@ -161,6 +161,7 @@ static void load(void)
 	/* The fork handlers take every lock of the written order (see
 	 * lock.h); the state machine's is one of them. */
 	coll_source_add(&state_source);
+	coll_source_add(&threads_now_source);
 	state_set_api(s->trace & TRACE_API);
 	if (s->metadata) {
 		metadata_load(s->metadata);

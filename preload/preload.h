@@ -18,6 +18,11 @@
  *   init.c         load and unload, fork, and the wiring: the settings
  *                  read, the signals, each source set up and registered,
  *                  the stack namer given to the collector
+ *   threads_now.c  every thread's stack now (a hang's dump, `mxprof dump
+ *                  --stacks`): each thread walked from /proc while it
+ *                  waits, or sampled by a signal while it runs; the text
+ *                  and the trace events of the next dump (its source)
+ *   threads_now_proc.c  what /proc says of a thread (its syscall line)
  *   stack_name.c   names of native frames, on the drain thread (stack.h)
  *   hook*.c, hook_tramp.S   the hook engine, in hook.h's order
  *   stack*.c, pyframes*.c   capturing call stacks: the native walk
@@ -32,6 +37,9 @@
  *                  collector/paths.c only, so the mxprof command links it
  *   tls_block.c    a thread's block of a source's own state (nvtx.c,
  *                  hook_torch.c)
+ *
+ * threads_now.c calls stack*.c, pyframes*.c (through stack.h),
+ * stack_name.c and signals.c (the stack signal, the request flag).
  *
  * Who calls whom: the entry points (api, set_config, nvtx) call init's
  * preload_init_once() and state.c; init.c calls everything it sets up;
@@ -100,6 +108,18 @@ struct coll_config;
  * default. Call once at load, before the collector starts.
  */
 void signals_init(struct settings *s);
+
+/* signals.c: set (atomic) by the dump signal's handler when `mxprof dump
+ * --stacks` asked for every thread's stack; threads_now.c clears it. */
+extern int signals_stacks_wanted;
+
+/* signals.c: the real-time signal that samples a running thread's stack
+ * (threads_now.c), handled by fn, a void (*)(int, siginfo_t *, void *)
+ * (given as a pointer: <signal.h> is not included here): the highest one below
+ * SIGRTMAX whose disposition is the default, taken at the first call (the
+ * program's handlers and masks are left as they are). Returns it, or -EBUSY
+ * when every one is in use. Not for signal handlers. */
+int signals_stack_signal(void *fn);
 
 /* config.c: the settings of this process (parsed once at load). */
 extern struct settings preload_settings;
@@ -176,5 +196,52 @@ extern const struct coll_source state_source;
  */
 extern uint32_t state_capture_id;
 void state_nvtx_range(uint32_t name, int enter);
+
+/* ---- every thread's stack now (threads_now.c, threads_now_proc.c) ---- */
+
+/*
+ * Captures every thread's current stack (but the caller's) without
+ * stopping the program, and arranges for the next dump to include them:
+ * one "thread stack now" instant event on each thread's track, and the
+ * text beside the trace ("<trace base>.stacks.txt", paths_stacks_text()).
+ * A thread blocked in the kernel is walked from what /proc gives of it; a
+ * running one is sampled with a real-time signal (threads_now.c says
+ * how). For the hang trigger and `mxprof dump --stacks`: call it on the
+ * drain thread (a trigger's hook, a source's flush), never from a signal
+ * handler. Bounded: at most 200 ms for each running thread, and the
+ * namer's look-ups. Returns how many threads it captured, or a negative
+ * errno (-ENOMEM, -ENOENT when /proc cannot be read).
+ */
+int threads_now_capture(void);
+
+/* threads_now.c: the source that writes the captured stacks into the next
+ * dump's trace and takes `mxprof dump --stacks`'s requests (its flush). */
+struct coll_source;
+extern const struct coll_source threads_now_source;
+
+/* threads_now_proc.c: one thread's /proc/self/task/TID/syscall line. */
+struct threads_now_sys {
+	int running; /* "running": on a CPU or ready to run */
+	long nr;     /* the system call it waits in; -1: blocked outside one */
+	uintptr_t args[6];
+	uintptr_t sp, pc;
+};
+
+/* Parses line into *out. Returns 0, or -EINVAL for a line of another
+ * form. This function can't fail otherwise. */
+int threads_now_parse_syscall(const char *line, struct threads_now_sys *out);
+
+/* The name of x86-64 system call nr ("futex"), or NULL for one not in
+ * its table. This function can't fail. */
+const char *threads_now_syscall_name(long nr);
+
+/* Splits a Python frame's name, "qualname (file.py:LINE)", into func and
+ * *line. Returns 0, or -EINVAL (func is then the whole name, *line 0). */
+int threads_now_py_line(const char *name, char *func, size_t flen,
+			unsigned *line);
+
+/* Reads the file at path into buf (at most len - 1 bytes, NUL-terminated).
+ * Returns how many bytes, or a negative errno. */
+int threads_now_read_file(const char *path, char *buf, size_t len);
 
 #endif /* MXPROF_PRELOAD_H */

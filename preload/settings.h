@@ -104,4 +104,8 @@ int settings_dist(const char *(*get)(const char *), enum settings_dist what);
  * number, or -1 when invalid. */
 int settings_signal(const char *v);
 
+/* The value `mxprof dump --stacks` sends with the dump signal (sigqueue):
+ * the dump then also writes every thread's stack (preload/signals.c). */
+#define SETTINGS_STACKS_REQUEST 0x6d787374 /* "mxst" */
+
 #endif /* MXPROF_SETTINGS_H */

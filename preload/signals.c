@@ -10,6 +10,14 @@
  * program that already handles the signal keeps it (one line, no dump
  * signal), and one that takes it over later gets it back the same way.
  *
+ * `mxprof dump --stacks` sends the dump signal with a value
+ * (SETTINGS_STACKS_REQUEST, sigqueue): the handler then also asks for every
+ * thread's stack (signals_stacks_wanted, which threads_now.c reads).
+ * threads_now.c samples running threads with a real-time signal of its own,
+ * one whose disposition is the default (signals_stack_signal()); a program
+ * that sets a handler for it later keeps it, and the next capture takes
+ * another.
+ *
  * Fatal signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL, SIGABRT) whose disposition is the default get a handler that
  * asks the drain thread for the final dump (coll_finish_signal(), bounded
@@ -140,10 +148,46 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
-static void on_dump_signal(int sig)
+int signals_stacks_wanted;
+static int stack_sig; /* atomic: the stack signal, 0 = none yet */
+
+/* The dump signal: a dump, and every thread's stack with it when `mxprof
+ * dump --stacks` sent it (sigqueue with SETTINGS_STACKS_REQUEST). */
+static void on_dump_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
+	(void)uc;
+	if (si && si->si_code == SI_QUEUE &&
+	    si->si_value.sival_int == SETTINGS_STACKS_REQUEST) {
+		__atomic_store_n(&signals_stacks_wanted, 1, __ATOMIC_RELEASE);
+	}
 	coll_dump_async();
+}
+
+int signals_stack_signal(void *fn)
+{
+	int sig = __atomic_load_n(&stack_sig, __ATOMIC_ACQUIRE);
+	int dump = __atomic_load_n(&dump_sig, __ATOMIC_ACQUIRE);
+
+	if (sig) {
+		return sig;
+	}
+	for (int s = SIGRTMAX - 1; s >= SIGRTMIN + 4; s--) {
+		struct sigaction cur, sa;
+		if (s == dump || __sigaction(s, NULL, &cur) < 0 ||
+		    cur.sa_handler != SIG_DFL) {
+			continue;
+		}
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = (void (*)(int, siginfo_t *, void *))fn;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+		sigfillset(&sa.sa_mask);
+		if (__sigaction(s, &sa, NULL) == 0) {
+			__atomic_store_n(&stack_sig, s, __ATOMIC_RELEASE);
+			return s;
+		}
+	}
+	return -EBUSY;
 }
 
 /* mxprof's handler for a fatal signal, in place of act's SIG_DFL. */
@@ -185,8 +229,14 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 
 	if (!fatal) {
 		if (act && sig > 0 && sig == dump &&
-		    act->sa_handler != on_dump_signal) {
+		    act->sa_sigaction != on_dump_signal) {
 			release_dump_signal(sig);
+		}
+		if (act && sig > 0 &&
+		    sig == __atomic_load_n(&stack_sig, __ATOMIC_ACQUIRE)) {
+			/* The program's own use of the signal: the next
+			 * capture takes another. */
+			__atomic_store_n(&stack_sig, 0, __ATOMIC_RELEASE);
 		}
 		return __sigaction(sig, act, old);
 	}
@@ -248,8 +298,8 @@ static int install_dump_signal(int sig)
 		return -EBUSY;
 	}
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_dump_signal;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = on_dump_signal;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	if (__sigaction(sig, &sa, NULL) < 0) {
 		say("mxprof: cannot handle the dump signal; no dump signal\n");
