@@ -6,6 +6,12 @@
  * the dump signal, and waits until "dumps=" grows: the library rewrites
  * the file after each complete dump. Then it prints the trace's path.
  *
+ * With --stacks it sends the dump signal with a value (sigqueue,
+ * SETTINGS_STACKS_REQUEST): the library then also takes every thread's
+ * stack before the dump, writes their text beside the trace
+ * (paths_stacks_text()) and counts it in "stacks=". dump waits for that
+ * count to grow and prints the text.
+ *
  * What the file says is trusted only when the folder is this user's own
  * (paths_private_dir()) and the file is a plain file of this user that
  * nobody else may write, and the signal it names is one a program may be
@@ -29,8 +35,8 @@ struct dp_status {
 	char output[PATH_MAX + 32];
 	char stats[PATH_MAX + 32];
 	int signal;
-	unsigned long long dumps;
-	int has_signal, has_dumps;
+	unsigned long long dumps, stacks;
+	int has_signal, has_dumps, has_stacks;
 	int taken; /* the program's own handler took this dump signal */
 };
 
@@ -64,6 +70,9 @@ static int dp_read(const char *path, struct dp_status *s)
 			s->has_signal = 1;
 		} else if (strncmp(line, "taken=", 6) == 0) {
 			s->taken = atoi(line + 6);
+		} else if (strncmp(line, "stacks=", 7) == 0) {
+			s->stacks = strtoull(line + 7, NULL, 10);
+			s->has_stacks = 1;
 		} else if (strncmp(line, "dumps=", 6) == 0) {
 			s->dumps = strtoull(line + 6, NULL, 10);
 			s->has_dumps = 1;
@@ -153,7 +162,83 @@ static double dp_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char dp_usage[] = "usage: mxprof dump [--timeout SEC] PID\n";
+/* Copies the file at path to stdout. Returns the exit status. */
+static int dp_print_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char buf[8192];
+	size_t n;
+
+	if (!f) {
+		util_err("cannot read %s: %s", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	errno = 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (fwrite(buf, 1, n, stdout) != n) {
+			break;
+		}
+	}
+	fclose(f);
+	return util_stdout_done("the stacks");
+}
+
+/* mxprof dump --stacks PID: the dump signal with the stacks' request,
+ * then the text once the status file counts one more. st is the status
+ * before. Returns the exit status. */
+static int dp_stacks(pid_t pid, const char *spath, const struct dp_status *st,
+		     double timeout)
+{
+	union sigval v = {.sival_int = SETTINGS_STACKS_REQUEST};
+	double deadline = dp_now() + timeout;
+	struct dp_status now;
+	char text[PATH_MAX + 32];
+
+	if (!st->has_stacks) {
+		util_err("process %d runs a libmxprof.so without --stacks "
+			 "(no stacks= in %s)",
+			 (int)pid, spath);
+		return CLI_FAIL;
+	}
+	if (sigqueue(pid, st->signal, v) < 0) {
+		util_err("cannot signal process %d: %s", (int)pid,
+			 strerror(errno));
+		return CLI_FAIL;
+	}
+	for (;;) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		int r = dp_read(spath, &now);
+
+		if (r == 0 && now.stacks > st->stacks) {
+			break;
+		}
+		if (r == 0 && now.signal <= 0 && now.taken > 0) {
+			return dp_taken(pid, now.taken);
+		}
+		if (r < 0 && kill(pid, 0) < 0 && errno == ESRCH) {
+			util_err("process %d exited before its stacks were "
+				 "written",
+				 (int)pid);
+			return CLI_FAIL;
+		}
+		if (dp_now() > deadline) {
+			util_err("process %d did not write its stacks within "
+				 "%g s",
+				 (int)pid, timeout);
+			return CLI_FAIL;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (paths_stacks_text(now.output[0] ? now.output : st->output, text,
+			      sizeof(text)) < 0) {
+		util_err("the stacks' path is too long");
+		return CLI_FAIL;
+	}
+	return dp_print_file(text);
+}
+
+static const char dp_usage[] =
+	"usage: mxprof dump [--stacks] [--timeout SEC] PID\n";
 
 static const char dp_help[] =
 	"\n"
@@ -163,6 +248,11 @@ static const char dp_help[] =
 	"complete on disk, and print the trace's path.\n"
 	"\n"
 	"options:\n"
+	"  -s, --stacks        also take every thread's current stack (native\n"
+	"                      and Python frames, the program not stopped) "
+	"and\n"
+	"                      print them, most recent call last, instead of\n"
+	"                      the path; the text stays beside the trace\n"
 	"  -t, --timeout SEC   give up after SEC seconds [30]\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -174,6 +264,7 @@ static const char dp_help[] =
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"stacks", no_argument, NULL, 's'},
 		{"timeout", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -184,11 +275,14 @@ int cmd_dump(int argc, char **argv)
 	double timeout = 30, deadline;
 	char *end;
 	pid_t pid;
-	int c, r;
+	int c, r, stacks = 0;
 
 	util_set_cmd("dump");
-	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "st:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 's':
+			stacks = 1;
+			break;
 		case 't':
 			timeout = strtod(optarg, &end);
 			if (*end || !(timeout > 0)) {
@@ -263,6 +357,9 @@ int cmd_dump(int argc, char **argv)
 			 "signal sent",
 			 spath, st.signal);
 		return CLI_FAIL;
+	}
+	if (stacks) {
+		return dp_stacks(pid, spath, &st, timeout);
 	}
 	if (kill(pid, st.signal) < 0) {
 		util_err("cannot signal process %d: %s", (int)pid,
