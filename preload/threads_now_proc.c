@@ -130,12 +130,13 @@ const char *threads_now_syscall_name(long nr)
 int threads_now_py_line(const char *name, char *func, size_t flen,
 			unsigned *line)
 {
-	const char *open = strrchr(name, '(');
+	/* A qualified name has no space; a file name may have " (". */
+	const char *open = strstr(name, " (");
 	const char *colon = open ? strrchr(open, ':') : NULL;
 	char *end;
 
 	*line = 0;
-	if (!open || open == name || open[-1] != ' ' || !colon) {
+	if (!open || open == name || !colon) {
 		snprintf(func, flen, "%s", name);
 		return -EINVAL;
 	}
@@ -144,7 +145,7 @@ int threads_now_py_line(const char *name, char *func, size_t flen,
 		snprintf(func, flen, "%s", name);
 		return -EINVAL;
 	}
-	snprintf(func, flen, "%.*s", (int)(open - 1 - name), name);
+	snprintf(func, flen, "%.*s", (int)(open - name), name);
 	*line = (unsigned)n;
 	return 0;
 }
