@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "pyframes.h"
 #include "stack.h"
@@ -210,6 +212,18 @@ unsigned py_stack_capture(struct py_frame *out, unsigned max)
 	return py_stack_capture_ts(ts, out, max);
 }
 
+/* The word at a, read without faulting (a thread state freed meanwhile):
+ * 0, or -1. pyframes*.c stand alone (tests link them without the rest). */
+static int read_word(uintptr_t a, uintptr_t *v)
+{
+	struct iovec local = {v, sizeof(*v)}, remote = {(void *)a, sizeof(*v)};
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+			       (ssize_t)sizeof(*v)
+		       ? 0
+		       : -1;
+}
+
 uintptr_t py_stack_tstate_of(int tid)
 {
 	const struct py_found *p = &pyframes_found;
@@ -228,8 +242,8 @@ uintptr_t py_stack_tstate_of(int tid)
 		     ts = p->thread_next(ts)) {
 			uintptr_t id;
 			if (ptr_ok((uintptr_t)ts) &&
-			    stack_read_word((uintptr_t)ts + (uintptr_t)off,
-					    &id) == 0 &&
+			    read_word((uintptr_t)ts + (uintptr_t)off, &id) ==
+				    0 &&
 			    id == (uintptr_t)tid) {
 				return (uintptr_t)ts;
 			}

@@ -108,8 +108,8 @@ static void on_stack_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	if (si->si_code == SI_QUEUE && si->si_pid == getpid() &&
 	    si->si_value.sival_int == seq &&
-	    (int)syscall(SYS_gettid) == __atomic_load_n(&req.tid,
-							 __ATOMIC_ACQUIRE)) {
+	    (int)syscall(SYS_gettid) ==
+		    __atomic_load_n(&req.tid, __ATOMIC_ACQUIRE)) {
 		uint32_t id = stack_capture_from_signal(TN_DEPTH, restorer);
 		__atomic_store_n(&req.id, id, __ATOMIC_RELAXED);
 		__atomic_store_n(&req.done, seq, __ATOMIC_RELEASE);
@@ -247,11 +247,9 @@ static void capture_one(struct tn_thread *th)
 		} else {
 			snprintf(th->state, sizeof(th->state),
 				 "waiting in syscall %ld", a.nr);
-			snprintf(th->sys, sizeof(th->sys), "syscall %ld",
-				 a.nr);
+			snprintf(th->sys, sizeof(th->sys), "syscall %ld", a.nr);
 		}
-		struct stack_unwind_start st = {a.pc, a.sp, 0, 0, 0,
-						a.nr >= 0};
+		struct stack_unwind_start st = {a.pc, a.sp, 0, 0, 0, a.nr >= 0};
 		int end, n = stack_unwind_thread(th->tid, &st, ips,
 						 TN_DEPTH + 16, &end);
 		uintptr_t ts = py_stack_tstate_of(th->tid);
@@ -342,8 +340,8 @@ static void make_text(struct tn_set *set, struct buf *b)
 	if (threads_now_read_file("/proc/self/comm", comm, sizeof(comm)) > 0) {
 		comm[strcspn(comm, "\n")] = 0;
 	}
-	put(b, "Process %d (%s): %d threads, most recent call last\n",
-	    (int)getpid(), comm, set->n);
+	put(b, "Process %d (%s): %d thread%s, most recent call last\n",
+	    (int)getpid(), comm, set->n, set->n == 1 ? "" : "s");
 	for (int i = 0; i < set->n; i++) {
 		const struct tn_thread *th = &set->th[i];
 		unsigned n = 0;
@@ -489,8 +487,8 @@ static void write_text(const char *trace, const struct tn_set *set)
 
 static void tn_events(struct coll_trace *t)
 {
-	struct tn_set *set = __atomic_exchange_n(&pending, NULL,
-						 __ATOMIC_ACQ_REL);
+	struct tn_set *set =
+		__atomic_exchange_n(&pending, NULL, __ATOMIC_ACQ_REL);
 
 	if (!set) {
 		return;
@@ -528,8 +526,8 @@ static void tn_events(struct coll_trace *t)
 /* A forked child does not write its parent's threads. */
 static void tn_fork_child(void)
 {
-	struct tn_set *set = __atomic_exchange_n(&pending, NULL,
-						 __ATOMIC_ACQ_REL);
+	struct tn_set *set =
+		__atomic_exchange_n(&pending, NULL, __ATOMIC_ACQ_REL);
 
 	if (set) {
 		free(set->text);

@@ -7,7 +7,8 @@
 # unnoticed. What the lines need is set up around them: ./train is the
 # bundled example (examples/demo, domain "train"), and so is
 # build/examples/demo through a link to the build; ./serve a program that
-# waits until told to end; `pgrep -n serve` finds that program; rank0.json
+# waits until told to end; `pgrep -n serve` finds that program (`dump
+# --stacks` prints its thread's stack); rank0.json
 # and rank1.json come from two runs with RANK set; the journal for
 # `recover` from a ./serve run under the library alone and killed with
 # SIGKILL after a dump (its trace removed, as after a crash), never one
@@ -67,7 +68,7 @@ while IFS=$'\t' read -r doc cmd; do
 done < commands.txt
 echo "ok: no recover of a journal mxprof run recovered"
 expect_eq "mxprof lines in the documents' sh blocks" \
-	"README.md=5 docs/command.md=10 docs/pytorch.md=4" "$(echo $(cat counts.txt))"
+	"README.md=5 docs/command.md=11 docs/pytorch.md=4" "$(echo $(cat counts.txt))"
 
 n=0 ran=0 bg=
 while IFS=$'\t' read -r doc cmd; do
@@ -106,6 +107,9 @@ while IFS=$'\t' read -r doc cmd; do
 	cat "out.$n" "err.$n"
 	expect_eq "status of '$cmd'" 0 "$rc"
 	case "$cmd" in
+	*'dump --stacks'*)
+		expect_eq "dump --stacks: the serving thread" 1 \
+			"$(grep -c '^Thread [0-9]* (serve) ' "out.$n")" ;;
 	*dump*)
 		expect_eq "dump prints" "$WORK/job.json" "$(cat "out.$n")"
 		touch go
@@ -142,7 +146,7 @@ while IFS=$'\t' read -r doc cmd; do
 		expect_eq "aten: conv2d 7 times" 7 "$(row_count "out.$n" aten aten::conv2d)" ;;
 	esac
 done < commands.txt
-expect_eq "commands read" 19 "$n"
-expect_eq "commands run" $((12 + 7 * torch)) "$ran"
+expect_eq "commands read" 20 "$n"
+expect_eq "commands run" $((13 + 7 * torch)) "$ran"
 expect_eq "demo.json: epochs" 3 "$(row_count demo.stats.txt train epoch)"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"

@@ -28,11 +28,12 @@ expect_eq "threads" "$((tasks - 1))" "$(grep -c '^Thread ' stacks.txt)"
 expect_eq "every thread's stack whole" 0 "$(grep -c 'no stack\|incomplete' stacks.txt)"
 expect_eq "the main thread runs" 1 "$(grep -c "^Thread $pid (python3) running:\$" stacks.txt)"
 awk -v n="$pid" '$1 == "Thread" {on = ($2 == n)} on && NF' stacks.txt >main.txt
-# Sampled where it is: in the spin's test (line 29) or its operator (30).
+# Sampled where it is: in the spin's test (line 29) or its operators
+# (line 30: x.t(), then mm).
 expect_eq "the main thread: the script's line" 1 \
 	"$(grep -cE "^  File \"$WORK/loop.py\", line (29|30), in <module>\$" main.txt)"
 if grep -q 'loop.py", line 30' main.txt; then
 	expect_eq "the main thread: in the operator under it" 1 \
-		"$(grep -c '^  at::_ops::mm::call(at::Tensor const&, at::Tensor const&) (libtorch_cpu' main.txt)"
+		"$(grep -cE '^  at::_ops::(mm|t)::call\(at::Tensor const&(, at::Tensor const&)?\) \(libtorch_cpu' main.txt)"
 fi
 echo "ok"

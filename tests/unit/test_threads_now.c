@@ -23,12 +23,11 @@ static void test_threads_now_parses_a_call_it_waits_in(void **st)
 	struct threads_now_sys s;
 
 	(void)st;
-	assert_int_equal(
-		threads_now_parse_syscall(
-			"202 0x7f12345678a0 0x80 0x2 0x0 0x0 0x0 "
-			"0x7ffd1000 0x7f0000401234\n",
-			&s),
-		0);
+	assert_int_equal(threads_now_parse_syscall(
+				 "202 0x7f12345678a0 0x80 0x2 0x0 0x0 0x0 "
+				 "0x7ffd1000 0x7f0000401234\n",
+				 &s),
+			 0);
 	assert_int_equal(s.running, 0);
 	assert_int_equal(s.nr, 202);
 	assert_true(s.args[0] == 0x7f12345678a0u);
@@ -37,16 +36,16 @@ static void test_threads_now_parses_a_call_it_waits_in(void **st)
 	assert_true(s.pc == 0x7f0000401234u);
 }
 
-static void test_threads_now_parses_running_and_blocked_outside_a_call(
-	void **st)
+static void
+test_threads_now_parses_running_and_blocked_outside_a_call(void **st)
 {
 	struct threads_now_sys s;
 
 	(void)st;
 	assert_int_equal(threads_now_parse_syscall("running\n", &s), 0);
 	assert_int_equal(s.running, 1);
-	assert_int_equal(threads_now_parse_syscall("-1 0x7ffd2000 0x401000", &s),
-			 0);
+	assert_int_equal(
+		threads_now_parse_syscall("-1 0x7ffd2000 0x401000", &s), 0);
 	assert_int_equal(s.running, 0);
 	assert_int_equal(s.nr, -1);
 	assert_true(s.sp == 0x7ffd2000u && s.pc == 0x401000u);
@@ -60,18 +59,14 @@ static void test_threads_now_refuses_other_lines(void **st)
 	assert_int_equal(threads_now_parse_syscall("", &s), -EINVAL);
 	assert_int_equal(threads_now_parse_syscall("runningx", &s), -EINVAL);
 	/* Too few words, a word without 0x, one too many. */
-	assert_int_equal(threads_now_parse_syscall("202 0x1 0x2", &s),
+	assert_int_equal(threads_now_parse_syscall("202 0x1 0x2", &s), -EINVAL);
+	assert_int_equal(threads_now_parse_syscall(
+				 "7 0x1 0x2 3 0x4 0x5 0x6 0x7 0x8", &s),
 			 -EINVAL);
-	assert_int_equal(
-		threads_now_parse_syscall("7 0x1 0x2 3 0x4 0x5 0x6 0x7 0x8",
-					  &s),
-		-EINVAL);
-	assert_int_equal(
-		threads_now_parse_syscall(
-			"7 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9", &s),
-		-EINVAL);
-	assert_int_equal(threads_now_parse_syscall("-2 0x1 0x2", &s),
+	assert_int_equal(threads_now_parse_syscall(
+				 "7 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9", &s),
 			 -EINVAL);
+	assert_int_equal(threads_now_parse_syscall("-2 0x1 0x2", &s), -EINVAL);
 }
 
 static void test_threads_now_names_the_calls_threads_wait_in(void **st)
@@ -103,9 +98,8 @@ static void test_threads_now_splits_a_python_frame_name(void **st)
 			 0);
 	assert_string_equal(func, "<module>");
 	assert_int_equal(line, 3);
-	assert_int_equal(
-		threads_now_py_line("odd", func, sizeof(func), &line),
-		-EINVAL);
+	assert_int_equal(threads_now_py_line("odd", func, sizeof(func), &line),
+			 -EINVAL);
 	assert_string_equal(func, "odd");
 	assert_int_equal(line, 0);
 }
@@ -117,11 +111,10 @@ static void test_threads_now_text_sits_beside_the_trace(void **st)
 	(void)st;
 	assert_int_equal(paths_stacks_text("/r/t.json", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "/r/t.stacks.txt");
-	assert_int_equal(paths_stacks_text("t.hang.3.json.gz", buf, sizeof(buf)),
-			 0);
+	assert_int_equal(
+		paths_stacks_text("t.hang.3.json.gz", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "t.hang.3.stacks.txt");
-	assert_int_equal(paths_stacks_text("/r/t.json", buf, 8),
-			 -ENAMETOOLONG);
+	assert_int_equal(paths_stacks_text("/r/t.json", buf, 8), -ENAMETOOLONG);
 }
 
 static void test_threads_now_event_is_a_thread_scoped_instant(void **st)
