@@ -214,6 +214,11 @@ void state_nvtx_range(uint32_t name, int enter);
  */
 int threads_now_capture(void);
 
+/* The hook of a triggered dump (a trigger's name: "hang", "slow", "dump",
+ * ...), on the drain thread before the window is written: a hang's dump
+ * gets every thread's stack (threads_now_capture()). */
+void threads_now_on_trigger(const char *trigger);
+
 /* threads_now.c: the source that writes the captured stacks into the next
  * dump's trace and takes `mxprof dump --stacks`'s requests (its flush). */
 struct coll_source;

@@ -214,11 +214,9 @@ uint64_t stack_skipped(void)
 
 /* ---- set-up --------------------------------------------------------- */
 
-void stack_probe(void)
+/* stack_probe(), whatever the depth. */
+static void probe(void)
 {
-	if (stack_depth <= 0) {
-		return;
-	}
 	stack_unwind_load();
 	if (__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE)) {
 		return;
@@ -231,6 +229,13 @@ void stack_probe(void)
 		code_range(eval, &py_lo, &py_hi);
 	}
 	__atomic_store_n(&py_ready, 1, __ATOMIC_RELEASE);
+}
+
+void stack_probe(void)
+{
+	if (stack_depth > 0) {
+		probe();
+	}
 }
 
 int stack_init(int depth)
@@ -544,13 +549,9 @@ static void ready_any_once(void)
 void stack_ready_any(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	int depth = stack_depth;
 
 	pthread_once(&once, ready_any_once);
-	/* stack_probe() for a capture while MXPROF_STACKS is off. */
-	stack_depth = depth > 0 ? depth : 1;
-	stack_probe();
-	stack_depth = depth;
+	probe();
 }
 
 void stack_push(uint32_t id, uint64_t t0)

@@ -424,6 +424,13 @@ int threads_now_capture(void)
 	return set->n;
 }
 
+void threads_now_on_trigger(const char *trigger)
+{
+	if (trigger && strcmp(trigger, "hang") == 0) {
+		threads_now_capture();
+	}
+}
+
 /* ---- the source --------------------------------------------------------- */
 
 /* `mxprof dump --stacks`: the dump signal asked for the stacks, taken
