@@ -13,11 +13,13 @@
  *                  objects' .eh_frame_hdr tables, with a per-thread cache
  *                  of each return address's rules, through the hooked
  *                  calls the stack passes (the hook runtime gives their
- *                  callers: stack_set_through); and the walk of another
- *                  thread from its registers (stack_unwind_thread, for
- *                  threads_now.c: memory read with process_vm_readv,
- *                  hooked calls passed by that thread's shadow frames,
- *                  stack_set_through_tid)
+ *                  callers: stack_set_through)
+ *   stack_unwind_thread.c  the walk of another thread from its registers
+ *                  (for threads_now.c: memory read with process_vm_readv,
+ *                  frame pointers searched for where /proc gives no
+ *                  %rbp, hooked calls passed by that thread's shadow
+ *                  frames: stack_set_through_tid); the rules from
+ *                  stack_unwind.c
  *   stack_dwarf.c  one address's rules from DWARF call frame information,
  *                  for stack_unwind.c
  *   stack_name.c   frame names, off the hot path: a native address's
@@ -206,7 +208,7 @@ int stack_unwind_load(void);
 int stack_unwind(void **ips, int max, struct stack_unwind_cache *cache,
 		 int fill, uint32_t *rest);
 
-/* ---- another thread's walk (stack_unwind.c) ------------------------- */
+/* ---- another thread's walk (stack_unwind_thread.c) ------------------ */
 
 /*
  * Reads the word at addr into *v without faulting (process_vm_readv on
@@ -251,6 +253,13 @@ typedef int (*stack_through_tid_fn)(int tid, uintptr_t ip, uintptr_t sp,
 /* Names the hook runtime's function for other threads' walks. Call once,
  * at start-up. */
 void stack_set_through_tid(stack_through_tid_fn fn);
+
+/* stack_unwind.c, for the walk above: the rules of code address at (a
+ * return address less one, or an interrupted instruction) in *e: 0, or
+ * -1 when it has none the walk can follow; and whether ip lies among the
+ * hooked calls' stubs. Read memory only. */
+int stack_unwind_rule_at(uintptr_t at, struct stack_unwind_rule *e);
+int stack_unwind_in_stubs(uintptr_t ip);
 
 /*
  * Walks the frames of thread tid (of this process, not the caller) from
