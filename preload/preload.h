@@ -210,7 +210,8 @@ void state_nvtx_range(uint32_t name, int enter);
  * drain thread (a trigger's hook, a source's flush), never from a signal
  * handler. Bounded: at most 200 ms for each running thread, and the
  * namer's look-ups. Returns how many threads it captured, or a negative
- * errno (-ENOMEM, -ENOENT when /proc cannot be read).
+ * errno (-ENOMEM, -ENOENT when /proc cannot be read, -EBUSY while
+ * another capture runs).
  */
 int threads_now_capture(void);
 

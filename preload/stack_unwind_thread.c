@@ -120,8 +120,7 @@ static int fp_search(struct rregs *r)
 		}
 		if ((bp != 0 && (bp <= a || bp > a + (64u << 20))) ||
 		    stack_read_word(a + 8, &ra) < 0 || ra < 4096 ||
-		    stack_unwind_rule_at(ra - 1, &e) < 0 ||
-		    !after_call(ra)) {
+		    stack_unwind_rule_at(ra - 1, &e) < 0 || !after_call(ra)) {
 			continue;
 		}
 		r->rbp = a;

@@ -368,7 +368,22 @@ static int cmp_tid(const void *x, const void *y)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
+/* One capture at a time: its buffers and the request are shared. */
+static int busy;
+
+static int capture_all(void);
+
 int threads_now_capture(void)
+{
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
+		return -EBUSY;
+	}
+	int rc = capture_all();
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static int capture_all(void)
 {
 	int me = (int)syscall(SYS_gettid);
 	DIR *d = opendir("/proc/self/task");
