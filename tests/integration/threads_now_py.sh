@@ -26,14 +26,14 @@ check() {
 	awk -v n="$pid" '$1 == "Thread" && $2 == n {on = 1; next} /^Thread /{on = 0} on && /File "/' \
 		"$tag.stacks.txt" >"$tag.main.txt"
 	expect_eq "$tag: main thread, the script's frames" \
-		"  File \"$WORK/prog.py\", line 21, in <module>|  File \"$WORK/prog.py\", line 18, in main" \
+		"  File \"$WORK/prog.py\", line 20, in <module>|  File \"$WORK/prog.py\", line 17, in main" \
 		"$(grep "prog.py" "$tag.main.txt" | paste -sd'|')"
 	expect_eq "$tag: main thread, queue.get under main" \
 		"in Queue.get" "$(sed -n 3p "$tag.main.txt" | grep -o 'in Queue.get$')"
 	expect_eq "$tag: main thread, waiting in Condition.wait" \
 		"in Condition.wait" "$(sed -n 4p "$tag.main.txt" | grep -o 'in Condition.wait$')"
 	expect_eq "$tag: the worker's line, innermost Python frame" \
-		"  File \"$WORK/prog.py\", line 11, in worker" \
+		"  File \"$WORK/prog.py\", line 10, in worker" \
 		"$(awk -v n="$pid" '$1 == "Thread" && $2 != n {on = 1; next} on && /File "/' \
 			"$tag.stacks.txt" | tail -1)"
 	expect_eq "$tag: threads" 2 "$(grep -c '^Thread ' "$tag.stacks.txt")"

@@ -7,8 +7,7 @@ import time
 
 
 def worker():
-    while True:
-        time.sleep(0.05)
+    time.sleep(3600)
 
 
 def main():
