@@ -61,6 +61,7 @@
 #define ENTRY_RECS  ((CHUNK_DATA - ENTRY_HEAD - 8) / JPACK_REC_MAX)
 #define SPARE_MAX   4  /* free chunks kept for the next ones */
 #define STEPS_KEPT  1024 /* steps remembered beyond the window's N */
+#define STEPS_MAX   (1u << 16) /* steps remembered at most */
 
 struct chunk {
 	struct chunk *next;
@@ -109,7 +110,12 @@ int flight_setup(const struct coll_config *cfg)
 	if (F.mode == COLL_FLIGHT_OFF) {
 		return 0;
 	}
+	/* A window of more steps than STEPS_MAX is kept by its memory bound
+	 * alone once that many ended (steps_start() knows too few). */
 	F.cap_steps = (F.mode == COLL_FLIGHT_STEPS ? F.n + 16 : 0) + STEPS_KEPT;
+	if (F.cap_steps > STEPS_MAX) {
+		F.cap_steps = STEPS_MAX;
+	}
 	F.steps = calloc(F.cap_steps, sizeof(*F.steps));
 	F.dec = malloc(ENTRY_RECS * sizeof(*F.dec));
 	return F.steps && F.dec ? 0 : -ENOMEM;

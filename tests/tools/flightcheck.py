@@ -13,6 +13,7 @@ usage: flightcheck.py trace TRACE    one JSON object:
        flightcheck.py tables STATS   "SECTION<TAB>NAME<TAB>COUNT" for
   every row of the tables but the Metadata and Steps sections, sorted.
 """
+import bisect
 import collections
 import json
 import sys
@@ -32,13 +33,23 @@ def trace(path):
         hi = max(e["ts"] + e["dur"] for e in steps)
         out["before"] = sum(e["ts"] < lo - 0.0015 for e in ev)
         out["after"] = sum(e["ts"] > hi + 0.0015 for e in ev)
+    # Each step's thread's other slices inside it, found by bisection.
+    by_tid = collections.defaultdict(list)
+    for e in ev:
+        if not e["name"].startswith("ProfilerStep#"):
+            by_tid[e["tid"]].append(e)
+    starts = {}
+    for tid, v in by_tid.items():
+        v.sort(key=lambda e: e["ts"])
+        starts[tid] = [e["ts"] for e in v]
     inside = {}
     for s in steps:
+        v, ts = by_tid.get(s["tid"], []), starts.get(s["tid"], [])
+        i = bisect.bisect_left(ts, s["ts"] - 0.0015)
+        j = bisect.bisect_right(ts, s["ts"] + s["dur"] + 0.0015)
         c = collections.Counter(
-            e["name"] for e in ev if e is not s and e["tid"] == s["tid"] and
-            not e["name"].startswith("ProfilerStep#") and
-            s["ts"] <= e["ts"] + 0.0015 and
-            e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 0.0015)
+            e["name"] for e in v[i:j]
+            if e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 0.0015)
         inside[s["name"].split("#")[1]] = dict(c)
     out["inside"] = inside
     print(json.dumps(out, sort_keys=True))
