@@ -55,13 +55,13 @@
 
 /* A chunk: 64 KiB, a size malloc hands back and reuses without
  * fragmenting. */
-#define CHUNK	    (64u << 10)
-#define CHUNK_DATA  (CHUNK - 2 * sizeof(void *))
-#define ENTRY_HEAD  16 /* u32 J_PACK, u32 length, u32 tid, u32 count */
-#define ENTRY_RECS  ((CHUNK_DATA - ENTRY_HEAD - 8) / JPACK_REC_MAX)
-#define SPARE_MAX   4  /* free chunks kept for the next ones */
-#define STEPS_KEPT  1024 /* steps remembered beyond the window's N */
-#define STEPS_MAX   (1u << 16) /* steps remembered at most */
+#define CHUNK	   (64u << 10)
+#define CHUNK_DATA (CHUNK - 2 * sizeof(void *))
+#define ENTRY_HEAD 16 /* u32 J_PACK, u32 length, u32 tid, u32 count */
+#define ENTRY_RECS ((CHUNK_DATA - ENTRY_HEAD - 8) / JPACK_REC_MAX)
+#define SPARE_MAX  4	      /* free chunks kept for the next ones */
+#define STEPS_KEPT 1024	      /* steps remembered beyond the window's N */
+#define STEPS_MAX  (1u << 16) /* steps remembered at most */
 
 struct chunk {
 	struct chunk *next;
@@ -82,18 +82,18 @@ struct step {
 };
 
 static struct {
-	int mode;	  /* enum coll_flight */
-	uint64_t n;	  /* seconds or steps */
+	int mode;   /* enum coll_flight */
+	uint64_t n; /* seconds or steps */
 	uint64_t max_chunks;
 	struct seg *oldest, *newest;
 	size_t nchunks, nspare;
 	struct chunk *spare;
-	int rotate;	      /* a step was drained: a new segment next */
-	uint64_t floor;	      /* records at or before it went for memory */
-	int cut;	      /* segments went for memory */
-	uint64_t pin;	      /* keep records from here (a trigger waits) */
-	uint64_t records;     /* ever kept */
-	struct step *steps;   /* a ring of the newest steps, by arrival */
+	int rotate;	    /* a step was drained: a new segment next */
+	uint64_t floor;	    /* records at or before it went for memory */
+	int cut;	    /* segments went for memory */
+	uint64_t pin;	    /* keep records from here (a trigger waits) */
+	uint64_t records;   /* ever kept */
+	struct step *steps; /* a ring of the newest steps, by arrival */
 	size_t nsteps, cap_steps, at_steps;
 	struct coll_rec *dec; /* ENTRY_RECS records, for flight_fill() */
 } F = {.pin = UINT64_MAX};

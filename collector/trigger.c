@@ -253,8 +253,7 @@ int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
 	}
 	snprintf(tag, sizeof(tag), "%s.%u", trigger, *count + 1);
 	snprintf(saved, sizeof(saved), "%s", s->cfg.output);
-	if (paths_child(saved, tag, s->cfg.output, sizeof(s->cfg.output)) <
-	    0) {
+	if (paths_child(saved, tag, s->cfg.output, sizeof(s->cfg.output)) < 0) {
 		snprintf(s->cfg.output, sizeof(s->cfg.output), "%s", saved);
 		flight_pin(UINT64_MAX);
 		return -ENAMETOOLONG;

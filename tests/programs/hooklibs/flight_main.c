@@ -2,9 +2,9 @@
  * flight_main.c - drives libsteps.so for the flight tests: STEPS steps of
  * LOADS st_load() calls and one train_step() each; then, with "wait",
  * prints "waiting" and blocks reading standard input until it ends (a
- * program that stops making progress); then one st_save(). With SECONDS, it loops instead
- * for that long at full speed (the soak). Prints one line, the same with
- * and without mxprof.
+ * program that stops making progress); then one st_save(). With SECONDS, it
+ * loops instead for that long at full speed (the soak). Prints one line, the
+ * same with and without mxprof.
  *
  *   flight_main STEPS LOADS [wait]
  *   flight_main -t SECONDS LOADS
