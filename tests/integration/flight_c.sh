@@ -154,6 +154,29 @@ sum idle.hang.1
 expect_eq "idle: calls in the window" "40 20" \
 	"$(sj idle.hang.1 'str(d["names"]["st_load"]) + " " + str(d["names"]["train_step"])')"
 
+# mxprof run --flight --trigger: the hang file, named in the summary.
+mxprof_command
+(while [ ! -f run.hang.1.stats.txt ]; do sleep 0.02; done) |
+	MXPROF_HOOK='libsteps.so:*' MXPROF_STEP=train_step "$MX" run -q \
+		--flight 5steps --trigger hang:1s -o "$WORK/run.json" \
+		./flight_main 20 2 wait >run.out 2>run.err ||
+	fail "run: flight_main failed under mxprof run"
+cat run.err
+expect_eq "run: output" "$(./flight_main 20 2 wait </dev/null)" "$(cat run.out)"
+expect_eq "run: summary" "mxprof: trace  $WORK/run.json
+mxprof: tables $WORK/run.stats.txt
+mxprof: flight $WORK/run.hang.1.json
+mxprof: flight $WORK/run.hang.1.stats.txt" "$(grep -v 'hang trigger: wrote' run.err)"
+sum run
+expect_eq "run: the end's window" "15 16 17 18 19" "$(sj run '" ".join(map(str, d["steps"]))')"
+set +e
+"$MX" run --flight 10min true 2>runbad.err
+rc=$?
+set -e
+expect_eq "run --flight 10min: status" 2 "$rc"
+expect_eq "run --flight 10min: the line" 1 \
+	"$(grep -c "^mxprof run: --flight: '10min' is not <N>s or <N>steps, N a whole number >= 1$" runbad.err)"
+
 # Bad values: one line each, the feature off.
 bad() { # VAR VALUE ACCEPTED [VAR=VALUE...]
 	prof bad MXPROF_STEP=train_step "$1=$2" "${@:4}" -- 20 2

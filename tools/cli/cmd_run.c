@@ -250,6 +250,12 @@ static const char run_help[] =
 	"(MXPROF_CONTINUOUS_DUMP)\n"
 	"      --dump-period SEC    period of those dumps "
 	"(MXPROF_DUMP_PERIOD)\n"
+	"      --flight SPEC        flight mode: keep only the newest window,\n"
+	"                           Ns or Nsteps, in memory and write it when\n"
+	"                           a trigger fires or the program ends\n"
+	"                           (MXPROF_FLIGHT)\n"
+	"      --trigger LIST       flight mode's triggers: slow:Fx, hang:Ns\n"
+	"                           (MXPROF_TRIGGER)\n"
 	"      --no-autostart       do not record until the program calls\n"
 	"                           set_state(\"run\") (MXPROF_AUTOSTART=0)\n"
 	"      --wait SEC           once COMMAND has ended, wait at most SEC\n"
@@ -287,6 +293,8 @@ enum {
 	RUN_NOAUTO,
 	RUN_WAIT,
 	RUN_HTML,
+	RUN_FLIGHT,
+	RUN_TRIGGER,
 };
 
 /* The settings collected from the options, applied in the child. */
@@ -316,12 +324,14 @@ int cmd_run(int argc, char **argv)
 		{"no-autostart", no_argument, NULL, RUN_NOAUTO},
 		{"wait", required_argument, NULL, RUN_WAIT},
 		{"html", required_argument, NULL, RUN_HTML},
+		{"flight", required_argument, NULL, RUN_FLIGHT},
+		{"trigger", required_argument, NULL, RUN_TRIGGER},
 		{"top", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_env env[17];
+	struct run_env env[19];
 	size_t nenv = 0, i;
 	char lib[PATH_MAX];
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
@@ -426,6 +436,30 @@ int cmd_run(int argc, char **argv)
 		case RUN_CONT:
 			RUN_SET("MXPROF_CONTINUOUS_DUMP", "1");
 			break;
+		case RUN_FLIGHT: {
+			int mode;
+			uint64_t n;
+			if (settings_flight(optarg, &mode, &n) < 0) {
+				util_err("--flight: '%s' is "
+					 "not " SETTINGS_FLIGHT_FORMS,
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_FLIGHT", optarg);
+			break;
+		}
+		case RUN_TRIGGER: {
+			double slow;
+			uint64_t hang;
+			if (settings_trigger(optarg, &slow, &hang) < 0) {
+				util_err("--trigger: '%s' is "
+					 "not " SETTINGS_TRIGGER_FORMS,
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_TRIGGER", optarg);
+			break;
+		}
 		case RUN_NOAUTO:
 			autostart = 0;
 			break;
