@@ -158,7 +158,8 @@ expect_eq "idle: calls in the window" "40 20" \
 mxprof_command
 (while [ ! -f run.hang.1.stats.txt ]; do sleep 0.02; done) |
 	MXPROF_HOOK='libsteps.so:*' MXPROF_STEP=train_step "$MX" run -q \
-		--flight 5steps --trigger hang:1s -o "$WORK/run.json" \
+		--flight 5steps --trigger hang:1s --flight-mb 64 \
+		--flight-max-dumps 3 -o "$WORK/run.json" \
 		./flight_main 20 2 wait >run.out 2>run.err ||
 	fail "run: flight_main failed under mxprof run"
 cat run.err
@@ -176,7 +177,13 @@ set -e
 expect_eq "run --flight 10min: status" 2 "$rc"
 expect_eq "run --flight 10min: the line" 1 \
 	"$(grep -c "^mxprof run: --flight: '10min' is not <N>s or <N>steps, N a whole number >= 1$" runbad.err)"
-
+set +e
+"$MX" run --flight-mb 0 true 2>runbad.err
+rc=$?
+set -e
+expect_eq "run --flight-mb 0: status" 2 "$rc"
+expect_eq "run --flight-mb 0: the line" 1 \
+	"$(grep -c "^mxprof run: --flight-mb: '0' is not a number from 1 to 16777216$" runbad.err)"
 # Bad values: one line each, the feature off.
 bad() { # VAR VALUE ACCEPTED [VAR=VALUE...]
 	prof bad MXPROF_STEP=train_step "$1=$2" "${@:4}" -- 20 2

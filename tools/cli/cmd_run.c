@@ -256,6 +256,10 @@ static const char run_help[] =
 	"                           (MXPROF_FLIGHT)\n"
 	"      --trigger LIST       flight mode's triggers: slow:Fx, hang:Ns\n"
 	"                           (MXPROF_TRIGGER)\n"
+	"      --flight-mb N        the memory the window may take\n"
+	"                           (MXPROF_FLIGHT_MB) [256]\n"
+	"      --flight-max-dumps N most files the triggers write\n"
+	"                           (MXPROF_FLIGHT_MAX_DUMPS) [10]\n"
 	"      --no-autostart       do not record until the program calls\n"
 	"                           set_state(\"run\") (MXPROF_AUTOSTART=0)\n"
 	"      --wait SEC           once COMMAND has ended, wait at most SEC\n"
@@ -295,6 +299,8 @@ enum {
 	RUN_HTML,
 	RUN_FLIGHT,
 	RUN_TRIGGER,
+	RUN_FLIGHT_MB,
+	RUN_FLIGHT_MAX,
 };
 
 /* The settings collected from the options, applied in the child. */
@@ -326,12 +332,14 @@ int cmd_run(int argc, char **argv)
 		{"html", required_argument, NULL, RUN_HTML},
 		{"flight", required_argument, NULL, RUN_FLIGHT},
 		{"trigger", required_argument, NULL, RUN_TRIGGER},
+		{"flight-mb", required_argument, NULL, RUN_FLIGHT_MB},
+		{"flight-max-dumps", required_argument, NULL, RUN_FLIGHT_MAX},
 		{"top", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_env env[19];
+	struct run_env env[21];
 	size_t nenv = 0, i;
 	char lib[PATH_MAX];
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
@@ -435,6 +443,25 @@ int cmd_run(int argc, char **argv)
 			break;
 		case RUN_CONT:
 			RUN_SET("MXPROF_CONTINUOUS_DUMP", "1");
+			break;
+		case RUN_FLIGHT_MB:
+		case RUN_FLIGHT_MAX:
+			if (util_parse_uint(optarg, c == RUN_FLIGHT_MB,
+					    c == RUN_FLIGHT_MB ? 1u << 24
+							       : 1000000,
+					    &tmp) < 0) {
+				util_err(
+					"--%s: '%s' is not a number from %d to "
+					"%d",
+					c == RUN_FLIGHT_MB ? "flight-mb"
+							   : "flight-max-dumps",
+					optarg, c == RUN_FLIGHT_MB,
+					c == RUN_FLIGHT_MB ? 1 << 24 : 1000000);
+				goto usage;
+			}
+			RUN_SET(c == RUN_FLIGHT_MB ? "MXPROF_FLIGHT_MB"
+						   : "MXPROF_FLIGHT_MAX_DUMPS",
+				optarg);
 			break;
 		case RUN_FLIGHT: {
 			int mode;
