@@ -2,9 +2,10 @@
  * flight_main.c - drives libsteps.so for the flight tests: STEPS steps of
  * LOADS st_load() calls and one train_step() each; then, with "wait",
  * prints "waiting" and blocks reading standard input until it ends (a
- * program that stops making progress); then one st_save(). With SECONDS, it
- * loops instead for that long at full speed (the soak). Prints one line, the
- * same with and without mxprof.
+ * program that stops making progress); then one st_save(). With -t, it
+ * first calls st_load() at full speed for SECONDS, no step ending (the
+ * soak), then runs 10 such steps. Prints one line, the same with and
+ * without mxprof.
  *
  *   flight_main STEPS LOADS [wait]
  *   flight_main -t SECONDS LOADS
@@ -30,12 +31,19 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	int timed = argc > 1 && strcmp(argv[1], "-t") == 0;
-	double end = timed && argc > 2 ? now() + atof(argv[2]) : 0;
-	long n = !timed && argc > 1 ? atol(argv[1]) : 0;
-	long loads = argc > 2 ? atol(argv[2]) : 1;
+	long n = timed ? 10 : argc > 1 ? atol(argv[1]) : 0;
+	long loads = argc > 2 + timed ? atol(argv[2 + timed]) : 1;
 	long sum = 0, i;
 
-	for (i = 0; timed ? (i % 1024 || now() < end) : i < n; i++) {
+	if (timed) {
+		/* The soak: calls at full speed, no step ending, for SECONDS;
+		 * the clock is read every 1024 calls. */
+		double end = now() + atof(argv[2]);
+		for (i = 0; i % 1024 || now() < end; i++) {
+			sum += st_load(i) & 0xffff;
+		}
+	}
+	for (i = 0; i < n; i++) {
 		for (long k = 0; k < loads; k++) {
 			sum += st_load(i + k) & 0xffff;
 		}
