@@ -109,13 +109,24 @@ extern int coll_dump_signal;
 int coll_finish_signal(int ms);
 
 /*
- * Sets the function that flight mode's triggers (trigger.c) call on the
- * drain thread, with the trigger's name ("dump", "slow", "hang"), before
- * they write the window: it may add to the trace (every thread's stack
- * for a hang). NULL, the default, calls nothing. This function can't
- * fail.
+ * Sets the function that flight mode's triggers (trigger.c) call with the
+ * trigger's name ("dump", "slow", "hang") before they write the window:
+ * on the drain thread (for mxprof_dump() without a drain thread, on the
+ * caller's), with no collector lock held, so that it may add to the
+ * trace (every thread's stack for a hang): what it pushes or hands a
+ * source before it returns is drained into the window, which ends after
+ * it for dump and hang (a slow step's window ends with that step). It is
+ * not called once MXPROF_FLIGHT_MAX_DUMPS files were written. NULL, the
+ * default, calls nothing. This function can't fail.
  */
 void coll_set_trigger_hook(void (*fn)(const char *trigger));
+
+/*
+ * From inside that function: writes the trace path the trigger is about
+ * to write ("<base>.hang.1.json"; its tables are paths_stats() of it)
+ * into buf. Returns 0, -ESRCH outside the function, or -ENAMETOOLONG.
+ */
+int coll_trigger_file(char *buf, size_t len);
 
 /* Drains every ring and source now and waits for it. Returns 0, or -ESRCH
  * when the collector is not running. */

@@ -237,7 +237,11 @@ void drain_tick_sources(uint64_t now)
 static int dump_or_trigger(const char *trigger, const char *reason)
 {
 	if (trigger) {
-		trigger_call_hook(trigger);
+		char output[sizeof(S.cfg.output)];
+		coll_lock(&drain_owner);
+		snprintf(output, sizeof(output), "%s", S.cfg.output);
+		coll_unlock(&drain_owner);
+		trigger_call_hook(trigger, output);
 	}
 	drain_flush_sources();
 	coll_lock(&drain_owner);

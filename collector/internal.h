@@ -491,9 +491,11 @@ void dump_remove_status(const struct coll_state *s);
  * drained; note_step: step n (t0 and its duration, trace ns) was drained.
  * due: the trigger to fire now ("slow", "hang") or NULL, at now
  * (CLOCK_MONOTONIC ns). call_hook: calls coll_set_trigger_hook()'s
- * function (no collector lock held). write: writes the window for
- * trigger with reason (ignored for "slow", which has its own), to the
- * numbered file when numbered, else to the trace's own name (an ending);
+ * function (no collector lock held) for the numbered file beside output
+ * (a copy of the trace path) that trigger is about to write, which
+ * coll_trigger_file() tells meanwhile; not past the most files. write: writes
+ * the window for trigger with reason (ignored for "slow", which has its own),
+ * to the numbered file when numbered, else to the trace's own name (an ending);
  * returns dump_write()'s result, or -ENOSPC past
  * MXPROF_FLIGHT_MAX_DUMPS. hang_reason: the hang's reason, in buf.
  */
@@ -501,7 +503,7 @@ void trigger_setup(const struct coll_config *cfg);
 void trigger_note_records(void);
 void trigger_note_step(uint64_t n, uint64_t t0, uint64_t dur);
 const char *trigger_due(uint64_t now);
-void trigger_call_hook(const char *trigger);
+void trigger_call_hook(const char *trigger, const char *output);
 int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
 		  const char *reason, int numbered);
 const char *trigger_hang_reason(char *buf, size_t len);

@@ -20,7 +20,8 @@
  *          progress is a step ending, or, in a program where no step has
  *          ended yet, any record drained from any thread. Measured on the
  *          drain thread's clock at each pass; once per stall (armed again
- *          by the next progress). Before writing, the hook of
+ *          by the next progress). While recording is paused the clock
+ *          starts again: a pause is no stall. Before writing, the hook of
  *          coll_set_trigger_hook() may add every thread's stack.
  *
  * The program's endings (exit, a signal, a crash, _exit, exec) write the
@@ -72,13 +73,47 @@ void coll_set_trigger_hook(void (*fn)(const char *trigger))
 	__atomic_store_n(&hook, fn, __ATOMIC_RELEASE);
 }
 
-void trigger_call_hook(const char *trigger)
+/* The trace path the trigger in the hook is about to write ("" outside
+ * a hook); the drain thread's. */
+static char hook_path[4200];
+
+int coll_trigger_file(char *buf, size_t len)
+{
+	if (!hook_path[0] || strlen(hook_path) >= len) {
+		return hook_path[0] ? -ENAMETOOLONG : -ESRCH;
+	}
+	memcpy(buf, hook_path, strlen(hook_path) + 1);
+	return 0;
+}
+
+/* The count of the files trigger wrote, or NULL for an ending. */
+static unsigned *count_of(const char *trigger)
+{
+	if (strcmp(trigger, "slow") == 0) {
+		return &T.n_slow;
+	}
+	if (strcmp(trigger, "hang") == 0) {
+		return &T.n_hang;
+	}
+	return strcmp(trigger, "dump") == 0 ? &T.n_dump : NULL;
+}
+
+void trigger_call_hook(const char *trigger, const char *output)
 {
 	void (*fn)(const char *) = __atomic_load_n(&hook, __ATOMIC_ACQUIRE);
+	const unsigned *count = count_of(trigger);
+	char tag[48];
 
-	if (fn) {
-		fn(trigger);
+	/* Past the most files, nothing will be written: no hook either. */
+	if (!fn || !count || T.written >= T.max_dumps) {
+		return;
 	}
+	snprintf(tag, sizeof(tag), "%s.%u", trigger, *count + 1);
+	if (paths_child(output, tag, hook_path, sizeof(hook_path)) < 0) {
+		hook_path[0] = 0;
+	}
+	fn(trigger);
+	hook_path[0] = 0;
 }
 
 void trigger_setup(const struct coll_config *cfg)
@@ -164,6 +199,12 @@ const char *trigger_due(uint64_t now)
 	if (T.slow_due) {
 		return "slow";
 	}
+	if (T.hang_ns && !coll_recording_at(clock_now_ns())) {
+		/* Recording is paused (set_state('stop')): no stall. */
+		T.progress_ns = now;
+		T.hang_fired = 0;
+		return NULL;
+	}
 	if (T.hang_ns && !T.hang_fired && now - T.progress_ns >= T.hang_ns &&
 	    now > T.progress_ns) {
 		return "hang";
@@ -225,20 +266,17 @@ int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
 {
 	char saved[sizeof(s->cfg.output)], tag[48];
 	uint64_t end = UINT64_MAX, step_hi = UINT64_MAX;
-	unsigned *count = NULL;
+	unsigned *count;
 	int rc;
 
+	count = count_of(trigger);
 	if (strcmp(trigger, "slow") == 0) {
 		end = T.slow_end;
 		step_hi = T.slow_step;
 		reason = T.slow_reason;
 		T.slow_due = 0;
-		count = &T.n_slow;
 	} else if (strcmp(trigger, "hang") == 0) {
 		T.hang_fired = 1;
-		count = &T.n_hang;
-	} else if (strcmp(trigger, "dump") == 0) {
-		count = &T.n_dump;
 	}
 	if (numbered && over_max(trigger, reason)) {
 		flight_pin(UINT64_MAX);
