@@ -8,8 +8,10 @@
 #    than 1 MiB): whole segments go, and what is kept is a run of whole
 #    steps ending with the last, fewer than 1000, said in the metadata;
 #    the tables are still exact;
-#  - MXPROF_FLIGHT_MAX_DUMPS=2 and three dump signals to a program that
-#    waits on its standard input: two numbered files and one line;
+#  - MXPROF_FLIGHT_MAX_DUMPS=2 and three dump signals (the first sent by
+#    mxprof dump, which prints the file's name) to a program that waits
+#    on its standard input: two numbered files and one line; SIGTERM to
+#    it writes the window to the trace's own name;
 #  - MXPROF_TRIGGER=hang:1s on a program that stops making progress
 #    after 20 steps (it blocks reading a pipe): exactly one hang file,
 #    with steps 15..19 and the reason; the program's output and exit
@@ -111,8 +113,9 @@ finish() { # NAME: closes the pipe; the program ends as without mxprof
 start dumps MXPROF_STEP=train_step MXPROF_FLIGHT=5steps MXPROF_FLIGHT_MAX_DUMPS=2
 wait_until -p "$PID" "the drain's status file" "[ -f $STATUS/$PID.status ]"
 wait_until -p "$PID" "20 steps" "grep -q waiting dumps.out"
-kill -USR1 "$PID"
-wait_until -p "$PID" "the first dump" "[ -f dumps.dump.1.stats.txt ]"
+mxprof_command
+"$MX" dump "$PID" >dump1.txt
+expect_eq "dumps: mxprof dump names the file" "$WORK/dumps.dump.1.json" "$(cat dump1.txt)"
 kill -USR1 "$PID"
 wait_until -p "$PID" "the second dump" "[ -f dumps.dump.2.stats.txt ]"
 kill -USR1 "$PID"
@@ -144,6 +147,20 @@ expect_eq "hang: whole" 5 "$(whole hang.hang.1 2)"
 expect_eq "hang: metadata" "hang|no step ended for 1 s (the last was step 19)" \
 	"$(sj hang.hang.1 'd["flight"]["trigger"] + "|" + d["flight"]["reason"]')"
 
+# An ending by a signal writes the window too; the program ends as
+# without mxprof (killed by SIGTERM).
+start term MXPROF_STEP=train_step MXPROF_FLIGHT=5steps
+wait_until -p "$PID" "20 steps" "grep -q waiting term.out"
+kill -TERM "$PID"
+rc=0
+wait "$PID" || rc=$?
+exec 7>&-
+expect_eq "term: killed by SIGTERM" 143 "$rc"
+sum term
+expect_eq "term: the window" "end 15 16 17 18 19" \
+	"$(sj term 'd["flight"]["trigger"] + " " + " ".join(map(str, d["steps"]))')"
+expect_eq "term: whole" 5 "$(whole term 2)"
+
 # The hang without steps: no record drained.
 start idle MXPROF_FLIGHT=5s MXPROF_TRIGGER=hang:1s
 wait_until -p "$PID" "the hang file" "[ -f idle.hang.1.stats.txt ]"
@@ -155,7 +172,6 @@ expect_eq "idle: calls in the window" "40 20" \
 	"$(sj idle.hang.1 'str(d["names"]["st_load"]) + " " + str(d["names"]["train_step"])')"
 
 # mxprof run --flight --trigger: the hang file, named in the summary.
-mxprof_command
 (while [ ! -f run.hang.1.stats.txt ]; do sleep 0.02; done) |
 	MXPROF_HOOK='libsteps.so:*' MXPROF_STEP=train_step "$MX" run -q \
 		--flight 5steps --trigger hang:1s --flight-mb 64 \

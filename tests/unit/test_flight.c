@@ -184,9 +184,8 @@ static void test_flight_memory_bound_drops_whole_segments(void **st)
 				.arg = (uint32_t)(i * 40503u)};
 		}
 		flight_recs(3, r, per);
-		struct coll_rec s = {.t0 = k * 10000000,
-				     .t1 = 9000000,
-				     .kind = COLL_SPAN};
+		struct coll_rec s = {
+			.t0 = k * 10000000, .t1 = 9000000, .kind = COLL_SPAN};
 		flight_recs(3, &s, 1);
 		flight_note_step(k, k * 10000000, k * 10000000 + 9000000);
 		/* Never past the bound by more than the segment being
@@ -196,7 +195,9 @@ static void test_flight_memory_bound_drops_whole_segments(void **st)
 	flight_window(&w, UINT64_MAX, UINT64_MAX);
 	assert_int_equal(w.cut, 1);
 	assert_int_equal(w.step_hi, steps - 1);
-	print_message("kept steps %llu..%llu, %zu bytes held\n", (unsigned long long)w.step_lo, (unsigned long long)w.step_hi, flight_bytes_held());
+	print_message("kept steps %llu..%llu, %zu bytes held\n",
+		      (unsigned long long)w.step_lo,
+		      (unsigned long long)w.step_hi, flight_bytes_held());
 	assert_true(w.nsteps > 1 && w.nsteps < steps);
 	/* Whole steps: it starts where its first step starts. */
 	assert_int_equal(w.start, w.step_lo * 10000000);
