@@ -1,7 +1,8 @@
 # Flight mode on a PyTorch loop (Debian's python3-torch, for
-# /usr/bin/python3): 60 SGD steps of about 50 ms (each sleeps 50 ms, so
-# that the machine's load hardly changes a step's time), step 41 sleeping
-# 1 s, under MXPROF_FLIGHT=10steps MXPROF_TRIGGER=slow:3x:
+# /usr/bin/python3): 60 SGD steps of about 100 ms (each sleeps 100 ms, so
+# that the machine's load hardly changes a step's time: only a stall of
+# 200 ms would pass 3 times the median), step 41 sleeping 1 s, under
+# MXPROF_FLIGHT=10steps MXPROF_TRIGGER=slow:3x:
 #  - exactly one triggered file, profile.slow.1.json with its tables; it
 #    holds exactly ProfilerStep#32..41, each whole (its Optimizer.step
 #    inside it), no slice that began before step 32 or after step 41
@@ -18,13 +19,14 @@ PY=/usr/bin/python3
 LOOP=$ROOT/tests/programs/torch_flight.py
 FC=$ROOT/tests/tools/flightcheck.py
 
-"$PY" "$LOOP" >plain.txt
+ARGS=(60 41 1 0.1)
+"$PY" "$LOOP" "${ARGS[@]}" >plain.txt
 
 run() { # NAME [VAR=VALUE...]: the loop under mxprof, into NAME.json
 	local name=$1
 	shift
 	env "$@" MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$WORK/$name.json" \
-		LD_PRELOAD="$PRELOAD" "$PY" "$LOOP" >"$name.out" 2>"$name.err"
+		LD_PRELOAD="$PRELOAD" "$PY" "$LOOP" "${ARGS[@]}" >"$name.out" 2>"$name.err"
 	cat "$name.err"
 	diff plain.txt "$name.out" || fail "$name: the printed loss differs"
 }
