@@ -20,8 +20,9 @@
  *          progress is a step ending, or, in a program where no step has
  *          ended yet, any record drained from any thread. Measured on the
  *          drain thread's clock at each pass; once per stall (armed again
- *          by the next progress). While recording is paused the clock
- *          starts again: a pause is no stall. Before writing, the hook of
+ *          by the next progress). The watchdog starts with the first
+ *          record drained; while recording is paused its clock starts
+ *          again: a pause is no stall. Before writing, the hook of
  *          coll_set_trigger_hook() may add every thread's stack.
  *
  * The program's endings (exit, a signal, a crash, _exit, exec) write the
@@ -60,6 +61,7 @@ static struct {
 	char slow_reason[160];
 	/* The hang watchdog (CLOCK_MONOTONIC ns). */
 	uint64_t progress_ns;
+	int armed; /* a record was drained: the watchdog runs */
 	int hang_fired;
 	/* Files written, each trigger's and all. */
 	unsigned n_dump, n_slow, n_hang, written;
@@ -130,6 +132,10 @@ void trigger_setup(const struct coll_config *cfg)
 
 void trigger_note_records(void)
 {
+	if (!T.armed) {
+		T.armed = 1;
+		T.progress_ns = ticks_mono_ns();
+	}
 	if (T.steps == 0) {
 		T.progress_ns = ticks_mono_ns();
 		T.hang_fired = 0;
@@ -205,8 +211,8 @@ const char *trigger_due(uint64_t now)
 		T.hang_fired = 0;
 		return NULL;
 	}
-	if (T.hang_ns && !T.hang_fired && now - T.progress_ns >= T.hang_ns &&
-	    now > T.progress_ns) {
+	if (T.hang_ns && T.armed && !T.hang_fired &&
+	    now - T.progress_ns >= T.hang_ns && now > T.progress_ns) {
 		return "hang";
 	}
 	return NULL;
