@@ -17,6 +17,15 @@
  *          --drain thread--> journal (binary, append-only) --> Chrome trace
  *                        \-> aggregates ------------------------> tables
  *
+ * Flight mode (MXPROF_FLIGHT, flight.c) keeps the journal's records in
+ * memory instead, in segments of the newest window, bounded by
+ * MXPROF_FLIGHT_MB; a trigger (trigger.c: the dump signal, a slow step,
+ * a hang) or the program's end writes the window into a journal made for
+ * that dump, and the same writers make the trace from it:
+ *
+ *          --drain thread--> flight.c (memory) --dump--> journal --> trace
+ *                        \-> aggregates (the whole run) ----------> tables
+ *
  * Who owns what. The drain thread owns the collector's state: the journal,
  * the aggregates, the thread names, the dumps and the state of every
  * source registered with coll_source_add() (a source's drain, tables and
@@ -63,6 +72,8 @@
  *   source.c                          ring.c
  *   steps.c                           ring.c, window.c, meta.c, strtab.c:
  *                                     steps and step windows
+ *   flight.c                          jpack.c, journal.c, clock.c:
+ *                                     flight mode's window in memory
  *   agg.c                             nest.c
  *   stacks.c                          strtab.c, out.c
  *   callstack.c                       stacks.c, strtab.c, out.c (the
@@ -82,9 +93,13 @@
  *   recover.c                         journal.c, agg.c, writer.c
  *   dump.c                            writer.c, meta.c, journal.c,
  *                                     threads.c, ring.c, sweep.c, source.c,
- *                                     agg.c
+ *                                     agg.c, flight.c
+ *   trigger.c                         dump.c, flight.c, meta.c, paths.c:
+ *                                     flight mode's triggers and their
+ *                                     numbered files
  *   drain.c                           dump.c, recover.c, ring.c, agg.c,
- *                                     stacks.c, meta.c, source.c, steps.c
+ *                                     stacks.c, meta.c, source.c, steps.c,
+ *                                     flight.c, trigger.c
  *   queue.c                           drain.c, dump.c, ring.c, out_pipe.c
  *   control.c                         queue.c, drain.c, table.c
  *   endings.c                         control.c, queue.c, drain.c,

@@ -66,7 +66,8 @@ int coll_set_output(const char *output)
 void coll_set_dump_period(double seconds)
 {
 	coll_lock(&drain_owner);
-	S.cfg.dump_period_s = seconds;
+	/* Flight mode writes on its triggers only. */
+	S.cfg.dump_period_s = S.cfg.flight_mode ? 0 : seconds;
 	coll_unlock(&drain_owner);
 }
 

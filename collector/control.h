@@ -32,6 +32,23 @@ struct coll_config {
 	 * the journal of output; append to it, and start the tables from
 	 * its records. */
 	int continue_journal;
+	/* Flight mode (flight.c): keep only the newest window of the
+	 * timeline in memory; write it when a trigger fires or the program
+	 * ends. flight_mode is enum coll_flight; flight_n the window's
+	 * seconds or steps; flight_bytes the memory it may take. */
+	int flight_mode;
+	uint64_t flight_n;
+	uint64_t flight_bytes;
+	double trigger_slow;	 /* slow:<F>x, 0 = off */
+	uint64_t trigger_hang_s; /* hang:<N>s, 0 = off */
+	unsigned flight_max_dumps;
+};
+
+/* The window of flight mode (MXPROF_FLIGHT). */
+enum coll_flight {
+	COLL_FLIGHT_OFF = 0,
+	COLL_FLIGHT_SECONDS = 1, /* "<N>s"     */
+	COLL_FLIGHT_STEPS = 2,	 /* "<N>steps" */
 };
 
 /*
@@ -90,6 +107,26 @@ extern int coll_dump_signal;
  * thread, -EDEADLK on the drain thread itself.
  */
 int coll_finish_signal(int ms);
+
+/*
+ * Sets the function that flight mode's triggers (trigger.c) call with the
+ * trigger's name ("dump", "slow", "hang") before they write the window:
+ * on the drain thread (for mxprof_dump() without a drain thread, on the
+ * caller's), with no collector lock held, so that it may add to the
+ * trace (every thread's stack for a hang): what it pushes or hands a
+ * source before it returns is drained into the window, which ends after
+ * it for dump and hang (a slow step's window ends with that step). It is
+ * not called once MXPROF_FLIGHT_MAX_DUMPS files were written. NULL, the
+ * default, calls nothing. This function can't fail.
+ */
+void coll_set_trigger_hook(void (*fn)(const char *trigger));
+
+/*
+ * From inside that function: writes the trace path the trigger is about
+ * to write ("<base>.hang.1.json"; its tables are paths_stats() of it)
+ * into buf. Returns 0, -ESRCH outside the function, or -ENAMETOOLONG.
+ */
+int coll_trigger_file(char *buf, size_t len);
 
 /* Drains every ring and source now and waits for it. Returns 0, or -ESRCH
  * when the collector is not running. */

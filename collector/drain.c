@@ -21,6 +21,11 @@
  * handed, then writes the journal out, so that at most one drain period
  * is lost if the process is killed. A dump then writes the trace and the
  * tables (dump.c, given the state).
+ *
+ * In flight mode the pass hands the records to flight.c instead of the
+ * journal and notes steps and progress for the triggers (trigger.c);
+ * drain_triggers() fires what is due, and a dump, the end and exec write
+ * the window through trigger_write().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,7 +79,11 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
 	struct coll_rec buf[256];
 	struct clock_line line;
-	int journal_ok = dump_ensure_journal(&S) == 0;
+	/* Flight mode keeps the records in memory (flight.c); the thread's
+	 * name is noted all the same (threads_name() writes nothing to a
+	 * journal that is not open). */
+	int flight = S.cfg.flight_mode != COLL_FLIGHT_OFF;
+	int journal_ok = flight || dump_ensure_journal(&S) == 0;
 	/* The run's end: past the ring's newest record, or the end of its
 	 * array when the run is the first of two. */
 	const struct coll_rec *last = recs + n;
@@ -124,6 +133,11 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 				c->t1 = end > c->t0 ? end - c->t0 : 0;
 			}
 			stacked |= r->kind == COLL_STACK;
+			if (__builtin_expect(flight, 0) && c->group == sg &&
+			    c->kind == COLL_SPAN) {
+				flight_note_step(c->arg, c->t0, c->t0 + c->t1);
+				trigger_note_step(c->arg, c->t0, c->t1);
+			}
 		}
 		if (stacked) {
 			for (size_t i = 0; i < j; i++) {
@@ -132,13 +146,18 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 		} else if (j) {
 			agg_add_recs_on(S.agg, (uint64_t)tid, buf, j);
 		}
-		if (journal_ok && j) {
+		if (flight && j) {
+			flight_recs(tid, buf, j);
+		} else if (journal_ok && j) {
 			journal_recs(S.j, tid, buf, j);
 		}
 		recs += k;
 		n -= k;
 	}
 	steps_thread_seen(tid, first);
+	if (flight) {
+		trigger_note_records();
+	}
 }
 
 /* A tick count as nanoseconds: the clock is linear between anchors. */
@@ -171,7 +190,7 @@ static void tally_emit(void *ctx, const struct tally_row *w)
 
 void coll_thread_seen(int tid)
 {
-	if (dump_ensure_journal(&S) == 0) {
+	if (S.cfg.flight_mode || dump_ensure_journal(&S) == 0) {
 		threads_name(S.j, tid, 0);
 	}
 }
@@ -212,18 +231,51 @@ void drain_tick_sources(uint64_t now)
 	}
 }
 
-/* A dump: the sources' buffers, a pass, the files. Owner not held. */
-int drain_dump(void)
+/* A dump: the sources' buffers, a pass, the files. In flight mode, the
+ * trigger trigger (NULL: none is due) with reason, its hook first (the
+ * stacks it adds are drained with the rest). Owner not held. */
+static int dump_or_trigger(const char *trigger, const char *reason)
 {
+	if (trigger) {
+		char output[sizeof(S.cfg.output)];
+		coll_lock(&drain_owner);
+		snprintf(output, sizeof(output), "%s", S.cfg.output);
+		coll_unlock(&drain_owner);
+		trigger_call_hook(trigger, output);
+	}
 	drain_flush_sources();
 	coll_lock(&drain_owner);
 	int rc = -ESRCH;
 	if (S.agg && !drain_t.finished) {
 		drain_pass();
-		rc = dump_write(&S, ring_dropped());
+		rc = trigger ? trigger_write(&S, ring_dropped(), trigger,
+					     reason, 1)
+			     : dump_write(&S, ring_dropped());
 	}
 	coll_unlock(&drain_owner);
 	return rc;
+}
+
+int drain_dump(const char *reason)
+{
+	return dump_or_trigger(S.cfg.flight_mode ? "dump" : NULL, reason);
+}
+
+void drain_triggers(void)
+{
+	char why[128];
+
+	coll_lock(&drain_owner);
+	const char *t = S.cfg.flight_mode && S.agg && !drain_t.finished
+				? trigger_due(ticks_mono_ns())
+				: NULL;
+	const char *reason = t && !strcmp(t, "hang")
+				     ? trigger_hang_reason(why, sizeof(why))
+				     : "";
+	coll_unlock(&drain_owner);
+	if (t) {
+		dump_or_trigger(t, reason);
+	}
 }
 
 static char *tables_now(const struct request *r)
@@ -283,9 +335,14 @@ void drain_finish(int dump)
 		if (dump && S.agg) {
 			drain_pass();
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
-			    S.cfg.continue_journal) {
+			    S.cfg.continue_journal || flight_records()) {
 				uint64_t dropped = ring_dropped();
-				dump_write(&S, dropped);
+				if (S.cfg.flight_mode) {
+					trigger_write(&S, dropped, "end",
+						      "the program ended", 0);
+				} else {
+					dump_write(&S, dropped);
+				}
 				dump_say_cut(&S, dropped);
 			}
 		}
@@ -310,7 +367,12 @@ static int exec_now(struct request *r)
 	if (drain_t.started && !drain_t.finished && S.agg) {
 		drain_pass();
 		rc = 0;
-		if (S.journal_open > 0) {
+		if (S.cfg.flight_mode) {
+			/* The window to the trace's name; the next image
+			 * starts its own. */
+			trigger_write(&S, ring_dropped(), "exec",
+				      "the program called exec", 0);
+		} else if (S.journal_open > 0) {
 			journal_stats(S.j, ring_dropped());
 			if (journal_flush(S.j) == 0) {
 				snprintf(r->trace, r->trace_len, "%s",
@@ -338,7 +400,7 @@ void drain_serve(struct request *r)
 		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
-		r->rc = drain_dump();
+		r->rc = drain_dump("the program called mxprof_dump()");
 		break;
 	case REQ_DUMPS:
 		r->text = tables_now(r);
@@ -401,6 +463,14 @@ int drain_setup(const struct coll_config *cfg)
 		return -ENOMEM;
 	}
 	S.j->fd = -1;
+	if (S.cfg.flight_mode) {
+		/* No continuous dumps: a trigger or the end writes. */
+		S.cfg.dump_period_s = 0;
+		trigger_setup(&S.cfg);
+	}
+	if (flight_setup(&S.cfg) < 0) {
+		return -ENOMEM;
+	}
 	if (S.cfg.continue_journal) {
 		continue_tables();
 	}

@@ -92,7 +92,11 @@ void queue_start_pending(void);
 uint64_t drain_pass(void);
 void drain_flush_sources(void);
 void drain_tick_sources(uint64_t now);
-int drain_dump(void);
+int drain_dump(const char *reason);
+/* In flight mode: fires the trigger that is due (trigger.c), if any, its
+ * hook first, then a pass and the window's file. Owner not held; on the
+ * drain thread. */
+void drain_triggers(void);
 void drain_finish(int dump);
 void drain_serve(struct request *r);
 int drain_setup(const struct coll_config *cfg);

@@ -8,6 +8,10 @@
  *
  * The journal is created on the first pass that has records, so a process
  * that records nothing (a forked child that execs at once) leaves no file.
+ * In flight mode (flight.c) the journal lives for one dump only: it is
+ * created, filled with the window kept in memory, written out as the
+ * trace and removed.
+ *
  * Each output is written to a temporary name and renamed into place, so a
  * reader never sees half a file; the status file tells `mxprof dump` when
  * a dump is complete.
@@ -445,6 +449,12 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 		output_folder_check(s);
 	}
 	if (dump_ensure_journal(s) == 0) {
+		if (s->cfg.flight_mode) {
+			/* The journal begins empty: the window and every
+			 * thread's name go in (flight.c). */
+			flight_fill(s->j, &s->flight_win);
+			threads_write_all(s->j);
+		}
 		ring_foreach_tid(refresh_thread, s);
 		journal_stats(s->j, dropped);
 		/* A journal that could not be written to the end (a full
@@ -490,6 +500,11 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 		}
 	}
 	s->last_trace_err = rc_trace;
+	if (s->cfg.flight_mode) {
+		/* Flight mode keeps no journal between dumps. */
+		journal_close(s->j, 1);
+		s->journal_open = 0;
+	}
 
 	struct table_opts with_meta = with_sources;
 	with_meta.meta = pairs;

@@ -335,6 +335,36 @@ struct journal_ops {
 int journal_read(const char *path, const struct journal_ops *ops, void *ctx,
 		 struct journal_header *hdr);
 
+/*
+ * flight.c: flight mode's timeline in memory (its top comment tells the
+ * design). setup: for cfg (nothing kept when flight mode is off); 0 or
+ * -ENOMEM. on: flight mode is on. recs: keeps n converted records of
+ * thread tid (the drain's emit, instead of the journal). note_step: step
+ * n, from t0 to t1 (trace ns), was drained. pin: keeps every record from
+ * start on until pinned again (UINT64_MAX: no pin), for a trigger that
+ * waits for one more pass. window: the window a dump writes, ending at
+ * end (UINT64_MAX: now), with steps numbered at most step_hi. fill:
+ * writes the records kept that began inside w into j (journal_recs()).
+ * records: records ever kept; bytes_held: the memory the store holds.
+ * reset: frees everything (a forked child; setup calls it). All on the
+ * drain thread, owner held.
+ */
+struct flight_window {
+	uint64_t start, end; /* trace ns, both inclusive */
+	int cut; /* records of the window went for MXPROF_FLIGHT_MB */
+	uint64_t step_lo, step_hi, nsteps; /* the steps it holds */
+};
+int flight_setup(const struct coll_config *cfg);
+int flight_on(void);
+void flight_recs(int tid, const struct coll_rec *r, size_t n);
+void flight_note_step(uint64_t n, uint64_t t0, uint64_t t1);
+void flight_pin(uint64_t start);
+void flight_window(struct flight_window *w, uint64_t end, uint64_t step_hi);
+void flight_fill(struct journal *j, const struct flight_window *w);
+uint64_t flight_records(void);
+size_t flight_bytes_held(void);
+void flight_reset(void);
+
 /* writer.c: what a trace writer is told about the run (a dump's or a
  * recovery's), and where it says what it wrote. */
 struct writer_meta {
@@ -434,6 +464,9 @@ struct coll_state {
 	dev_t seen_dev;
 	ino_t seen_ino;
 	char seen_path[4096];
+	/* Flight mode: the window the next dump writes (trigger.c sets it,
+	 * dump.c fills the journal with it). */
+	struct flight_window flight_win;
 };
 
 /* dump.c, on the state s that drain.c passes in, owner held.
@@ -451,6 +484,29 @@ int dump_write(struct coll_state *s, uint64_t dropped);
 void dump_say_cut(const struct coll_state *s, uint64_t dropped);
 void dump_write_status(const struct coll_state *s);
 void dump_remove_status(const struct coll_state *s);
+
+/*
+ * trigger.c: flight mode's triggers (its top comment tells them), owner
+ * held, on the drain thread. setup: for cfg. note_records: records were
+ * drained; note_step: step n (t0 and its duration, trace ns) was drained.
+ * due: the trigger to fire now ("slow", "hang") or NULL, at now
+ * (CLOCK_MONOTONIC ns). call_hook: calls coll_set_trigger_hook()'s
+ * function (no collector lock held) for the numbered file beside output
+ * (a copy of the trace path) that trigger is about to write, which
+ * coll_trigger_file() tells meanwhile; not past the most files. write: writes
+ * the window for trigger with reason (ignored for "slow", which has its own),
+ * to the numbered file when numbered, else to the trace's own name (an ending);
+ * returns dump_write()'s result, or -ENOSPC past
+ * MXPROF_FLIGHT_MAX_DUMPS. hang_reason: the hang's reason, in buf.
+ */
+void trigger_setup(const struct coll_config *cfg);
+void trigger_note_records(void);
+void trigger_note_step(uint64_t n, uint64_t t0, uint64_t dur);
+const char *trigger_due(uint64_t now);
+void trigger_call_hook(const char *trigger, const char *output);
+int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
+		  const char *reason, int numbered);
+const char *trigger_hang_reason(char *buf, size_t len);
 
 /* cells.c: the cells of the tables (MXNet's widths: a Name column 30
  * wide, Total Count 11, the others 17). cells_json_str and cells_csv_str
@@ -548,6 +604,9 @@ void meta_fork_parent(void);
  * refresh and renamed. forget: a fresh table (fork child). */
 void threads_read_comm(int tid, char *buf, size_t len);
 void threads_name(struct journal *j, int tid, int refresh);
+/* threads.c: writes the name of every thread named so far to j (a flight
+ * dump's journal, which begins with none). */
+void threads_write_all(struct journal *j);
 void threads_forget(void);
 void threads_fork_prepare(void);
 void threads_fork_parent(void);

@@ -171,6 +171,13 @@ void threads_name(struct journal *j, int tid, int refresh)
 	journal_thread(j, tid, t->name);
 }
 
+void threads_write_all(struct journal *j)
+{
+	for (size_t i = 0; i < ntids; i++) {
+		journal_thread(j, tids[i].tid, tids[i].name);
+	}
+}
+
 void threads_forget(void)
 {
 	ntids = 0;

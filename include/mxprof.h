@@ -66,10 +66,15 @@ typedef struct mxprof_marker mxprof_marker;
  *    "profile_symbolic", "aggregate_stats" (0/1) are accepted and change
  *    nothing: MXNet's engine operators are not told apart from other
  *    calls, and the tables are always kept.
+ *  - "flight" ("<N>s", "<N>steps" or "off"), "trigger" (a list of
+ *    "slow:<F>x" and "hang:<N>s", or "none"), "flight_mb" (MiB),
+ *    "flight_max_dumps": flight mode, as MXPROF_FLIGHT, MXPROF_TRIGGER,
+ *    MXPROF_FLIGHT_MB and MXPROF_FLIGHT_MAX_DUMPS; only before recording
+ *    first starts, -EBUSY (with one line) after.
  *  - "profile_process" ("worker"; "server" is accepted),
  *    "gpu_memory_profile_filename_prefix" (ignored).
- * Returns 0, or -EINVAL for an unknown key or a bad value (with one line
- * on stderr).
+ * Returns 0, -EINVAL for an unknown key or a bad value (with one line
+ * on stderr), or -EBUSY for a flight key once recording started.
  */
 MXPROF_API int mxprof_set_config(const char *key, const char *value);
 

@@ -100,4 +100,10 @@ void config_collector(struct coll_config *c)
 	c->has_local_rank = c->local_rank >= 0;
 	c->dump_signal = s->signal;
 	c->dump_signal_taken = s->signal_taken;
+	c->flight_mode = s->flight_mode;
+	c->flight_n = s->flight_n;
+	c->flight_bytes = s->flight_mb << 20;
+	c->trigger_slow = s->trigger_slow;
+	c->trigger_hang_s = s->trigger_hang_s;
+	c->flight_max_dumps = s->flight_max_dumps;
 }

@@ -11,6 +11,10 @@
  * profile_symbolic select its own engine's operators, which mxprof does
  * not see apart from other calls: they are accepted and change nothing.
  *
+ * Flight mode's keys (flight, trigger, flight_mb, flight_max_dumps) are
+ * MXPROF_FLIGHT's and its companions', taken when recording first
+ * starts and refused after that.
+ *
  * Under mxprof run, a new filename is also noted, as "<pid>\t<trace>", in
  * the file MXPROF_RUN_NOTES names, so that mxprof run's summary follows
  * the files the program really writes.
@@ -73,6 +77,65 @@ static void memory_switch(int on)
 #else
 	(void)on;
 #endif
+}
+
+/*
+ * Flight mode's keys: flight (MXPROF_FLIGHT's "<N>s" or "<N>steps", or
+ * "off"), trigger (MXPROF_TRIGGER's list, or "none"), flight_mb and
+ * flight_max_dumps. The collector takes them when recording first
+ * starts; after that they are refused with one line (-EBUSY).
+ */
+static int flight_config(struct settings *s, const char *key, const char *value)
+{
+	char *end;
+	unsigned long long n;
+
+	if (state_started()) {
+		fprintf(stderr,
+			"mxprof: set_config(%s='%s'): flight mode is chosen "
+			"before recording starts (set_config before "
+			"set_state('run'), or MXPROF_FLIGHT and MXPROF_TRIGGER "
+			"in the environment); recording has started, nothing "
+			"changes\n",
+			key, value);
+		return -EBUSY;
+	}
+	if (!strcmp(key, "flight")) {
+		if (!strcmp(value, "off")) {
+			s->flight_mode = COLL_FLIGHT_OFF;
+		} else if (settings_flight(value, &s->flight_mode,
+					   &s->flight_n) < 0) {
+			return bad_config(key, value,
+					  SETTINGS_FLIGHT_FORMS ", or off");
+		}
+		return 0;
+	}
+	if (!strcmp(key, "trigger")) {
+		if (!strcmp(value, "none")) {
+			s->trigger_slow = 0;
+			s->trigger_hang_s = 0;
+		} else if (settings_trigger(value, &s->trigger_slow,
+					    &s->trigger_hang_s) < 0) {
+			return bad_config(key, value,
+					  SETTINGS_TRIGGER_FORMS ", or none");
+		}
+		return 0;
+	}
+	errno = 0;
+	n = strtoull(value, &end, 10);
+	if (!strcmp(key, "flight_mb")) {
+		if (errno || *end || end == value || value[0] == '-' || n < 1 ||
+		    n > (1u << 24)) {
+			return bad_config(key, value, "1 to 16777216 (MiB)");
+		}
+		s->flight_mb = n;
+		return 0;
+	}
+	if (errno || *end || end == value || value[0] == '-' || n > 1000000) {
+		return bad_config(key, value, "0 to 1000000");
+	}
+	s->flight_max_dumps = (unsigned)n;
+	return 0;
 }
 
 int mxprof_set_config(const char *key, const char *value)
@@ -141,6 +204,10 @@ int mxprof_set_config(const char *key, const char *value)
 		}
 		return 0;
 	}
+	if (!strcmp(key, "flight") || !strcmp(key, "trigger") ||
+	    !strcmp(key, "flight_mb") || !strcmp(key, "flight_max_dumps")) {
+		return flight_config(s, key, value);
+	}
 	if (!strcmp(key, "max_trace_mb")) {
 		char *end;
 		unsigned long long n = strtoull(value, &end, 10);
@@ -189,5 +256,6 @@ int mxprof_set_config(const char *key, const char *value)
 	}
 	return bad_config(key, value,
 			  "keys filename, continuous_dump, dump_period, "
-			  "aggregate_stats, max_trace_mb, profile_*");
+			  "aggregate_stats, max_trace_mb, flight, trigger, "
+			  "flight_mb, flight_max_dumps, profile_*");
 }

@@ -314,6 +314,125 @@ void settings_output_name(const char *pattern, int pid, int rank,
 	}
 }
 
+int settings_flight(const char *v, int *mode, uint64_t *n)
+{
+	char num[24];
+	size_t k = strspn(v, "0123456789");
+	uint64_t got;
+
+	if (k == 0 || k >= sizeof(num)) {
+		return -EINVAL;
+	}
+	memcpy(num, v, k);
+	num[k] = 0;
+	if (parse_uint(num, 1u << 30, &got) < 0 || got == 0) {
+		return -EINVAL;
+	}
+	if (!strcmp(v + k, "s")) {
+		*mode = COLL_FLIGHT_SECONDS;
+	} else if (!strcmp(v + k, "steps")) {
+		*mode = COLL_FLIGHT_STEPS;
+	} else {
+		return -EINVAL;
+	}
+	*n = got;
+	return 0;
+}
+
+int settings_trigger(const char *v, double *slow, uint64_t *hang_s)
+{
+	double f = 0;
+	uint64_t h = 0;
+	const char *p = v;
+
+	if (!*v) {
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char item[64];
+		if (len == 0 || len >= sizeof(item)) {
+			return -EINVAL;
+		}
+		memcpy(item, p, len);
+		item[len] = 0;
+		if (!strncmp(item, "slow:", 5) && len > 6 &&
+		    item[len - 1] == 'x' && f == 0) {
+			char *end;
+			item[len - 1] = 0;
+			errno = 0;
+			f = strtod(item + 5, &end);
+			if (errno || *end || end == item + 5 || !isfinite(f) ||
+			    f < 1 || item[5] < '0' || item[5] > '9') {
+				return -EINVAL;
+			}
+		} else if (!strncmp(item, "hang:", 5) && len > 6 &&
+			   item[len - 1] == 's' && h == 0) {
+			item[len - 1] = 0;
+			if (parse_uint(item + 5, 1u << 30, &h) < 0 || h == 0) {
+				return -EINVAL;
+			}
+		} else {
+			return -EINVAL;
+		}
+		p += len;
+		if (*p == ',' && !*++p) {
+			return -EINVAL;
+		}
+	}
+	*slow = f;
+	*hang_s = h;
+	return 0;
+}
+
+/* MXPROF_FLIGHT, MXPROF_FLIGHT_MB, MXPROF_TRIGGER,
+ * MXPROF_FLIGHT_MAX_DUMPS. Returns the number of bad values. */
+static int parse_flight(struct settings *s, const char *(*get)(const char *))
+{
+	const char *v;
+	int errors = 0;
+	uint64_t n;
+
+	s->flight_mb = 256;
+	s->flight_max_dumps = 10;
+	if ((v = get("MXPROF_FLIGHT")) &&
+	    settings_flight(v, &s->flight_mode, &s->flight_n) < 0) {
+		errors += bad("MXPROF_FLIGHT", v, SETTINGS_FLIGHT_FORMS,
+			      "no flight mode: recording everything");
+	}
+	if ((v = get("MXPROF_FLIGHT_MB"))) {
+		if (parse_uint(v, 1u << 24, &n) == 0 && n >= 1) {
+			s->flight_mb = n;
+		} else {
+			errors += bad("MXPROF_FLIGHT_MB", v,
+				      "a whole number of MiB, 1 to 16777216",
+				      "using 256");
+		}
+	}
+	if ((v = get("MXPROF_TRIGGER")) &&
+	    settings_trigger(v, &s->trigger_slow, &s->trigger_hang_s) < 0) {
+		errors += bad("MXPROF_TRIGGER", v, SETTINGS_TRIGGER_FORMS,
+			      "no triggers");
+	} else if (v && !s->flight_mode) {
+		fprintf(stderr,
+			"mxprof: MXPROF_TRIGGER='%.*s' needs MXPROF_FLIGHT "
+			"(flight mode); no triggers\n",
+			BAD_SHOWN, v);
+		s->trigger_slow = 0;
+		s->trigger_hang_s = 0;
+	}
+	if ((v = get("MXPROF_FLIGHT_MAX_DUMPS"))) {
+		if (parse_uint(v, 1000000, &n) == 0) {
+			s->flight_max_dumps = (unsigned)n;
+		} else {
+			errors +=
+				bad("MXPROF_FLIGHT_MAX_DUMPS", v,
+				    "a whole number, 0 to 1000000", "using 10");
+		}
+	}
+	return errors;
+}
+
 int settings_parse(struct settings *s, const char *(*get)(const char *))
 {
 	const char *v;
@@ -503,5 +622,5 @@ int settings_parse(struct settings *s, const char *(*get)(const char *))
 				      "using 10");
 		}
 	}
-	return errors;
+	return errors + parse_flight(s, get);
 }

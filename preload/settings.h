@@ -49,7 +49,28 @@ struct settings {
 	unsigned ring_records;	   /* from MXPROF_BUFFER_KB */
 	unsigned ring_records_max; /* MXPROF_BUFFER_MAX_KB: a full ring grows */
 	unsigned drain_period_ms;
+	int flight_mode;	   /* enum coll_flight, MXPROF_FLIGHT */
+	uint64_t flight_n;	   /* its seconds or steps */
+	uint64_t flight_mb;	   /* MXPROF_FLIGHT_MB */
+	double trigger_slow;	   /* MXPROF_TRIGGER slow:<F>x, 0 = off */
+	uint64_t trigger_hang_s;   /* MXPROF_TRIGGER hang:<N>s, 0 = off */
+	unsigned flight_max_dumps; /* MXPROF_FLIGHT_MAX_DUMPS */
 };
+
+/* What MXPROF_FLIGHT and MXPROF_TRIGGER accept, for the lines about a
+ * bad value (settings.c, set_config.c). */
+#define SETTINGS_FLIGHT_FORMS "<N>s or <N>steps, N a whole number >= 1"
+#define SETTINGS_TRIGGER_FORMS                                                 \
+	"a list of slow:<F>x (F >= 1) and hang:<N>s (N >= 1)"
+
+/* Parses MXPROF_FLIGHT's value: "<N>s" or "<N>steps". Returns 0 with
+ * *mode (enum coll_flight) and *n set, or -EINVAL (nothing set). */
+int settings_flight(const char *v, int *mode, uint64_t *n);
+
+/* Parses MXPROF_TRIGGER's value: a comma list of "slow:<F>x" and
+ * "hang:<N>s", each at most once. Returns 0 with *slow (0: none) and
+ * *hang_s (0: none) set, or -EINVAL (nothing set). */
+int settings_trigger(const char *v, double *slow, uint64_t *hang_s);
 
 /*
  * Reads every MXPROF_* variable through get (getenv in the library, a

@@ -9,10 +9,11 @@
 #    batches of 64) with torch.set_num_threads(1) and with every CPU:
 #    the median step's wall time, and the process's CPU time (all its
 #    threads, the profiler's included) per step.
-# Five ways, launched in turn ROUNDS times (the order rotates from round
+# Six ways, launched in turn ROUNDS times (the order rotates from round
 # to round): no profiler, mxprof's defaults (MXPROF_AUTOSTART=1 only),
-# mxprof with MXPROF_STACKS=32, torch.autograd.profiler, and the same
-# with with_stack=True (and BASE_LIB's mxprof, when set).
+# mxprof in flight mode (MXPROF_FLIGHT=20steps), mxprof with
+# MXPROF_STACKS=32, torch.autograd.profiler, and the same with
+# with_stack=True (and BASE_LIB's mxprof, when set).
 #
 # Prints for each phase and way the median over the rounds, its min-max,
 # and the ratio to the run without a profiler: the median of each
@@ -43,7 +44,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-torchcpu.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W"
 bench=$ROOT/tests/bench/torch_cpu_bench.py
-ways="plain mxprof stacks32 autograd autograd-stack"
+ways="plain mxprof flight stacks32 autograd autograd-stack"
 # BASE_LIB: another build's libmxprof.so (an older commit's), run with its
 # defaults in every round, so that two builds are compared interleaved.
 [ -z "${BASE_LIB:-}" ] || ways="$ways base"
@@ -53,6 +54,7 @@ launch() { # launch WAY: one launch, its lines prefixed with the way
 	local -a env=()
 	case $1 in
 	mxprof) env=(MXPROF_AUTOSTART=1 LD_PRELOAD="$LIB") ;;
+	flight) env=(MXPROF_AUTOSTART=1 MXPROF_FLIGHT=20steps LD_PRELOAD="$LIB") ;;
 	stacks32) env=(MXPROF_AUTOSTART=1 MXPROF_STACKS=32 LD_PRELOAD="$LIB") ;;
 	base) env=(MXPROF_AUTOSTART=1 LD_PRELOAD="$BASE_LIB") ;;
 	autograd | autograd-stack) prof=$1 ;;
@@ -77,11 +79,13 @@ import statistics as st
 import sys
 
 rounds, steps, small, ncpu, path = sys.argv[1:6]
-ways = ["plain", "mxprof", "base", "stacks32", "autograd", "autograd-stack"]
+ways = ["plain", "mxprof", "flight", "base", "stacks32", "autograd",
+        "autograd-stack"]
 labels = {
     "base": "mxprof (defaults, BASE_LIB)",
     "plain": "no profiler",
     "mxprof": "mxprof (defaults)",
+    "flight": "mxprof, FLIGHT=20steps",
     "stacks32": "mxprof, MXPROF_STACKS=32",
     "autograd": "torch.autograd.profiler",
     "autograd-stack": "  with_stack=True",

@@ -68,7 +68,7 @@ while IFS=$'\t' read -r doc cmd; do
 done < commands.txt
 echo "ok: no recover of a journal mxprof run recovered"
 expect_eq "mxprof lines in the documents' sh blocks" \
-	"README.md=5 docs/command.md=11 docs/pytorch.md=4" "$(echo $(cat counts.txt))"
+	"README.md=6 docs/command.md=11 docs/pytorch.md=4" "$(echo $(cat counts.txt))"
 
 n=0 ran=0 bg=
 while IFS=$'\t' read -r doc cmd; do
@@ -89,7 +89,7 @@ while IFS=$'\t' read -r doc cmd; do
 		rm -f crash.json crash.stats.txt ;;
 	esac
 	case "$cmd" in
-	*torch_train.py* | *torch_loop.py* | *'--category aten'* | \
+	*torch_train.py* | *torch_loop.py* | *torch_flight.py* | *'--category aten'* | \
 		*'--category "torch annotations"'*)
 		if [ $torch = 0 ]; then
 			skip_part "$cmd (no torch for /usr/bin/python3)"
@@ -146,7 +146,7 @@ while IFS=$'\t' read -r doc cmd; do
 		expect_eq "aten: conv2d 7 times" 7 "$(row_count "out.$n" aten aten::conv2d)" ;;
 	esac
 done < commands.txt
-expect_eq "commands read" 20 "$n"
-expect_eq "commands run" $((13 + 7 * torch)) "$ran"
+expect_eq "commands read" 21 "$n"
+expect_eq "commands run" $((13 + 8 * torch)) "$ran"
 expect_eq "demo.json: epochs" 3 "$(row_count demo.stats.txt train epoch)"
 expect_eq "base.json: epochs" 3 "$(row_count base.stats.txt train epoch)"

@@ -681,6 +681,81 @@ static void test_settings_world_size_and_local_rank(void **st)
 	assert_int_equal(settings_dist(fake_get, SETTINGS_WORLD_SIZE), 0);
 }
 
+/* Flight mode's settings: MXPROF_FLIGHT's two forms, MXPROF_TRIGGER's
+ * list, the memory bound and the most files; bad values one line each,
+ * the feature off; MXPROF_TRIGGER alone says it needs flight mode. */
+static void test_settings_flight_and_triggers(void **st)
+{
+	struct settings s;
+
+	(void)st;
+	parse_one(&s, "MXPROF_AUTOSTART", "1");
+	assert_int_equal(s.flight_mode, COLL_FLIGHT_OFF);
+	assert_int_equal(s.flight_mb, 256);
+	assert_int_equal(s.flight_max_dumps, 10);
+	assert_true(s.trigger_slow == 0.0);
+	assert_int_equal(s.trigger_hang_s, 0);
+	parse_one(&s, "MXPROF_FLIGHT", "120s");
+	assert_int_equal(s.flight_mode, COLL_FLIGHT_SECONDS);
+	assert_int_equal(s.flight_n, 120);
+	parse_one(&s, "MXPROF_FLIGHT", "20steps");
+	assert_int_equal(s.flight_mode, COLL_FLIGHT_STEPS);
+	assert_int_equal(s.flight_n, 20);
+	parse_one(&s, "MXPROF_FLIGHT_MB", "1");
+	assert_int_equal(s.flight_mb, 1);
+	parse_one(&s, "MXPROF_FLIGHT_MAX_DUMPS", "0");
+	assert_int_equal(s.flight_max_dumps, 0);
+
+	env_clear();
+	env_set("MXPROF_FLIGHT", "10steps");
+	env_set("MXPROF_TRIGGER", "hang:60s,slow:2.5x");
+	assert_int_equal(parse_captured(&s), 0);
+	assert_string_equal(captured, "");
+	assert_true(s.trigger_slow == 2.5);
+	assert_int_equal(s.trigger_hang_s, 60);
+
+	static const char *const flights[] = {"10",   "0s",	 "5min",    "s",
+					      "1.5s", "-1steps", "10 steps"};
+	for (size_t i = 0; i < sizeof(flights) / sizeof(*flights); i++) {
+		parse_bad(&s, "MXPROF_FLIGHT", flights[i]);
+		assert_int_equal(s.flight_mode, COLL_FLIGHT_OFF);
+	}
+	static const char *const triggers[] = {
+		"slow:3",    "slow:0.9x", "slow:x",	     "hang:0s",
+		"hang:1.5s", "hang:5",	  "slow:3x,",	     ",slow:3x",
+		"stall:5s",  "",	  "hang:5s,hang:6s", "slow:3x,slow:4x"};
+	for (size_t i = 0; i < sizeof(triggers) / sizeof(*triggers); i++) {
+		env_clear();
+		env_set("MXPROF_FLIGHT", "10steps");
+		env_set("MXPROF_TRIGGER", triggers[i]);
+		assert_int_equal(parse_captured(&s), 1);
+		assert_int_equal(count_lines(captured), 1);
+		char want[256];
+		snprintf(
+			want, sizeof(want),
+			"mxprof: MXPROF_TRIGGER='%s' is not valid (accepted: "
+			"a list of slow:<F>x (F >= 1) and hang:<N>s (N >= 1)); "
+			"no triggers\n",
+			triggers[i]);
+		assert_string_equal(captured, want);
+		assert_true(s.trigger_slow == 0.0);
+		assert_int_equal(s.trigger_hang_s, 0);
+		assert_int_equal(s.flight_mode, COLL_FLIGHT_STEPS);
+	}
+	parse_bad(&s, "MXPROF_FLIGHT_MB", "0");
+	assert_int_equal(s.flight_mb, 256);
+	parse_bad(&s, "MXPROF_FLIGHT_MAX_DUMPS", "ten");
+	assert_int_equal(s.flight_max_dumps, 10);
+
+	env_clear();
+	env_set("MXPROF_TRIGGER", "slow:3x");
+	assert_int_equal(parse_captured(&s), 0);
+	assert_string_equal(captured,
+			    "mxprof: MXPROF_TRIGGER='slow:3x' needs "
+			    "MXPROF_FLIGHT (flight mode); no triggers\n");
+	assert_true(s.trigger_slow == 0.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -704,6 +779,7 @@ int main(void)
 			test_settings_signal_names_numbers_and_refusals),
 		cmocka_unit_test(test_settings_rank_from_launcher_variables),
 		cmocka_unit_test(test_settings_world_size_and_local_rank),
+		cmocka_unit_test(test_settings_flight_and_triggers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -438,7 +438,8 @@ int report_html(char *const *paths, size_t n, const char *tables,
  * Prints, on stderr, the summary of a run of process pid whose
  * MXPROF_OUTPUT was pat (NULL or "" for the default): unless quiet, the
  * tables with at most top rows per section (0: all); then the trace, the
- * tables and every descendant's trace that exist, or, when there is none,
+ * tables, flight mode's numbered files ("mxprof: flight PATH") and every
+ * descendant's trace that exist, or, when there is none,
  * one line saying so (and how to recover the journal if one is left).
  * This function can't fail.
  */

@@ -250,6 +250,16 @@ static const char run_help[] =
 	"(MXPROF_CONTINUOUS_DUMP)\n"
 	"      --dump-period SEC    period of those dumps "
 	"(MXPROF_DUMP_PERIOD)\n"
+	"      --flight SPEC        flight mode: keep only the newest window,\n"
+	"                           Ns or Nsteps, in memory and write it when\n"
+	"                           a trigger fires or the program ends\n"
+	"                           (MXPROF_FLIGHT)\n"
+	"      --trigger LIST       flight mode's triggers: slow:Fx, hang:Ns\n"
+	"                           (MXPROF_TRIGGER)\n"
+	"      --flight-mb N        the memory the window may take\n"
+	"                           (MXPROF_FLIGHT_MB) [256]\n"
+	"      --flight-max-dumps N most files the triggers write\n"
+	"                           (MXPROF_FLIGHT_MAX_DUMPS) [10]\n"
 	"      --no-autostart       do not record until the program calls\n"
 	"                           set_state(\"run\") (MXPROF_AUTOSTART=0)\n"
 	"      --wait SEC           once COMMAND has ended, wait at most SEC\n"
@@ -287,6 +297,10 @@ enum {
 	RUN_NOAUTO,
 	RUN_WAIT,
 	RUN_HTML,
+	RUN_FLIGHT,
+	RUN_TRIGGER,
+	RUN_FLIGHT_MB,
+	RUN_FLIGHT_MAX,
 };
 
 /* The settings collected from the options, applied in the child. */
@@ -316,12 +330,16 @@ int cmd_run(int argc, char **argv)
 		{"no-autostart", no_argument, NULL, RUN_NOAUTO},
 		{"wait", required_argument, NULL, RUN_WAIT},
 		{"html", required_argument, NULL, RUN_HTML},
+		{"flight", required_argument, NULL, RUN_FLIGHT},
+		{"trigger", required_argument, NULL, RUN_TRIGGER},
+		{"flight-mb", required_argument, NULL, RUN_FLIGHT_MB},
+		{"flight-max-dumps", required_argument, NULL, RUN_FLIGHT_MAX},
 		{"top", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_env env[17];
+	struct run_env env[21];
 	size_t nenv = 0, i;
 	char lib[PATH_MAX];
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
@@ -426,6 +444,49 @@ int cmd_run(int argc, char **argv)
 		case RUN_CONT:
 			RUN_SET("MXPROF_CONTINUOUS_DUMP", "1");
 			break;
+		case RUN_FLIGHT_MB:
+		case RUN_FLIGHT_MAX:
+			if (util_parse_uint(optarg, c == RUN_FLIGHT_MB,
+					    c == RUN_FLIGHT_MB ? 1u << 24
+							       : 1000000,
+					    &tmp) < 0) {
+				util_err(
+					"--%s: '%s' is not a number from %d to "
+					"%d",
+					c == RUN_FLIGHT_MB ? "flight-mb"
+							   : "flight-max-dumps",
+					optarg, c == RUN_FLIGHT_MB,
+					c == RUN_FLIGHT_MB ? 1 << 24 : 1000000);
+				goto usage;
+			}
+			RUN_SET(c == RUN_FLIGHT_MB ? "MXPROF_FLIGHT_MB"
+						   : "MXPROF_FLIGHT_MAX_DUMPS",
+				optarg);
+			break;
+		case RUN_FLIGHT: {
+			int mode;
+			uint64_t n;
+			if (settings_flight(optarg, &mode, &n) < 0) {
+				util_err("--flight: '%s' is "
+					 "not " SETTINGS_FLIGHT_FORMS,
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_FLIGHT", optarg);
+			break;
+		}
+		case RUN_TRIGGER: {
+			double slow;
+			uint64_t hang;
+			if (settings_trigger(optarg, &slow, &hang) < 0) {
+				util_err("--trigger: '%s' is "
+					 "not " SETTINGS_TRIGGER_FORMS,
+					 optarg);
+				goto usage;
+			}
+			RUN_SET("MXPROF_TRIGGER", optarg);
+			break;
+		}
 		case RUN_NOAUTO:
 			autostart = 0;
 			break;

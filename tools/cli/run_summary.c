@@ -216,6 +216,57 @@ static int rs_children(const char *cpat, size_t pre, size_t suf)
 	return any;
 }
 
+/* Flight mode's numbered files beside the trace path: X.<trigger>.<n>
+ * with its ending. */
+static const char *const rs_triggers[] = {"dump", "slow", "hang"};
+
+/* Notes (print 0) or prints as "mxprof: flight PATH" (print 1) the
+ * numbered files of flight mode's triggers beside path that this run
+ * wrote, traces and tables, in the glob's order. Returns 1 when it
+ * printed any. */
+static int rs_flight(const char *path, int print)
+{
+	size_t stem = paths_stem_len(path), suf = strlen(path) - stem;
+	int any = 0;
+
+	for (size_t t = 0; t < sizeof(rs_triggers) / sizeof(*rs_triggers);
+	     t++) {
+		char tag[32], cpat[PATH_MAX + 48], stats[PATH_MAX + 64];
+		glob_t g;
+
+		snprintf(tag, sizeof(tag), "%s.[0-9]*", rs_triggers[t]);
+		if (paths_child(path, tag, cpat, sizeof(cpat)) < 0) {
+			continue;
+		}
+		if (!print) {
+			rs_note(cpat);
+			if (paths_stats(cpat, stats, sizeof(stats)) == 0) {
+				rs_note(stats);
+			}
+			continue;
+		}
+		if (glob(cpat, 0, NULL, &g) != 0) {
+			continue;
+		}
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const char *p = g.gl_pathv[i];
+			if (!rs_is_tag(p, stem + strlen(rs_triggers[t]) + 2,
+				       suf) ||
+			    !rs_written(p)) {
+				continue;
+			}
+			fprintf(stderr, "mxprof: flight %s\n", p);
+			if (paths_stats(p, stats, sizeof(stats)) == 0 &&
+			    rs_written(stats)) {
+				fprintf(stderr, "mxprof: flight %s\n", stats);
+			}
+			any = 1;
+		}
+		globfree(&g);
+	}
+	return any;
+}
+
 void run_summary_before(const char *pat)
 {
 	char path[PATH_MAX], stats[PATH_MAX + 16], cpat[PATH_MAX + 16];
@@ -234,6 +285,7 @@ void run_summary_before(const char *pat)
 	if (rs_parked(path, cpat, sizeof(cpat)) == 0) {
 		rs_note(cpat);
 	}
+	rs_flight(path, 0);
 }
 
 /* Prints the summary of a run on stderr (see cli.h). This function can't
@@ -280,6 +332,7 @@ void run_summary_print(const char *pat, pid_t pid, unsigned top, int quiet)
 	if (paths_child(path, RS_PID_GLOB, cpat, sizeof(cpat)) == 0) {
 		have |= rs_children(cpat, stem + 1, suf);
 	}
+	rs_flight(path, 1);
 	if (rs_parked(path, cpat, sizeof(cpat)) == 0) {
 		have |= rs_children(
 			cpat, strlen(cpat) - strlen(RS_PID_GLOB) - suf, suf);

@@ -158,7 +158,10 @@ def set_config(**kwargs):
     """Sets profiler settings by keyword, as mxnet.profiler.set_config:
     filename, profile_all, profile_symbolic, profile_imperative,
     profile_memory, profile_api, continuous_dump, dump_period,
-    aggregate_stats, max_trace_mb. Booleans become "1" and "0". filename
+    aggregate_stats, max_trace_mb, and flight mode's flight ("120s",
+    "20steps" or "off"), trigger ("slow:3x,hang:60s" or "none"),
+    flight_mb and flight_max_dumps, which must come before recording
+    starts (RuntimeError after). Booleans become "1" and "0". filename
     names the files of the next dump, also after recording began (one line
     on stderr then). profile_api turns the timing of hooked C API calls
     off and on, profile_memory the recording of device allocations,
@@ -167,8 +170,18 @@ def set_config(**kwargs):
     library rejects."""
     _worker_only(kwargs.pop("profile_process", "worker"))
     for key, value in kwargs.items():
-        _check(_set_config(_b(key), _b(_config_value(value))),
-               "set_config(%s=%r)" % (key, value))
+        rc = _set_config(_b(key), _b(_config_value(value)))
+        if rc == -errno.EBUSY and key in _BEFORE_START:
+            raise RuntimeError(
+                "set_config(%s=%r): flight mode is chosen before recording "
+                "starts (call set_config before set_state('run'), or set "
+                "MXPROF_FLIGHT and MXPROF_TRIGGER); recording has started"
+                % (key, value))
+        _check(rc, "set_config(%s=%r)" % (key, value))
+
+
+# The keys the library takes only before recording starts.
+_BEFORE_START = ("flight", "trigger", "flight_mb", "flight_max_dumps")
 
 
 def set_state(state="stop", profile_process="worker"):
