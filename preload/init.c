@@ -162,6 +162,8 @@ static void load(void)
 	 * lock.h); the state machine's is one of them. */
 	coll_source_add(&state_source);
 	coll_source_add(&threads_now_source);
+	/* A hang's file holds where every thread stood. */
+	coll_set_trigger_hook(threads_now_on_trigger);
 	state_set_api(s->trace & TRACE_API);
 	if (s->metadata) {
 		metadata_load(s->metadata);

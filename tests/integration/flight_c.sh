@@ -137,7 +137,7 @@ start hang MXPROF_STEP=train_step MXPROF_FLIGHT=5steps MXPROF_TRIGGER=hang:1s
 wait_until -p "$PID" "the hang file" "[ -f hang.hang.1.stats.txt ]"
 sleep 2.5 # a second file would come 1 s after the first
 finish hang
-expect_eq "hang: files" "hang.hang.1.json hang.hang.1.stats.txt" "$(numbered hang)"
+expect_eq "hang: files" "hang.hang.1.json hang.hang.1.stacks.txt hang.hang.1.stats.txt" "$(numbered hang)"
 expect_eq "hang: lines" 1 "$(grep -c . hang.err)"
 expect_eq "hang: the line" 1 \
 	"$(grep -c "^mxprof: hang trigger: wrote $WORK/hang.hang.1.json and $WORK/hang.hang.1.stats.txt: no step ended for 1 s (the last was step 19)$" hang.err)"
@@ -183,7 +183,8 @@ expect_eq "run: output" "$(./flight_main 20 2 wait </dev/null)" "$(cat run.out)"
 expect_eq "run: summary" "mxprof: trace  $WORK/run.json
 mxprof: tables $WORK/run.stats.txt
 mxprof: flight $WORK/run.hang.1.json
-mxprof: flight $WORK/run.hang.1.stats.txt" "$(grep -v 'hang trigger: wrote' run.err)"
+mxprof: flight $WORK/run.hang.1.stats.txt
+mxprof: flight $WORK/run.hang.1.stacks.txt" "$(grep -v 'hang trigger: wrote' run.err)"
 sum run
 expect_eq "run: the end's window" "15 16 17 18 19" "$(sj run '" ".join(map(str, d["steps"]))')"
 set +e

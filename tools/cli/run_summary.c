@@ -222,8 +222,8 @@ static const char *const rs_triggers[] = {"dump", "slow", "hang"};
 
 /* Notes (print 0) or prints as "mxprof: flight PATH" (print 1) the
  * numbered files of flight mode's triggers beside path that this run
- * wrote, traces and tables, in the glob's order. Returns 1 when it
- * printed any. */
+ * wrote, traces, tables and a hang's stacks, in the glob's order.
+ * Returns 1 when it printed any. */
 static int rs_flight(const char *path, int print)
 {
 	size_t stem = paths_stem_len(path), suf = strlen(path) - stem;
@@ -243,6 +243,10 @@ static int rs_flight(const char *path, int print)
 			if (paths_stats(cpat, stats, sizeof(stats)) == 0) {
 				rs_note(stats);
 			}
+			if (paths_stacks_text(cpat, stats, sizeof(stats)) ==
+			    0) {
+				rs_note(stats);
+			}
 			continue;
 		}
 		if (glob(cpat, 0, NULL, &g) != 0) {
@@ -257,6 +261,10 @@ static int rs_flight(const char *path, int print)
 			}
 			fprintf(stderr, "mxprof: flight %s\n", p);
 			if (paths_stats(p, stats, sizeof(stats)) == 0 &&
+			    rs_written(stats)) {
+				fprintf(stderr, "mxprof: flight %s\n", stats);
+			}
+			if (paths_stacks_text(p, stats, sizeof(stats)) == 0 &&
 			    rs_written(stats)) {
 				fprintf(stderr, "mxprof: flight %s\n", stats);
 			}

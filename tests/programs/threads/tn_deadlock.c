@@ -5,13 +5,16 @@
  * barrier makes the deadlock certain. "sleeper" loops on poll and
  * nanosleep, 50 ms each, and prints after each round how many rounds it
  * made and how many of its calls ended with EINTR. The main thread joins
- * the lockers, forever; argv[1] is created once the threads exist.
+ * the lockers, forever; argv[1] is created once the threads exist. With
+ * argv[2], the main thread first makes that many hooked calls that end
+ * (for flight_hang: a run that recorded something, then stopped).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER;
@@ -67,9 +70,16 @@ int main(int argc, char **argv)
 {
 	pthread_t ta, tb, ts;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: tn_deadlock READY_FILE\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: tn_deadlock READY_FILE [WARM_CALLS]\n");
 		return 2;
+	}
+	/* Some calls that end, first: a run has recorded something before
+	 * it stops making progress. */
+	static pthread_mutex_t warm = PTHREAD_MUTEX_INITIALIZER;
+	for (int i = argc == 3 ? atoi(argv[2]) : 0; i > 0; i--) {
+		lock_in_lib(&warm);
+		pthread_mutex_unlock(&warm);
 	}
 	pthread_barrier_init(&both, NULL, 2);
 	pthread_create(&ta, NULL, locker_a, NULL);
