@@ -182,6 +182,8 @@ uint64_t drain_pass(void)
 	ring_set_tally_sink(tally_emit, NULL);
 	uint64_t n = ring_collect(emit, NULL);
 
+	S.image_records += n;
+
 	for (int i = 0; coll_sources[i]; i++) {
 		if (coll_sources[i]->drain) {
 			coll_sources[i]->drain(S.agg);
@@ -213,17 +215,30 @@ void drain_tick_sources(uint64_t now)
 }
 
 /* A dump: the sources' buffers, a pass, the files. Owner not held. */
-int drain_dump(void)
+int drain_dump(int signal)
 {
 	drain_flush_sources();
 	coll_lock(&drain_owner);
 	int rc = -ESRCH;
 	if (S.agg && !drain_t.finished) {
 		drain_pass();
+		/* A dump signal that found nothing of this image (a shell
+		 * wrapper's, before it execs the program) is owed again once
+		 * there is something, here or in the next image. */
+		if (S.image_records > 0) {
+			S.cfg.dump_owed = 0;
+		} else if (signal) {
+			S.cfg.dump_owed = 1;
+		}
 		rc = dump_write(&S, ring_dropped());
 	}
 	coll_unlock(&drain_owner);
 	return rc;
+}
+
+int drain_owed(void)
+{
+	return S.cfg.dump_owed && S.image_records > 0;
 }
 
 static char *tables_now(const struct request *r)
@@ -315,7 +330,7 @@ static int exec_now(struct request *r)
 			if (journal_flush(S.j) == 0) {
 				snprintf(r->trace, r->trace_len, "%s",
 					 S.cfg.output);
-				rc = 1;
+				rc = S.cfg.dump_owed ? 2 : 1;
 			}
 		}
 		/* The next image writes its own when it starts. */
@@ -338,7 +353,7 @@ void drain_serve(struct request *r)
 		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
-		r->rc = drain_dump();
+		r->rc = drain_dump(0);
 		break;
 	case REQ_DUMPS:
 		r->text = tables_now(r);
@@ -380,6 +395,7 @@ int drain_setup(const struct coll_config *cfg)
 	S.cfg = *cfg;
 	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
 	S.continued_records = 0;
+	S.image_records = 0;
 	ring_capacity = cfg->ring_records;
 	ring_capacity_max = cfg->ring_records_max > cfg->ring_records
 				    ? cfg->ring_records_max

@@ -416,6 +416,7 @@ struct coll_state {
 	struct coll_config cfg;
 	int pid; /* the process the collector belongs to (not a vfork child) */
 	uint64_t continued_records; /* read back from an earlier image's */
+	uint64_t image_records;	    /* taken from the rings by this image */
 	struct journal *j;
 	int journal_open; /* 1 open, -1 failed, 0 not yet */
 	struct agg *agg;

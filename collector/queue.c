@@ -203,6 +203,7 @@ static void *drain_main(void *arg)
 		int periodic = S.cfg.dump_period_s > 0 &&
 			       now - S.last_dump_ns >=
 				       (uint64_t)(S.cfg.dump_period_s * 1e9);
+		int owed = drain_owed();
 		coll_unlock(&drain_owner);
 		if (got >= ring_capacity / 8) {
 			wait_ms = 0;
@@ -211,10 +212,10 @@ static void *drain_main(void *arg)
 		} else {
 			wait_ms = (int)S.cfg.drain_period_ms;
 		}
-		if (__atomic_exchange_n(&drain_t.dump_req, 0,
-					__ATOMIC_ACQ_REL) ||
-		    periodic) {
-			drain_dump();
+		int asked = __atomic_exchange_n(&drain_t.dump_req, 0,
+						__ATOMIC_ACQ_REL);
+		if (asked || periodic || owed) {
+			drain_dump(asked);
 		}
 		if (now - last_tick < period_ns) {
 			continue;
