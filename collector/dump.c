@@ -274,13 +274,11 @@ static int status_dir_ok(const char *dir)
 void dump_write_status(const struct coll_state *s)
 {
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
-	struct out *o = malloc(sizeof(*o));
 
 	static int swept;
 
-	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0 ||
+	if (paths_status((int)getpid(), path, sizeof(path)) < 0 ||
 	    paths_status_dir(dir, sizeof(dir)) < 0 || status_dir_ok(dir) < 0) {
-		free(o);
 		return;
 	}
 	if (!swept) {
@@ -289,17 +287,16 @@ void dump_write_status(const struct coll_state *s)
 	}
 	abs_path(s->cfg.output, out_abs, sizeof(out_abs));
 	abs_path(s->stats_path, stats_abs, sizeof(stats_abs));
-	if (out_open(o, path, 0) == 0) {
-		snprintf(line, sizeof(line),
+	int n = snprintf(line, sizeof(line),
 			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
 			 "taken=%d\n",
 			 out_abs, stats_abs, s->cfg.dump_signal,
 			 (unsigned long long)s->dumps_done,
 			 s->cfg.dump_signal_taken);
-		out_str(o, line);
-		out_commit(o);
+
+	if (n > 0 && (size_t)n < sizeof(line)) {
+		out_write_small(path, line, (size_t)n);
 	}
-	free(o);
 }
 
 void dump_remove_status(const struct coll_state *s)
