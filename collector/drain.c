@@ -300,6 +300,7 @@ void drain_finish(int dump)
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal) {
 				uint64_t dropped = ring_dropped();
+				S.final = 1;
 				dump_write(&S, dropped);
 				dump_say_cut(&S, dropped);
 			}
@@ -395,6 +396,7 @@ int drain_setup(const struct coll_config *cfg)
 	S.cfg = *cfg;
 	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
 	S.continued_records = 0;
+	S.final = 0;
 	S.image_records = 0;
 	ring_capacity = cfg->ring_records;
 	ring_capacity_max = cfg->ring_records_max > cfg->ring_records

@@ -471,6 +471,20 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 				dump_journal_source(s, jsrc, sizeof(jsrc)),
 				s->cfg.output, &m);
 		}
+		if (s->final && (rc_trace == -EMFILE || rc_trace == -ENFILE) &&
+		    s->j->fd >= 0) {
+			/* Every descriptor is taken and the limit cannot be
+			 * lifted (hard = soft): the journal's, which mxprof
+			 * holds, is given up for the tables; the journal
+			 * stays on disk for mxprof recover. */
+			journal_close(s->j, 0);
+			fprintf(stderr,
+				"mxprof: cannot write %s: %s; its journal "
+				"%s is kept (mxprof recover -f %s)\n",
+				s->cfg.output, strerror(-rc_trace),
+				s->journal_path, s->journal_path);
+			s->last_trace_err = rc_trace;
+		}
 		/* A journal lost (replaced or removed) has said so. */
 		if (rc_trace < 0 && rc_trace != s->last_trace_err &&
 		    s->j->err != -ESTALE) {

@@ -427,6 +427,7 @@ struct coll_state {
 	uint64_t last_dump_ns;
 	int last_trace_err;
 	int last_stats_err;
+	int final; /* the dump being written is the last (drain_finish) */
 	char stats_path[4200];
 	char journal_path[4200];
 	/* The trace at seen_path when this process named it (dump_note):

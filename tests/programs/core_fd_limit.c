@@ -2,12 +2,13 @@
  * core_fd_limit - a program that opens as many files as its descriptor
  * limit (RLIMIT_NOFILE) allows, while it is profiled.
  *
- * usage: core_fd_limit close|keep
+ * usage: core_fd_limit close|keep [more]
  *
  * 100 tasks "work", then mxprof_dump(0), so that the profiler's files
  * exist; then opens /dev/null until open() fails and prints how many it
  * opened and open()'s error. With "close" it closes them all before it
- * exits; with "keep" it exits with every descriptor taken. Exits 0.
+ * exits; with "keep" it exits with every descriptor taken. With "more",
+ * 100 more tasks once the files are open (200 in all). Exits 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,11 @@ int main(int argc, char **argv)
 	}
 	printf("opened %d: %s\n", n, strerror(errno));
 	fflush(stdout);
+	for (int i = 0; argc > 2 && strcmp(argv[2], "more") == 0 && i < 100;
+	     i++) {
+		MXPROF(task_start)(t);
+		MXPROF(task_stop)(t);
+	}
 	if (strcmp(argv[1], "close") == 0) {
 		while (n > 0) {
 			close(fds[--n]);
