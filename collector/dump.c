@@ -383,12 +383,12 @@ static const char *dump_journal_source(const struct coll_state *s, char *buf,
 {
 	struct stat st;
 
-	if (s->j->fd >= 0 &&
+	if (s->j->fd >= 0 && s->j->fd_tid >= 0 &&
 	    (lstat(s->journal_path, &st) != 0 || st.st_dev != s->j->dev ||
 	     st.st_ino != s->j->ino) &&
 	    fstat(s->j->fd, &st) == 0 && st.st_dev == s->j->dev &&
 	    st.st_ino == s->j->ino) {
-		snprintf(buf, len, "/proc/self/fd/%d", s->j->fd);
+		snprintf(buf, len, "/proc/thread-self/fd/%d", s->j->fd);
 		return buf;
 	}
 	return s->journal_path;

@@ -100,7 +100,7 @@ void coll_fork_child(const char *output)
 		/* The parent's journal stays the parent's: forget it
 		 * unflushed. */
 		if (S.journal_open > 0) {
-			close(S.j->fd);
+			journal_forget(S.j);
 		}
 		S.j->fd = -1;
 		S.j->n = 0;

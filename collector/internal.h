@@ -40,10 +40,35 @@ int out_fd_open_existing(const char *path, int flags, struct stat *st);
  * returns the new descriptor (fd closed) or fd when it cannot move it.
  * out_fd_open_beyond is open(path, flags, mode) that, when the program has
  * taken every descriptor its soft limit allows (EMFILE), tries once more
- * with the limit lifted for a moment; it returns open()'s result.
+ * with the limit lifted for a moment, or, on the drain thread, in a table
+ * of its own (out_fd_take_table); it returns open()'s result.
  */
 int out_fd_above(int fd, int min);
 int out_fd_open_beyond(const char *path, int flags, int mode);
+
+/*
+ * Where the hard limit equals the soft one, no descriptor of mxprof's can
+ * sit above the program's range: the drain thread, which opens and writes
+ * every file of mxprof's (journal, trace, tables, status), then takes a
+ * descriptor table of its own (unshare(CLONE_FILES)), where its files
+ * take none of the program's numbers; the threads it starts afterwards
+ * (out_pipe.c's workers) share it. out_fd_in_range: is fd below the soft
+ * limit (one of the numbers the program may use)? out_fd_may_own: this
+ * thread (the drain thread, at its start) may take a table of its own.
+ * out_fd_take_table: takes it, once: the copy of the program's
+ * descriptors is closed but for stderr, 0 and 1 are /dev/null. Returns 0
+ * (taken, or taken before), -EPERM on another thread, or unshare's
+ * negative errno (a sandbox that refuses it): descriptors then stay in
+ * the program's table (and it is not asked again). out_fd_can_take: may
+ * this thread take it, and has not yet? out_fd_own_table: has this
+ * thread taken it? A descriptor opened there is valid on this thread (and
+ * the threads it started since) only, and goes when the thread ends.
+ */
+int out_fd_in_range(int fd);
+void out_fd_may_own(void);
+int out_fd_take_table(void);
+int out_fd_can_take(void);
+int out_fd_own_table(void);
 
 /*
  * out.c: removes the temporary files this process is writing (a dump the
@@ -289,6 +314,9 @@ struct journal_header {
 #define JOURNAL_BATCH	    4096 /* most records in one entry */
 struct journal {
 	int fd;
+	/* fd is in the own table (out_fd.c) of this thread; 0: the
+	 * program's table; -1: of a thread that has ended */
+	int fd_tid;
 	dev_t dev; /* the file fd was opened on: a program may close fd */
 	ino_t ino; /* and open something else under the same number   */
 	int err;
@@ -309,6 +337,19 @@ struct journal {
 int journal_open_owned(struct journal *j, const char *path, int pid,
 		       int *owner);
 int journal_open(struct journal *j, const char *path, int pid);
+/*
+ * For the drain thread. journal_rehome, at its start: where the journal's
+ * descriptor is one of the program's numbers and the thread may take a
+ * table of its own (out_fd.c), the number is given back, and the next
+ * write opens the journal again there. journal_thread_ends, at its end:
+ * a descriptor of its own table is gone with it; the next write, on
+ * whatever thread, opens the journal again. journal_forget: the journal
+ * dropped unwritten (a forked child's copy of its parent's), its
+ * descriptor closed where it is this thread's.
+ */
+void journal_rehome(struct journal *j);
+void journal_thread_ends(struct journal *j);
+void journal_forget(struct journal *j);
 int journal_continue(struct journal *j, const char *path, int pid);
 int journal_origin(const char *path, int pid, uint64_t *mono, int64_t *utc);
 void journal_reserve_fds(void);

@@ -8,12 +8,16 @@
  * buffers to the pipe), both build on it rather than on each other.
  * It also opens, safely, an existing file that another user could have
  * replaced (the journal, reopened or read), and keeps mxprof's
- * descriptors out of the program's range (RLIMIT_NOFILE's soft limit).
+ * descriptors out of the program's range (RLIMIT_NOFILE's soft limit):
+ * above the soft limit where the hard one leaves room, else in a
+ * descriptor table of the drain thread's own (out_fd_own_table).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -111,5 +115,100 @@ int out_fd_open_beyond(const char *path, int flags, int mode)
 		setrlimit(RLIMIT_NOFILE, &old);
 		errno = e;
 	}
+	if (fd < 0 && errno == EMFILE && out_fd_can_take() &&
+	    out_fd_take_table() == 0) {
+		/* The program holds every number it may: the drain thread
+		 * goes on in a table of its own. */
+		fd = open(path, flags, mode);
+	}
 	return fd;
+}
+
+/* See internal.h. */
+int out_fd_in_range(int fd)
+{
+	struct rlimit rl;
+
+	return fd >= 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	       rl.rlim_cur != RLIM_INFINITY && (rlim_t)fd < rl.rlim_cur;
+}
+
+/* This thread may take a table of its own (the drain thread); it has. */
+static __thread int own_allowed, own_table;
+
+/* See internal.h. */
+void out_fd_may_own(void)
+{
+	own_allowed = 1;
+}
+
+/* See internal.h. */
+int out_fd_own_table(void)
+{
+	return own_table;
+}
+
+/* See internal.h. */
+int out_fd_can_take(void)
+{
+	return own_allowed && !own_table;
+}
+
+/* Closes every descriptor from lo up, in this thread's table. */
+static void close_from(int lo)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0) == 0) {
+		return;
+	}
+#endif
+	struct rlimit rl;
+	long hi = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+				  rl.rlim_cur != RLIM_INFINITY &&
+				  rl.rlim_cur < 1u << 20
+			  ? (long)rl.rlim_cur
+			  : 1L << 20;
+
+	for (long fd = lo; fd < hi; fd++) {
+		close((int)fd);
+	}
+}
+
+/* See internal.h. */
+int out_fd_take_table(void)
+{
+	if (own_table) {
+		return 0;
+	}
+	if (!own_allowed) {
+		return -EPERM;
+	}
+	if (unshare(CLONE_FILES) != 0) {
+		own_allowed = 0; /* refused here: not asked again */
+		return -errno;
+	}
+	own_table = 1;
+	/* The copy's references to the program's files go at once (a pipe
+	 * the program closes must reach its end of file). 0 and 1 become
+	 * /dev/null; 2 stays the program's stderr, for mxprof's lines, and
+	 * is /dev/null where the program had none: no file of mxprof's
+	 * may take the number stderr writes to. */
+	close_from(3);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null < 0) {
+		return 0;
+	}
+	for (int fd = 0; fd < 2; fd++) {
+		if (fd != null) {
+			dup2(null, fd);
+		}
+	}
+	if (null != 2 && fcntl(2, F_GETFD) < 0) {
+		dup2(null, 2);
+	}
+	if (null > 2) {
+		close(null);
+	}
+	return 0;
 }

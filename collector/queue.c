@@ -164,7 +164,13 @@ static void *drain_main(void *arg)
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
 	out_pipe_allow(1); /* big dumps are written by other threads */
+	/* Where mxprof's files would take the program's numbers, this
+	 * thread takes a descriptor table of its own (out_fd.c). */
+	out_fd_may_own();
 	coll_lock(&drain_owner);
+	if (S.journal_open > 0) {
+		journal_rehome(S.j);
+	}
 	dump_write_status(&S);
 	coll_unlock(&drain_owner);
 	/*
@@ -231,6 +237,11 @@ static void *drain_main(void *arg)
 	queue_q.accepting = 0;
 	coll_unlock(&queue_q.lock);
 	serve_all(take_requests());
+	coll_lock(&drain_owner);
+	if (S.j) {
+		journal_thread_ends(S.j);
+	}
+	coll_unlock(&drain_owner);
 	return NULL;
 }
 
