@@ -176,6 +176,16 @@ void coll_thread_seen(int tid)
 	}
 }
 
+/* Every source takes in what it was handed; owner held. */
+static void drain_sources(void *agg)
+{
+	for (int i = 0; coll_sources[i]; i++) {
+		if (coll_sources[i]->drain) {
+			coll_sources[i]->drain(agg);
+		}
+	}
+}
+
 /* One pass; owner held. Returns the records taken from the rings. */
 uint64_t drain_pass(void)
 {
@@ -184,20 +194,16 @@ uint64_t drain_pass(void)
 
 	S.image_records += n;
 
-	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->drain) {
-			coll_sources[i]->drain(S.agg);
-		}
-	}
+	shared_call(drain_sources, S.agg);
 	if (S.journal_open > 0) {
 		journal_flush(S.j);
 	}
 	return n;
 }
 
-/* Every source hands over what it buffers; no collector lock held. */
-void drain_flush_sources(void)
+static void flush_sources(void *unused)
 {
+	(void)unused;
 	for (int i = 0; coll_sources[i]; i++) {
 		if (coll_sources[i]->flush) {
 			coll_sources[i]->flush();
@@ -205,13 +211,26 @@ void drain_flush_sources(void)
 	}
 }
 
-void drain_tick_sources(uint64_t now)
+/* Every source hands over what it buffers; no collector lock held. The
+ * sources call into their libraries: with the program's descriptor
+ * table (shared_call.c). */
+void drain_flush_sources(void)
+{
+	shared_call(flush_sources, NULL);
+}
+
+static void tick_sources(void *now)
 {
 	for (int i = 0; coll_sources[i]; i++) {
 		if (coll_sources[i]->tick) {
-			coll_sources[i]->tick(now);
+			coll_sources[i]->tick(*(uint64_t *)now);
 		}
 	}
+}
+
+void drain_tick_sources(uint64_t now)
+{
+	shared_call(tick_sources, &now);
 }
 
 /* A dump: the sources' buffers, a pass, the files. Owner not held. */

@@ -64,11 +64,33 @@ int out_fd_open_beyond(const char *path, int flags, int mode);
  * thread taken it? A descriptor opened there is valid on this thread (and
  * the threads it started since) only, and goes when the thread ends.
  */
+/*
+ * out_fd_follow_stderr: in a table of this thread's own, makes its stderr
+ * the program's again where the program changed it (dup2) since, and
+ * /dev/null where the program closed it (so that mxprof keeps no pipe
+ * open that a reader waits to see end); elsewhere it does nothing. The
+ * drain thread calls it at each wake-up. This function can't fail.
+ */
+void out_fd_follow_stderr(void);
 int out_fd_in_range(int fd);
 void out_fd_may_own(void);
 int out_fd_take_table(void);
 int out_fd_can_take(void);
 int out_fd_own_table(void);
+
+/*
+ * shared_call.c: the drain thread's calls into the program's libraries
+ * (a source's flush, tick, drain) run with the program's descriptor
+ * table. shared_call_start: on the drain thread, before it takes a table
+ * of its own: starts the helper that keeps the program's table; 0 or a
+ * negative errno (no helper: the drain thread must keep the program's
+ * table too). shared_call_stop: at the drain thread's end, stops it.
+ * shared_call: runs fn(arg) on the helper and waits for it where this
+ * thread has a table of its own and the helper runs, else here.
+ */
+int shared_call_start(void);
+void shared_call_stop(void);
+void shared_call(void (*fn)(void *), void *arg);
 
 /*
  * out.c: removes the temporary files this process is writing (a dump the
@@ -338,10 +360,10 @@ int journal_open_owned(struct journal *j, const char *path, int pid,
 		       int *owner);
 int journal_open(struct journal *j, const char *path, int pid);
 /*
- * For the drain thread. journal_rehome, at its start: where the journal's
- * descriptor is one of the program's numbers and the thread may take a
- * table of its own (out_fd.c), the number is given back, and the next
- * write opens the journal again there. journal_thread_ends, at its end:
+ * For the drain thread. journal_rehome, at its start, before it takes a
+ * table of its own (out_fd.c): a journal descriptor in the program's
+ * table is given back, and the next write opens the journal again in
+ * the thread's own. journal_thread_ends, at its end:
  * a descriptor of its own table is gone with it; the next write, on
  * whatever thread, opens the journal again. journal_forget: the journal
  * dropped unwritten (a forked child's copy of its parent's), its

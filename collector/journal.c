@@ -519,8 +519,7 @@ void journal_forget(struct journal *j)
 /* See internal.h. */
 void journal_rehome(struct journal *j)
 {
-	if (j->fd >= 0 && j->fd_tid == 0 && out_fd_in_range(j->fd) &&
-	    out_fd_can_take()) {
+	if (j->fd >= 0 && j->fd_tid == 0 && out_fd_can_take()) {
 		fd_drop(j);
 		j->fd = 0; /* open, with no descriptor: the next write */
 		j->fd_tid = -1;
@@ -535,15 +534,19 @@ void journal_thread_ends(struct journal *j)
 	}
 }
 
-/* Flushes and closes the journal, removing the file if asked. */
+/* Flushes and closes the journal, removing the file if asked (when the
+ * name is still the journal's: not what another user put in its place). */
 void journal_close(struct journal *j, int unlink_file)
 {
+	struct stat st;
+
 	if (j->fd < 0) {
 		return;
 	}
 	journal_flush(j);
 	fd_drop(j);
-	if (unlink_file) {
+	if (unlink_file && lstat(j->path, &st) == 0 && st.st_dev == j->dev &&
+	    st.st_ino == j->ino) {
 		unlink(j->path);
 	}
 }

@@ -212,3 +212,68 @@ int out_fd_take_table(void)
 	}
 	return 0;
 }
+
+/* Our stderr is /dev/null because the program had none. */
+static __thread int stderr_none;
+
+/* A copy of the program's descriptor 2 (its table, the main thread's),
+ * or -1. */
+static int program_stderr(void)
+{
+	int fd = -1;
+#ifdef SYS_pidfd_getfd
+	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (pfd >= 0) {
+		fd = (int)syscall(SYS_pidfd_getfd, pfd, 2, 0);
+		close(pfd);
+	}
+#endif
+	if (fd < 0) {
+		fd = open("/proc/self/fd/2",
+			  O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl >= 0) {
+				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+			}
+		}
+	}
+	return fd;
+}
+
+/* See internal.h. */
+void out_fd_follow_stderr(void)
+{
+	struct stat prog, mine;
+	int fd;
+
+	if (!own_table) {
+		return;
+	}
+	if (stat("/proc/self/fd/2", &prog) != 0) {
+		if (errno == ENOENT && !stderr_none &&
+		    stat("/proc/self/fd", &prog) == 0 &&
+		    (fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+			/* The program closed its stderr: the copy must not
+			 * keep what it was open (a pipe's reader waits for
+			 * its end). */
+			dup2(fd, 2);
+			close(fd);
+			stderr_none = 1;
+		}
+		return;
+	}
+	if (!stderr_none && fstat(2, &mine) == 0 &&
+	    mine.st_dev == prog.st_dev && mine.st_ino == prog.st_ino) {
+		return;
+	}
+	fd = program_stderr();
+	if (fd >= 0) {
+		if (fd != 2) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		stderr_none = 0;
+	}
+}

@@ -164,13 +164,21 @@ static void *drain_main(void *arg)
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
 	out_pipe_allow(1); /* big dumps are written by other threads */
-	/* Where mxprof's files would take the program's numbers, this
-	 * thread takes a descriptor table of its own (out_fd.c). */
-	out_fd_may_own();
-	coll_lock(&drain_owner);
-	if (S.journal_open > 0) {
-		journal_rehome(S.j);
+	/* mxprof's files live in a descriptor table of this thread's own
+	 * (out_fd.c), its calls into the program's libraries run on a
+	 * helper that keeps the program's (shared_call.c). */
+	if (shared_call_start() == 0) {
+		out_fd_may_own();
+		coll_lock(&drain_owner);
+		if (S.journal_open > 0) {
+			journal_rehome(S.j);
+		}
+		coll_unlock(&drain_owner);
+		if (out_fd_take_table() != 0) {
+			shared_call_stop(); /* refused: one table, inline */
+		}
 	}
+	coll_lock(&drain_owner);
 	dump_write_status(&S);
 	coll_unlock(&drain_owner);
 	/*
@@ -187,6 +195,7 @@ static void *drain_main(void *arg)
 	for (;;) {
 		dump_signal_mask(&unblocked);
 		queue_wait(wait_ms);
+		out_fd_follow_stderr();
 		int ex = __atomic_exchange_n(&drain_t.exit_req, 0,
 					     __ATOMIC_ACQ_REL);
 		if (ex) {
@@ -242,6 +251,7 @@ static void *drain_main(void *arg)
 		journal_thread_ends(S.j);
 	}
 	coll_unlock(&drain_owner);
+	shared_call_stop();
 	return NULL;
 }
 
