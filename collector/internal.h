@@ -40,30 +40,32 @@ int out_fd_open_existing(const char *path, int flags, struct stat *st);
  * returns the new descriptor (fd closed) or fd when it cannot move it.
  * out_fd_open_beyond is open(path, flags, mode) that, when the program has
  * taken every descriptor its soft limit allows (EMFILE), tries once more
- * with the limit lifted for a moment, or, on the drain thread, in a table
- * of its own (out_fd_take_table); it returns open()'s result.
+ * with the limit lifted for a moment; it returns open()'s result.
  */
 int out_fd_above(int fd, int min);
 int out_fd_open_beyond(const char *path, int flags, int mode);
 
 /*
- * Where the hard limit equals the soft one, no descriptor of mxprof's can
- * sit above the program's range: the drain thread, which opens and writes
- * every file of mxprof's (journal, trace, tables, status), then takes a
- * descriptor table of its own (unshare(CLONE_FILES)), where its files
- * take none of the program's numbers; the threads it starts afterwards
- * (out_pipe.c's workers) share it. out_fd_in_range: is fd below the soft
- * limit (one of the numbers the program may use)? out_fd_may_own: this
- * thread (the drain thread, at its start) may take a table of its own.
- * out_fd_take_table: takes it, once: the copy of the program's
- * descriptors is closed but for stderr, 0 and 1 are /dev/null. Returns 0
- * (taken, or taken before), -EPERM on another thread, or unshare's
- * negative errno (a sandbox that refuses it): descriptors then stay in
- * the program's table (and it is not asked again). out_fd_can_take: may
- * this thread take it, and has not yet? out_fd_own_table: has this
- * thread taken it? A descriptor opened there is valid on this thread (and
- * the threads it started since) only, and goes when the thread ends.
+ * The drain thread, which opens and writes every file of mxprof's
+ * (journal, trace, tables, status), works in a descriptor table of its
+ * own (unshare(CLONE_FILES)), where no file of mxprof's takes one of the
+ * program's numbers, even for a moment (a number the program closed to
+ * reuse it with dup2); the threads it starts afterwards (out_pipe.c's
+ * workers) share it. out_fd_may_own: this thread (the drain thread, at
+ * its start) may take a table of its own. out_fd_take_table: takes it,
+ * once: the copy of the program's descriptors is closed but for stderr,
+ * 0 and 1 are /dev/null. Returns 0 (taken, or taken before), -EPERM on
+ * another thread, or unshare's negative errno (a sandbox that refuses
+ * it; not asked again): descriptors then stay in the program's table.
+ * out_fd_can_take: may this thread take it, and has not yet?
+ * out_fd_own_table: has this thread taken it? A descriptor opened there
+ * is valid on this thread (and the threads it started since) only, and
+ * goes when the thread ends.
  */
+void out_fd_may_own(void);
+int out_fd_take_table(void);
+int out_fd_can_take(void);
+int out_fd_own_table(void);
 /*
  * out_fd_follow_stderr: in a table of this thread's own, makes its stderr
  * the program's again where the program changed it (dup2) since, and
@@ -72,11 +74,6 @@ int out_fd_open_beyond(const char *path, int flags, int mode);
  * drain thread calls it at each wake-up. This function can't fail.
  */
 void out_fd_follow_stderr(void);
-int out_fd_in_range(int fd);
-void out_fd_may_own(void);
-int out_fd_take_table(void);
-int out_fd_can_take(void);
-int out_fd_own_table(void);
 
 /*
  * shared_call.c: the drain thread's calls into the program's libraries

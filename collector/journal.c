@@ -56,42 +56,20 @@ static int fd_here(const struct journal *j)
 }
 
 /*
- * Places fd, the journal just opened at path, out of the program's way,
- * and returns the descriptor to keep (-1: path is no longer that file).
- * In the drain thread's own table (out_fd.c) any number will do; else it
- * goes to JOURNAL_FD_MIN or above, or above the program's soft limit.
- * Where it would still be one of the program's numbers (the hard limit
- * equals the soft one), the drain thread gives the number back, takes a
- * table of its own and opens path there again (the same file, checked).
+ * Places fd, the journal just opened, out of the program's way and
+ * returns the descriptor to keep: in the drain thread's own table
+ * (out_fd.c) any number will do; in the program's table (no drain thread
+ * for a while, or a sandbox that refuses unshare) it goes to
+ * JOURNAL_FD_MIN or above, or above the program's soft limit.
  */
-static int fd_place(struct journal *j, int fd, const char *path)
+static int fd_place(struct journal *j, int fd)
 {
-	struct stat st, again;
-
-	j->fd_tid = 0;
-	if (!out_fd_own_table()) {
-		fd = out_fd_above(fd, JOURNAL_FD_MIN);
-		if (!out_fd_in_range(fd) || !out_fd_can_take() ||
-		    fstat(fd, &st) != 0) {
-			return fd;
-		}
-		close(fd);
-		out_fd_take_table();
-		fd = out_fd_open_existing(
-			path, O_WRONLY | O_APPEND | O_NOFOLLOW, &again);
-		if (fd < 0 || again.st_dev != st.st_dev ||
-		    again.st_ino != st.st_ino) {
-			if (fd >= 0) {
-				close(fd);
-			}
-			return -1;
-		}
-		if (!out_fd_own_table()) {
-			return out_fd_above(fd, JOURNAL_FD_MIN);
-		}
+	if (out_fd_own_table()) {
+		j->fd_tid = my_tid();
+		return fd;
 	}
-	j->fd_tid = my_tid();
-	return fd;
+	j->fd_tid = 0;
+	return out_fd_above(fd, JOURNAL_FD_MIN);
 }
 
 /*
@@ -120,11 +98,7 @@ static int journal_fd_check(struct journal *j)
 		close(fd);
 		return -ESTALE; /* removed or replaced meanwhile */
 	}
-	fd = fd_place(j, fd, j->path);
-	if (fd < 0) {
-		return -ESTALE;
-	}
-	j->fd = fd;
+	j->fd = fd_place(j, fd);
 	return 0;
 }
 
@@ -273,11 +247,7 @@ int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
 		j->fd = -1;
 		return j->err;
 	}
-	j->fd = fd_place(j, j->fd, tmp);
-	if (j->fd < 0) {
-		j->err = -ESTALE;
-		goto fail;
-	}
+	j->fd = fd_place(j, j->fd);
 	if (fstat(j->fd, &st) != 0) {
 		j->err = -errno;
 		goto fail;
@@ -358,11 +328,7 @@ int journal_continue(struct journal *j, const char *path, int pid)
 	}
 	j->dev = st.st_dev;
 	j->ino = st.st_ino;
-	j->fd = fd_place(j, j->fd, path);
-	if (j->fd < 0) {
-		j->err = -ESTALE;
-		return j->err;
-	}
+	j->fd = fd_place(j, j->fd);
 	return 0;
 }
 

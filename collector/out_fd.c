@@ -8,9 +8,9 @@
  * buffers to the pipe), both build on it rather than on each other.
  * It also opens, safely, an existing file that another user could have
  * replaced (the journal, reopened or read), and keeps mxprof's
- * descriptors out of the program's range (RLIMIT_NOFILE's soft limit):
- * above the soft limit where the hard one leaves room, else in a
- * descriptor table of the drain thread's own (out_fd_own_table).
+ * descriptors out of the program's range: in a descriptor table of the
+ * drain thread's own (out_fd_take_table), else above RLIMIT_NOFILE's
+ * soft limit where the hard one leaves room.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,22 +115,7 @@ int out_fd_open_beyond(const char *path, int flags, int mode)
 		setrlimit(RLIMIT_NOFILE, &old);
 		errno = e;
 	}
-	if (fd < 0 && errno == EMFILE && out_fd_can_take() &&
-	    out_fd_take_table() == 0) {
-		/* The program holds every number it may: the drain thread
-		 * goes on in a table of its own. */
-		fd = open(path, flags, mode);
-	}
 	return fd;
-}
-
-/* See internal.h. */
-int out_fd_in_range(int fd)
-{
-	struct rlimit rl;
-
-	return fd >= 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	       rl.rlim_cur != RLIM_INFINITY && (rlim_t)fd < rl.rlim_cur;
 }
 
 /* This thread may take a table of its own (the drain thread); it has. */

@@ -87,7 +87,8 @@ static int drop_copy(int dfd, const char *name, uid_t uid, const char *to)
 {
 	char buf[1 << 16];
 	struct stat st;
-	int in = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int in = openat(dfd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	int out = -1, rc = -1;
 	ssize_t r;
 
@@ -160,9 +161,8 @@ void run_drop_gather(const char *drop, const char *trace)
 	DIR *d;
 	struct dirent *e;
 
-	if (!drop[0] ||
-	    (fd = open(drop, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
-		    0) {
+	if (!drop[0] || (fd = open(drop, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						 O_CLOEXEC)) < 0) {
 		return;
 	}
 	d = fdopendir(fd);
