@@ -176,12 +176,47 @@ void coll_thread_seen(int tid)
 	}
 }
 
-/* Every source takes in what it was handed; owner held. */
-static void drain_sources(void *agg)
+/* A source's drain, flush or tick, on the helper where it calls into
+ * the program's libraries (shared_call.c). */
+struct source_call {
+	const struct coll_source *src;
+	int what; /* 0 drain, 1 flush, 2 tick */
+	struct agg *agg;
+	uint64_t now;
+};
+
+static void source_call_run(void *arg)
+{
+	const struct source_call *c = arg;
+
+	switch (c->what) {
+	case 0:
+		c->src->drain(c->agg);
+		break;
+	case 1:
+		c->src->flush();
+		break;
+	default:
+		c->src->tick(c->now);
+		break;
+	}
+}
+
+/* Calls what of every source that has it. */
+static void sources_call(int what, struct agg *agg, uint64_t now)
 {
 	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->drain) {
-			coll_sources[i]->drain(agg);
+		const struct coll_source *src = coll_sources[i];
+		struct source_call c = {src, what, agg, now};
+		if (!(what == 0	  ? src->drain != NULL
+		      : what == 1 ? src->flush != NULL
+				  : src->tick != NULL)) {
+			continue;
+		}
+		if (src->foreign && src->foreign()) {
+			shared_call(source_call_run, &c);
+		} else {
+			source_call_run(&c);
 		}
 	}
 }
@@ -194,43 +229,22 @@ uint64_t drain_pass(void)
 
 	S.image_records += n;
 
-	shared_call(drain_sources, S.agg);
+	sources_call(0, S.agg, 0);
 	if (S.journal_open > 0) {
 		journal_flush(S.j);
 	}
 	return n;
 }
 
-static void flush_sources(void *unused)
-{
-	(void)unused;
-	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->flush) {
-			coll_sources[i]->flush();
-		}
-	}
-}
-
-/* Every source hands over what it buffers; no collector lock held. The
- * sources call into their libraries: with the program's descriptor
- * table (shared_call.c). */
+/* Every source hands over what it buffers; no collector lock held. */
 void drain_flush_sources(void)
 {
-	shared_call(flush_sources, NULL);
-}
-
-static void tick_sources(void *now)
-{
-	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->tick) {
-			coll_sources[i]->tick(*(uint64_t *)now);
-		}
-	}
+	sources_call(1, NULL, 0);
 }
 
 void drain_tick_sources(uint64_t now)
 {
-	shared_call(tick_sources, &now);
+	sources_call(2, NULL, now);
 }
 
 /* A dump: the sources' buffers, a pass, the files. Owner not held. */

@@ -13,7 +13,8 @@
  * thread's mask), records nothing, and runs each call while the drain
  * thread waits for it. Without the helper, calls run inline.
  *
- * Called by queue.c (start, stop) and drain.c (shared_call).
+ * Called by queue.c (start, stop) and drain.c (shared_call); a source
+ * asks coll_foreign_ok().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -105,4 +106,10 @@ void shared_call(void (*fn)(void *), void *arg)
 	while (!__atomic_load_n(&h.done, __ATOMIC_ACQUIRE)) {
 		fwait(&h.done, 0);
 	}
+}
+
+/* See source.h. */
+int coll_foreign_ok(void)
+{
+	return !out_fd_own_table();
 }
