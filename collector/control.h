@@ -42,6 +42,11 @@ struct coll_config {
 	double trigger_slow;	 /* slow:<F>x, 0 = off */
 	uint64_t trigger_hang_s; /* hang:<N>s, 0 = off */
 	unsigned flight_max_dumps;
+	/* Non-zero: the dump signal reached an earlier image of this
+	 * process that had recorded nothing (a shell wrapper that then
+	 * exec'ed this program); the dump it asked for is written at this
+	 * image's first pass with records. */
+	int dump_owed;
 };
 
 /* The window of flight mode (MXPROF_FLIGHT). */
@@ -175,7 +180,9 @@ int coll_live_here(void);
 /*
  * Before exec: drains everything recorded into the journal and writes it
  * out, keeping it for the next image of this process. Returns 1 with the
- * trace path in trace when there is a journal to continue, 0 when nothing
+ * trace path in trace when there is a journal to continue (2 when, in
+ * addition, a dump signal came while this image had recorded nothing:
+ * the next image owes that dump, coll_config's dump_owed), 0 when nothing
  * was recorded, -ESRCH when the collector is not live here. Recording goes
  * on (the exec may fail). Not for signal handlers.
  */

@@ -195,17 +195,60 @@ void coll_thread_seen(int tid)
 	}
 }
 
+/* A source's drain, flush or tick, on the helper where it calls into
+ * the program's libraries (shared_call.c). */
+struct source_call {
+	const struct coll_source *src;
+	int what; /* 0 drain, 1 flush, 2 tick */
+	struct agg *agg;
+	uint64_t now;
+};
+
+static void source_call_run(void *arg)
+{
+	const struct source_call *c = arg;
+
+	switch (c->what) {
+	case 0:
+		c->src->drain(c->agg);
+		break;
+	case 1:
+		c->src->flush();
+		break;
+	default:
+		c->src->tick(c->now);
+		break;
+	}
+}
+
+/* Calls what of every source that has it. */
+static void sources_call(int what, struct agg *agg, uint64_t now)
+{
+	for (int i = 0; coll_sources[i]; i++) {
+		const struct coll_source *src = coll_sources[i];
+		struct source_call c = {src, what, agg, now};
+		if (!(what == 0	  ? src->drain != NULL
+		      : what == 1 ? src->flush != NULL
+				  : src->tick != NULL)) {
+			continue;
+		}
+		if (src->foreign && src->foreign()) {
+			shared_call(source_call_run, &c);
+		} else {
+			source_call_run(&c);
+		}
+	}
+}
+
 /* One pass; owner held. Returns the records taken from the rings. */
 uint64_t drain_pass(void)
 {
 	ring_set_tally_sink(tally_emit, NULL);
 	uint64_t n = ring_collect(emit, NULL);
 
-	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->drain) {
-			coll_sources[i]->drain(S.agg);
-		}
-	}
+	S.image_records += n;
+
+	sources_call(0, S.agg, 0);
 	if (S.journal_open > 0) {
 		journal_flush(S.j);
 	}
@@ -215,26 +258,19 @@ uint64_t drain_pass(void)
 /* Every source hands over what it buffers; no collector lock held. */
 void drain_flush_sources(void)
 {
-	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->flush) {
-			coll_sources[i]->flush();
-		}
-	}
+	sources_call(1, NULL, 0);
 }
 
 void drain_tick_sources(uint64_t now)
 {
-	for (int i = 0; coll_sources[i]; i++) {
-		if (coll_sources[i]->tick) {
-			coll_sources[i]->tick(now);
-		}
-	}
+	sources_call(2, NULL, now);
 }
 
 /* A dump: the sources' buffers, a pass, the files. In flight mode, the
  * trigger trigger (NULL: none is due) with reason, its hook first (the
- * stacks it adds are drained with the rest). Owner not held. */
-static int dump_or_trigger(const char *trigger, const char *reason)
+ * stacks it adds are drained with the rest). signal: the dump signal
+ * asked for it. Owner not held. */
+static int dump_or_trigger(const char *trigger, const char *reason, int signal)
 {
 	if (trigger) {
 		char output[sizeof(S.cfg.output)];
@@ -248,6 +284,14 @@ static int dump_or_trigger(const char *trigger, const char *reason)
 	int rc = -ESRCH;
 	if (S.agg && !drain_t.finished) {
 		drain_pass();
+		/* A dump signal that found nothing of this image (a shell
+		 * wrapper's, before it execs the program) is owed again once
+		 * there is something, here or in the next image. */
+		if (S.image_records > 0) {
+			S.cfg.dump_owed = 0;
+		} else if (signal) {
+			S.cfg.dump_owed = 1;
+		}
 		rc = trigger ? trigger_write(&S, ring_dropped(), trigger,
 					     reason, 1)
 			     : dump_write(&S, ring_dropped());
@@ -256,9 +300,10 @@ static int dump_or_trigger(const char *trigger, const char *reason)
 	return rc;
 }
 
-int drain_dump(const char *reason)
+int drain_dump(int signal, const char *reason)
 {
-	return dump_or_trigger(S.cfg.flight_mode ? "dump" : NULL, reason);
+	return dump_or_trigger(S.cfg.flight_mode ? "dump" : NULL, reason,
+			       signal);
 }
 
 void drain_triggers(void)
@@ -274,8 +319,13 @@ void drain_triggers(void)
 				     : "";
 	coll_unlock(&drain_owner);
 	if (t) {
-		dump_or_trigger(t, reason);
+		dump_or_trigger(t, reason, 0);
 	}
+}
+
+int drain_owed(void)
+{
+	return S.cfg.dump_owed && S.image_records > 0;
 }
 
 static char *tables_now(const struct request *r)
@@ -337,6 +387,7 @@ void drain_finish(int dump)
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal || flight_records()) {
 				uint64_t dropped = ring_dropped();
+				S.final = 1;
 				if (S.cfg.flight_mode) {
 					trigger_write(&S, dropped, "end",
 						      "the program ended", 0);
@@ -377,7 +428,7 @@ static int exec_now(struct request *r)
 			if (journal_flush(S.j) == 0) {
 				snprintf(r->trace, r->trace_len, "%s",
 					 S.cfg.output);
-				rc = 1;
+				rc = S.cfg.dump_owed ? 2 : 1;
 			}
 		}
 		/* The next image writes its own when it starts. */
@@ -400,7 +451,7 @@ void drain_serve(struct request *r)
 		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
-		r->rc = drain_dump("the program called mxprof_dump()");
+		r->rc = drain_dump(0, "the program called mxprof_dump()");
 		break;
 	case REQ_DUMPS:
 		r->text = tables_now(r);
@@ -442,6 +493,8 @@ int drain_setup(const struct coll_config *cfg)
 	S.cfg = *cfg;
 	__atomic_store_n(&S.pid, (int)getpid(), __ATOMIC_RELAXED);
 	S.continued_records = 0;
+	S.final = 0;
+	S.image_records = 0;
 	ring_capacity = cfg->ring_records;
 	ring_capacity_max = cfg->ring_records_max > cfg->ring_records
 				    ? cfg->ring_records_max

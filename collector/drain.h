@@ -85,14 +85,18 @@ void queue_start_pending(void);
  * pass: one pass, owner held; returns the records taken from the rings.
  * flush_sources, tick_sources: every source's flush or tick, no lock
  * held. dump: the sources' buffers, a pass and the files; 0 or a
- * negative errno. finish: the end, the final dump when dump is non-zero
+ * negative errno; signal: the dump signal asked for it (a dump asked of
+ * an image that has recorded nothing is owed again at its first pass
+ * with records, and across exec). owed: whether a dump is owed now, owner
+ * held. finish: the end, the final dump when dump is non-zero
  * (COLL_FINISH_IF_RECORDED: only when something was recorded). serve:
  * does r's work and sets r->rc (and r->text, r->trace). setup:
  * (re)initialises the state for cfg, owner held; 0 or -ENOMEM. */
 uint64_t drain_pass(void);
 void drain_flush_sources(void);
 void drain_tick_sources(uint64_t now);
-int drain_dump(const char *reason);
+int drain_dump(int signal, const char *reason);
+int drain_owed(void);
 /* In flight mode: fires the trigger that is due (trigger.c), if any, its
  * hook first, then a pass and the window's file. Owner not held; on the
  * drain thread. */

@@ -121,8 +121,17 @@ static int fallback_path(const struct coll_state *s, const char *why, char *buf,
 			 size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
+	const char *drop = getenv("MXPROF_RUN_DROP");
 	const char *base = strrchr(s->cfg.output, '/');
 	char dir[4096];
+	struct stat st;
+
+	/* Under mxprof run as root: its drop folder (a sticky folder every
+	 * user may create in, not list), from which it merges the files. */
+	if (drop && *drop && lstat(drop, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (st.st_mode & S_ISVTX)) {
+		tmp = drop;
+	}
 
 	base = base ? base + 1 : s->cfg.output;
 	if (why || !*base || strlen(base) + sizeof(".journal") > NAME_MAX + 1) {
@@ -286,13 +295,11 @@ void coll_status_stacks_written(void)
 void dump_write_status(const struct coll_state *s)
 {
 	char path[4200], dir[4200], line[9000], out_abs[4200], stats_abs[4200];
-	struct out *o = malloc(sizeof(*o));
 
 	static int swept;
 
-	if (!o || paths_status((int)getpid(), path, sizeof(path)) < 0 ||
+	if (paths_status((int)getpid(), path, sizeof(path)) < 0 ||
 	    paths_status_dir(dir, sizeof(dir)) < 0 || status_dir_ok(dir) < 0) {
-		free(o);
 		return;
 	}
 	if (!swept) {
@@ -301,17 +308,16 @@ void dump_write_status(const struct coll_state *s)
 	}
 	abs_path(s->cfg.output, out_abs, sizeof(out_abs));
 	abs_path(s->stats_path, stats_abs, sizeof(stats_abs));
-	if (out_open(o, path, 0) == 0) {
-		snprintf(line, sizeof(line),
+	int n = snprintf(line, sizeof(line),
 			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
 			 "taken=%d\nstacks=%llu\n",
 			 out_abs, stats_abs, s->cfg.dump_signal,
 			 (unsigned long long)s->dumps_done,
 			 s->cfg.dump_signal_taken, stacks_written);
-		out_str(o, line);
-		out_commit(o);
+
+	if (n > 0 && (size_t)n < sizeof(line)) {
+		out_write_small(path, line, (size_t)n);
 	}
-	free(o);
 }
 
 void dump_remove_status(const struct coll_state *s)
@@ -398,12 +404,12 @@ static const char *dump_journal_source(const struct coll_state *s, char *buf,
 {
 	struct stat st;
 
-	if (s->j->fd >= 0 &&
+	if (s->j->fd >= 0 && s->j->fd_tid >= 0 &&
 	    (lstat(s->journal_path, &st) != 0 || st.st_dev != s->j->dev ||
 	     st.st_ino != s->j->ino) &&
 	    fstat(s->j->fd, &st) == 0 && st.st_dev == s->j->dev &&
 	    st.st_ino == s->j->ino) {
-		snprintf(buf, len, "/proc/self/fd/%d", s->j->fd);
+		snprintf(buf, len, "/proc/thread-self/fd/%d", s->j->fd);
 		return buf;
 	}
 	return s->journal_path;
@@ -491,6 +497,20 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 			rc_trace = writers_trace(
 				dump_journal_source(s, jsrc, sizeof(jsrc)),
 				s->cfg.output, &m);
+		}
+		if (s->final && (rc_trace == -EMFILE || rc_trace == -ENFILE) &&
+		    s->j->fd >= 0) {
+			/* Every descriptor is taken and the limit cannot be
+			 * lifted (hard = soft): the journal's, which mxprof
+			 * holds, is given up for the tables; the journal
+			 * stays on disk for mxprof recover. */
+			journal_close(s->j, 0);
+			fprintf(stderr,
+				"mxprof: cannot write %s: %s; its journal "
+				"%s is kept (mxprof recover -f %s)\n",
+				s->cfg.output, strerror(-rc_trace),
+				s->journal_path, s->journal_path);
+			s->last_trace_err = rc_trace;
 		}
 		/* A journal lost (replaced or removed) has said so. */
 		if (rc_trace < 0 && rc_trace != s->last_trace_err &&

@@ -166,6 +166,15 @@ void recover_close(struct recovery *r);
 int out_create(const char *path, int mode);
 
 /*
+ * Writes text (len bytes) as the whole of path: to a temporary name
+ * beside it (out_create, mode 0644), then renamed into place, as out_open
+ * and out_commit do, without their buffers (a status file: no 1.6 MB
+ * allocation). Returns 0 or a negative errno (the temporary file is then
+ * removed).
+ */
+int out_write_small(const char *path, const char *text, size_t len);
+
+/*
  * Lets the calling thread's outputs be written by other threads
  * (out_pipe.c) once they pass one buffer: up to 4 compressing a gzip file
  * (one fewer than the CPUs this process may use), one writing a plain

@@ -100,7 +100,7 @@ void coll_fork_child(const char *output)
 		/* The parent's journal stays the parent's: forget it
 		 * unflushed. */
 		if (S.journal_open > 0) {
-			close(S.j->fd);
+			journal_forget(S.j);
 		}
 		S.j->fd = -1;
 		S.j->n = 0;
@@ -112,6 +112,7 @@ void coll_fork_child(const char *output)
 		snprintf(S.cfg.output, sizeof(S.cfg.output), "%s", output);
 		/* The child's journal is its own, new. */
 		S.cfg.continue_journal = 0;
+		S.cfg.dump_owed = 0; /* the parent's signal */
 		drain_setup(&S.cfg);
 	}
 	fork_release(2);

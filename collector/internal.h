@@ -46,6 +46,50 @@ int out_fd_above(int fd, int min);
 int out_fd_open_beyond(const char *path, int flags, int mode);
 
 /*
+ * The drain thread, which opens and writes every file of mxprof's
+ * (journal, trace, tables, status), works in a descriptor table of its
+ * own (unshare(CLONE_FILES)), where no file of mxprof's takes one of the
+ * program's numbers, even for a moment (a number the program closed to
+ * reuse it with dup2); the threads it starts afterwards (out_pipe.c's
+ * workers) share it. out_fd_may_own: this thread (the drain thread, at
+ * its start) may take a table of its own. out_fd_take_table: takes it,
+ * once: the copy of the program's descriptors is closed but for stderr,
+ * 0 and 1 are /dev/null. Returns 0 (taken, or taken before), -EPERM on
+ * another thread, or unshare's negative errno (a sandbox that refuses
+ * it; not asked again): descriptors then stay in the program's table.
+ * out_fd_can_take: may this thread take it, and has not yet?
+ * out_fd_own_table: has this thread taken it? A descriptor opened there
+ * is valid on this thread (and the threads it started since) only, and
+ * goes when the thread ends.
+ */
+void out_fd_may_own(void);
+int out_fd_take_table(void);
+int out_fd_can_take(void);
+int out_fd_own_table(void);
+/*
+ * out_fd_follow_stderr: in a table of this thread's own, makes its stderr
+ * the program's again where the program changed it (dup2) since, and
+ * /dev/null where the program closed it (so that mxprof keeps no pipe
+ * open that a reader waits to see end); elsewhere it does nothing. The
+ * drain thread calls it at each wake-up. This function can't fail.
+ */
+void out_fd_follow_stderr(void);
+
+/*
+ * shared_call.c: the drain thread's calls into the program's libraries
+ * (a source's flush, tick, drain) run with the program's descriptor
+ * table. shared_call_start: on the drain thread, before it takes a table
+ * of its own: starts the helper that keeps the program's table; 0 or a
+ * negative errno (no helper: the drain thread must keep the program's
+ * table too). shared_call_stop: at the drain thread's end, stops it.
+ * shared_call: runs fn(arg) on the helper and waits for it where this
+ * thread has a table of its own and the helper runs, else here.
+ */
+int shared_call_start(void);
+void shared_call_stop(void);
+void shared_call(void (*fn)(void *), void *arg);
+
+/*
  * out.c: removes the temporary files this process is writing (a dump the
  * ending stopped waiting for; should the process go on after all, that
  * dump fails and the next is whole). Uses unlink() alone: safe in a
@@ -289,6 +333,9 @@ struct journal_header {
 #define JOURNAL_BATCH	    4096 /* most records in one entry */
 struct journal {
 	int fd;
+	/* fd is in the own table (out_fd.c) of this thread; 0: the
+	 * program's table; -1: of a thread that has ended */
+	int fd_tid;
 	dev_t dev; /* the file fd was opened on: a program may close fd */
 	ino_t ino; /* and open something else under the same number   */
 	int err;
@@ -309,6 +356,19 @@ struct journal {
 int journal_open_owned(struct journal *j, const char *path, int pid,
 		       int *owner);
 int journal_open(struct journal *j, const char *path, int pid);
+/*
+ * For the drain thread. journal_rehome, at its start, before it takes a
+ * table of its own (out_fd.c): a journal descriptor in the program's
+ * table is given back, and the next write opens the journal again in
+ * the thread's own. journal_thread_ends, at its end:
+ * a descriptor of its own table is gone with it; the next write, on
+ * whatever thread, opens the journal again. journal_forget: the journal
+ * dropped unwritten (a forked child's copy of its parent's), its
+ * descriptor closed where it is this thread's.
+ */
+void journal_rehome(struct journal *j);
+void journal_thread_ends(struct journal *j);
+void journal_forget(struct journal *j);
 int journal_continue(struct journal *j, const char *path, int pid);
 int journal_origin(const char *path, int pid, uint64_t *mono, int64_t *utc);
 void journal_reserve_fds(void);
@@ -446,6 +506,7 @@ struct coll_state {
 	struct coll_config cfg;
 	int pid; /* the process the collector belongs to (not a vfork child) */
 	uint64_t continued_records; /* read back from an earlier image's */
+	uint64_t image_records;	    /* taken from the rings by this image */
 	struct journal *j;
 	int journal_open; /* 1 open, -1 failed, 0 not yet */
 	struct agg *agg;
@@ -456,6 +517,7 @@ struct coll_state {
 	uint64_t last_dump_ns;
 	int last_trace_err;
 	int last_stats_err;
+	int final; /* the dump being written is the last (drain_finish) */
 	char stats_path[4200];
 	char journal_path[4200];
 	/* The trace at seen_path when this process named it (dump_note):

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,24 +44,47 @@
 /* Journal descriptors start here, above the numbers programs use. */
 #define JOURNAL_FD_MIN 512
 
-/* Moves fd to JOURNAL_FD_MIN or above, or above the program's limit. */
-static int fd_high(int fd)
+static int my_tid(void)
 {
+	return (int)syscall(SYS_gettid);
+}
+
+/* Is j->fd a descriptor of this thread's table (whatever file it is)? */
+static int fd_here(const struct journal *j)
+{
+	return j->fd >= 0 && (j->fd_tid == 0 || j->fd_tid == my_tid());
+}
+
+/*
+ * Places fd, the journal just opened, out of the program's way and
+ * returns the descriptor to keep: in the drain thread's own table
+ * (out_fd.c) any number will do; in the program's table (no drain thread
+ * for a while, or a sandbox that refuses unshare) it goes to
+ * JOURNAL_FD_MIN or above, or above the program's soft limit.
+ */
+static int fd_place(struct journal *j, int fd)
+{
+	if (out_fd_own_table()) {
+		j->fd_tid = my_tid();
+		return fd;
+	}
+	j->fd_tid = 0;
 	return out_fd_above(fd, JOURNAL_FD_MIN);
 }
 
 /*
  * Is j->fd still the journal? A program that closes the descriptors it
  * did not open (daemons, closefrom) may have closed it, and the number may
- * now be one of the program's own files. Then the journal is opened again
- * (appending), and the old number is left to the program. Returns 0, or
- * a negative errno when the journal cannot be reached.
+ * now be one of the program's own files; a descriptor of the drain
+ * thread's own table is not valid on another thread. Then the journal is
+ * opened again (appending), and the old number is left alone. Returns 0,
+ * or a negative errno when the journal cannot be reached.
  */
 static int journal_fd_check(struct journal *j)
 {
 	struct stat st;
 
-	if (fstat(j->fd, &st) == 0 && st.st_dev == j->dev &&
+	if (fd_here(j) && fstat(j->fd, &st) == 0 && st.st_dev == j->dev &&
 	    st.st_ino == j->ino) {
 		return 0;
 	}
@@ -74,7 +98,7 @@ static int journal_fd_check(struct journal *j)
 		close(fd);
 		return -ESTALE; /* removed or replaced meanwhile */
 	}
-	j->fd = fd_high(fd);
+	j->fd = fd_place(j, fd);
 	return 0;
 }
 
@@ -223,7 +247,7 @@ int journal_open_owned(struct journal *j, const char *path, int pid, int *owner)
 		j->fd = -1;
 		return j->err;
 	}
-	j->fd = fd_high(j->fd);
+	j->fd = fd_place(j, j->fd);
 	if (fstat(j->fd, &st) != 0) {
 		j->err = -errno;
 		goto fail;
@@ -304,7 +328,7 @@ int journal_continue(struct journal *j, const char *path, int pid)
 	}
 	j->dev = st.st_dev;
 	j->ino = st.st_ino;
-	j->fd = fd_high(j->fd);
+	j->fd = fd_place(j, j->fd);
 	return 0;
 }
 
@@ -435,16 +459,60 @@ void journal_stats(struct journal *j, uint64_t dropped)
 	put(j, J_STATS, v, sizeof(v), NULL, 0);
 }
 
-/* Flushes and closes the journal, removing the file if asked. */
+/* Closes j->fd where it is this thread's and still the journal. */
+static void fd_drop(struct journal *j)
+{
+	struct stat st;
+
+	if (fd_here(j) && fstat(j->fd, &st) == 0 && st.st_dev == j->dev &&
+	    st.st_ino == j->ino) {
+		close(j->fd);
+	}
+	j->fd = -1;
+}
+
+/* Forgets the journal without writing what is buffered (a forked child's
+ * copy of its parent's), closing its descriptor where it is this
+ * thread's. */
+void journal_forget(struct journal *j)
+{
+	if (j->fd >= 0) {
+		fd_drop(j);
+	}
+	j->n = 0;
+}
+
+/* See internal.h. */
+void journal_rehome(struct journal *j)
+{
+	if (j->fd >= 0 && j->fd_tid == 0 && out_fd_can_take()) {
+		fd_drop(j);
+		j->fd = 0; /* open, with no descriptor: the next write */
+		j->fd_tid = -1;
+	}
+}
+
+/* See internal.h. */
+void journal_thread_ends(struct journal *j)
+{
+	if (j->fd >= 0 && j->fd_tid == my_tid()) {
+		j->fd_tid = -1;
+	}
+}
+
+/* Flushes and closes the journal, removing the file if asked (when the
+ * name is still the journal's: not what another user put in its place). */
 void journal_close(struct journal *j, int unlink_file)
 {
+	struct stat st;
+
 	if (j->fd < 0) {
 		return;
 	}
 	journal_flush(j);
-	close(j->fd);
-	j->fd = -1;
-	if (unlink_file) {
+	fd_drop(j);
+	if (unlink_file && lstat(j->path, &st) == 0 && st.st_dev == j->dev &&
+	    st.st_ino == j->ino) {
 		unlink(j->path);
 	}
 }

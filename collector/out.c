@@ -124,6 +124,32 @@ int out_create(const char *path, int mode)
 	}
 }
 
+int out_write_small(const char *path, const char *text, size_t len)
+{
+	char tmp[4200];
+	int rc = paths_temp(path, (int)getpid(), tmp, sizeof(tmp));
+
+	if (rc < 0) {
+		return -ENAMETOOLONG;
+	}
+	int fd = out_create(tmp, 0644);
+
+	if (fd < 0) {
+		return fd;
+	}
+	rc = out_fd_write(fd, text, len);
+	if (close(fd) < 0 && rc == 0) {
+		rc = -errno;
+	}
+	if (rc == 0 && rename(tmp, path) < 0) {
+		rc = -errno;
+	}
+	if (rc < 0) {
+		unlink(tmp);
+	}
+	return rc;
+}
+
 /*
  * The temporary files being written, for out_forget_temps(): an ending
  * that stops waiting for its dump removes them (a trace's can be GBs).

@@ -8,12 +8,16 @@
  * buffers to the pipe), both build on it rather than on each other.
  * It also opens, safely, an existing file that another user could have
  * replaced (the journal, reopened or read), and keeps mxprof's
- * descriptors out of the program's range (RLIMIT_NOFILE's soft limit).
+ * descriptors out of the program's range: in a descriptor table of the
+ * drain thread's own (out_fd_take_table), else above RLIMIT_NOFILE's
+ * soft limit where the hard one leaves room.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -112,4 +116,149 @@ int out_fd_open_beyond(const char *path, int flags, int mode)
 		errno = e;
 	}
 	return fd;
+}
+
+/* This thread may take a table of its own (the drain thread); it has. */
+static __thread int own_allowed, own_table;
+
+/* See internal.h. */
+void out_fd_may_own(void)
+{
+	own_allowed = 1;
+}
+
+/* See internal.h. */
+int out_fd_own_table(void)
+{
+	return own_table;
+}
+
+/* See internal.h. */
+int out_fd_can_take(void)
+{
+	return own_allowed && !own_table;
+}
+
+/* Closes every descriptor from lo up, in this thread's table. */
+static void close_from(int lo)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0) == 0) {
+		return;
+	}
+#endif
+	struct rlimit rl;
+	long hi = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+				  rl.rlim_cur != RLIM_INFINITY &&
+				  rl.rlim_cur < 1u << 20
+			  ? (long)rl.rlim_cur
+			  : 1L << 20;
+
+	for (long fd = lo; fd < hi; fd++) {
+		close((int)fd);
+	}
+}
+
+/* See internal.h. */
+int out_fd_take_table(void)
+{
+	if (own_table) {
+		return 0;
+	}
+	if (!own_allowed) {
+		return -EPERM;
+	}
+	if (unshare(CLONE_FILES) != 0) {
+		own_allowed = 0; /* refused here: not asked again */
+		return -errno;
+	}
+	own_table = 1;
+	/* The copy's references to the program's files go at once (a pipe
+	 * the program closes must reach its end of file). 0 and 1 become
+	 * /dev/null; 2 stays the program's stderr, for mxprof's lines, and
+	 * is /dev/null where the program had none: no file of mxprof's
+	 * may take the number stderr writes to. */
+	close_from(3);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null < 0) {
+		return 0;
+	}
+	for (int fd = 0; fd < 2; fd++) {
+		if (fd != null) {
+			dup2(null, fd);
+		}
+	}
+	if (null != 2 && fcntl(2, F_GETFD) < 0) {
+		dup2(null, 2);
+	}
+	if (null > 2) {
+		close(null);
+	}
+	return 0;
+}
+
+/* Our stderr is /dev/null because the program had none. */
+static __thread int stderr_none;
+
+/* A copy of the program's descriptor 2 (its table, the main thread's),
+ * or -1. */
+static int program_stderr(void)
+{
+	int fd = -1;
+#ifdef SYS_pidfd_getfd
+	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (pfd >= 0) {
+		fd = (int)syscall(SYS_pidfd_getfd, pfd, 2, 0);
+		close(pfd);
+	}
+#endif
+	if (fd < 0) {
+		fd = open("/proc/self/fd/2",
+			  O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl >= 0) {
+				fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+			}
+		}
+	}
+	return fd;
+}
+
+/* See internal.h. */
+void out_fd_follow_stderr(void)
+{
+	struct stat prog, mine;
+	int fd;
+
+	if (!own_table) {
+		return;
+	}
+	if (stat("/proc/self/fd/2", &prog) != 0) {
+		if (errno == ENOENT && !stderr_none &&
+		    stat("/proc/self/fd", &prog) == 0 &&
+		    (fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+			/* The program closed its stderr: the copy must not
+			 * keep what it was open (a pipe's reader waits for
+			 * its end). */
+			dup2(fd, 2);
+			close(fd);
+			stderr_none = 1;
+		}
+		return;
+	}
+	if (!stderr_none && fstat(2, &mine) == 0 &&
+	    mine.st_dev == prog.st_dev && mine.st_ino == prog.st_ino) {
+		return;
+	}
+	fd = program_stderr();
+	if (fd >= 0) {
+		if (fd != 2) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		stderr_none = 0;
+	}
 }

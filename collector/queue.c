@@ -164,6 +164,20 @@ static void *drain_main(void *arg)
 	ring_set_quiet(1);
 	prctl(PR_SET_NAME, "mxprof-drain", 0, 0, 0);
 	out_pipe_allow(1); /* big dumps are written by other threads */
+	/* mxprof's files live in a descriptor table of this thread's own
+	 * (out_fd.c), its calls into the program's libraries run on a
+	 * helper that keeps the program's (shared_call.c). */
+	if (shared_call_start() == 0) {
+		out_fd_may_own();
+		coll_lock(&drain_owner);
+		if (S.journal_open > 0) {
+			journal_rehome(S.j);
+		}
+		coll_unlock(&drain_owner);
+		if (out_fd_take_table() != 0) {
+			shared_call_stop(); /* refused: one table, inline */
+		}
+	}
 	coll_lock(&drain_owner);
 	dump_write_status(&S);
 	coll_unlock(&drain_owner);
@@ -181,6 +195,7 @@ static void *drain_main(void *arg)
 	for (;;) {
 		dump_signal_mask(&unblocked);
 		queue_wait(wait_ms);
+		out_fd_follow_stderr();
 		int ex = __atomic_exchange_n(&drain_t.exit_req, 0,
 					     __ATOMIC_ACQ_REL);
 		if (ex) {
@@ -203,6 +218,7 @@ static void *drain_main(void *arg)
 		int periodic = S.cfg.dump_period_s > 0 &&
 			       now - S.last_dump_ns >=
 				       (uint64_t)(S.cfg.dump_period_s * 1e9);
+		int owed = drain_owed();
 		coll_unlock(&drain_owner);
 		if (got >= ring_capacity / 8) {
 			wait_ms = 0;
@@ -211,10 +227,10 @@ static void *drain_main(void *arg)
 		} else {
 			wait_ms = (int)S.cfg.drain_period_ms;
 		}
-		if (__atomic_exchange_n(&drain_t.dump_req, 0,
-					__ATOMIC_ACQ_REL) ||
-		    periodic) {
-			drain_dump("the dump signal (mxprof dump)");
+		int asked = __atomic_exchange_n(&drain_t.dump_req, 0,
+						__ATOMIC_ACQ_REL);
+		if (asked || periodic || owed) {
+			drain_dump(asked, "the dump signal (mxprof dump)");
 		}
 		drain_triggers();
 		if (now - last_tick < period_ns) {
@@ -231,6 +247,12 @@ static void *drain_main(void *arg)
 	queue_q.accepting = 0;
 	coll_unlock(&queue_q.lock);
 	serve_all(take_requests());
+	coll_lock(&drain_owner);
+	if (S.j) {
+		journal_thread_ends(S.j);
+	}
+	coll_unlock(&drain_owner);
+	shared_call_stop();
 	return NULL;
 }
 

@@ -127,13 +127,19 @@ static uint64_t collect_round(ring_emit_fn emit, void *ctx, int anchor,
 {
 	struct ring *list = __atomic_load_n(&ring_all, __ATOMIC_ACQUIRE);
 	uint64_t total = 0;
+	int any = 0;
 
 	for (struct ring *r = list; r; r = r->next) {
 		r->snap = in_use(r)
 				  ? __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)
 				  : r->tail;
+		any |= r->snap != r->tail;
 	}
-	if (anchor) {
+	/* The clock's first segment is measured over a millisecond from
+	 * the start: a process that records nothing (a shell wrapper's
+	 * helpers) never waits for it, nor does a pass with nothing to
+	 * convert (clock_to_ns makes it when first needed). */
+	if (anchor && any) {
 		clock_anchor();
 	}
 	for (struct ring *r = list; r; r = r->next) {

@@ -550,8 +550,22 @@ int meta_set_json(const char *key, const char *json);
  * runs on the drain thread with LOCK_OWNER held (or on a requester's
  * thread when there is no drain thread, still under LOCK_OWNER).
  */
+/*
+ * Whether this thread may call into the program's libraries (it has the
+ * program's descriptor table): 0 on the drain thread, which works in a
+ * table of its own (collector/shared_call.c). This function can't fail.
+ */
+int coll_foreign_ok(void);
+
 struct coll_source {
 	const char *name;
+	/* NULL, or whether tick, flush and drain may call into the
+	 * program's libraries now (which use the program's descriptors):
+	 * then the drain thread runs them on its helper, in the program's
+	 * descriptor table (shared_call.c); else on the drain thread itself,
+	 * where such a call must do nothing of that kind when
+	 * coll_foreign_ok() says no (the answer changed in between). */
+	int (*foreign)(void);
 	/* tick: once per drain period, with CLOCK_MONOTONIC ns, in the
 	 * order the sources were added (the state machine's, which opens
 	 * and closes the capture window, is added first); flush: before

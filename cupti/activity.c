@@ -537,7 +537,8 @@ void cupti_flush(void)
 {
 	static int reported;
 
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0) {
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) <= 0 ||
+	    !coll_foreign_ok()) {
 		return;
 	}
 	int quiet = ring_set_quiet(1);
@@ -558,7 +559,8 @@ void cupti_flush(void)
 static void drain(struct agg *a)
 {
 	parse_handed();
-	if (!have_devices && __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0) {
+	if (!have_devices && __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0 &&
+	    coll_foreign_ok()) {
 		read_devices();
 	}
 	store_drain(a);
@@ -579,7 +581,7 @@ static void tick(uint64_t now_ns)
 
 	(void)now_ns;
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 0 ||
-	    !cupti_cuda_loaded()) {
+	    !cupti_cuda_loaded() || !coll_foreign_ok()) {
 		return;
 	}
 	count_fn count = (count_fn)cupti_cuda_sym("cuDeviceGetCount");
@@ -633,6 +635,15 @@ static void fork_child(void)
 }
 
 /* The source records once CUPTI is attached (coll_recorded_any()). */
+/* The source's calls reach CUPTI or the CUDA driver: CUPTI runs, or
+ * CUDA is loaded and the next tick may start it. */
+static int foreign_now(void)
+{
+	int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+
+	return st > 0 || (st == 0 && cupti_cuda_loaded());
+}
+
 static int recording(void)
 {
 	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0;
@@ -640,6 +651,7 @@ static int recording(void)
 
 const struct coll_source cupti_source = {
 	.name = "cupti",
+	.foreign = foreign_now, /* CUPTI and the CUDA driver */
 	.tick = tick,
 	.flush = cupti_flush,
 	.drain = drain,

@@ -87,7 +87,8 @@ void config_collector(struct coll_config *c)
 	config_output(c->output, sizeof(c->output), descendant);
 	/* An earlier image of this process, before exec, began a journal:
 	 * its trace is this one's. */
-	c->continue_journal = exits_continued(c->output, sizeof(c->output));
+	c->continue_journal =
+		exits_continued(c->output, sizeof(c->output), &c->dump_owed);
 	c->ring_records = s->ring_records;
 	c->ring_records_max = s->ring_records_max;
 	c->overflow = s->overflow;

@@ -14,7 +14,10 @@
  * afresh and would create the same <trace>.journal again. Before the C
  * library's exec, the wrappers drain everything recorded into the journal
  * and write it out, and pass the trace's name to the next image in
- * MXPROF_CONTINUE=<pid>:<trace>. That image (exits_init) takes the trace
+ * MXPROF_CONTINUE=<pid>:<trace> (<pid>+:<trace> when a dump signal came
+ * while this image had recorded nothing: the next image owes that dump,
+ * as a shell wrapper that execs the program cannot give it). That image
+ * (exits_init) takes the trace
  * origin from the journal's header, appends to the journal instead of
  * replacing it, and starts its tables from the records already there, so
  * that the last image's dump holds every image's records on one timeline
@@ -85,7 +88,10 @@ static char **handover(char *const envp[])
 	size_t n = 0, k = 0;
 	int saved = errno;
 
-	if (!coll_live_here() || coll_exec_prepare(trace, sizeof(trace)) != 1) {
+	int kept = coll_live_here() ? coll_exec_prepare(trace, sizeof(trace))
+				    : -ESRCH;
+
+	if (kept != 1 && kept != 2) {
 		errno = saved;
 		return NULL;
 	}
@@ -101,7 +107,8 @@ static char **handover(char *const envp[])
 	}
 	char *var = (char *)(env + n + 2);
 
-	snprintf(var, vlen, CONTINUE_VAR "=%d:%s", (int)getpid(), trace);
+	snprintf(var, vlen, CONTINUE_VAR "=%d%s:%s", (int)getpid(),
+		 kept == 2 ? "+" : "", trace);
 	for (size_t i = 0; i < n; i++) {
 		if (strncmp(envp[i], CONTINUE_VAR "=", sizeof(CONTINUE_VAR)) !=
 		    0) {

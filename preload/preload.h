@@ -180,9 +180,10 @@ void state_at_quick_exit(void);
 /* continue.c: after exec. init: at load, takes the handover of an
  * earlier image of this process (MXPROF_CONTINUE; early: the process has
  * one thread, so the variable may be removed). continued: writes the trace
- * path that image left and returns 1, or returns 0. */
+ * path that image left and returns 1, or returns 0; *dump_owed: that
+ * image owes a dump it was asked for (coll_config's dump_owed). */
 void exits_init(int early);
-int exits_continued(char *trace, size_t len);
+int exits_continued(char *trace, size_t len, int *dump_owed);
 
 /* state.c: holds the state across fork() (see lock.h's lock order). */
 struct coll_source;

@@ -410,18 +410,28 @@ static int capture_all(void)
 	stack_ready_any();
 	stack_set_namer(stack_name);
 	set->t_ns = clock_now_ns();
+	int kept = 0;
 	for (int i = 0; i < set->n; i++) {
-		struct tn_thread *th = &set->th[i];
+		struct tn_thread *th = &set->th[kept];
 		char path[64];
 
+		th->tid = set->th[i].tid;
 		snprintf(path, sizeof(path), "/proc/self/task/%d/comm",
 			 th->tid);
 		if (threads_now_read_file(path, th->name, sizeof(th->name)) >
 		    0) {
 			th->name[strcspn(th->name, "\n")] = 0;
 		}
+		/* mxprof's own threads (the drain's helper, the writers) are
+		 * not the program's: left out, as the caller is. */
+		if (strncmp(th->name, "mxprof-", 7) == 0) {
+			memset(th, 0, sizeof(*th));
+			continue;
+		}
 		capture_one(th);
+		kept++;
 	}
+	set->n = kept;
 	make_text(set, &text);
 	if (text.err) {
 		free(text.p);

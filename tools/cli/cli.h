@@ -42,6 +42,8 @@
  *                 process it reaped ended
  *   run_tree.c    mxprof run's process tree: journals recovered, every
  *                 process's trace merged into one, tables of the whole
+ *   run_drop.c    mxprof run as root: the files of a process of the tree
+ *                 that runs as another user, from its drop folder
  *   cmd_dump.c    mxprof dump: ask a running process for a dump
  *   cmd_recover.c mxprof recover: a crashed process's journal -> its
  *                 trace and tables (collector's recover_*)
@@ -520,6 +522,22 @@ int run_summary_notes_trace(const char *path, pid_t pid, char *out, size_t len);
 
 /* Removes the notes file path and its folder, and empties path. */
 void run_summary_notes_close(char *path);
+
+/* ---- run_drop.c -------------------------------------------------------- */
+
+/* As root: makes the drop folder of the tree's processes that run as
+ * another user beside the notes file notes (MXPROF_RUN_DROP) and writes
+ * its path into drop. Returns 0, or -1 (drop "") when not root or when it
+ * cannot. */
+int run_drop_open(const char *notes, char *drop, size_t len);
+
+/* Copies the files of trace's descendants found in the drop folder drop
+ * beside trace (where run_tree.c merges them), and removes them there.
+ * A journal whose writer still runs stays. */
+void run_drop_gather(const char *drop, const char *trace);
+
+/* Removes the drop folder when empty, and empties drop. */
+void run_drop_close(char *drop);
 
 /* ---- run_tree.c -------------------------------------------------------- */
 

@@ -339,14 +339,14 @@ int cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run_env env[21];
+	struct run_env env[22]; /* the options, autostart, notes, drop */
 	size_t nenv = 0, i;
 	char lib[PATH_MAX];
 	int c, dump_sig = SIGUSR1, quiet = 0, autostart = 1, status, err = 0;
 	int fds[2];
 	unsigned long long top = 10, tmp;
 	double wait_s = 30;
-	char notes[PATH_MAX], moved[PATH_MAX];
+	char notes[PATH_MAX], moved[PATH_MAX], drop[PATH_MAX] = "";
 	struct run_wait w = {0};
 	static const int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
@@ -518,7 +518,7 @@ int cmd_run(int argc, char **argv)
 		default:
 			goto usage;
 		}
-		if (nenv >= sizeof(env) / sizeof(env[0]) - 1) {
+		if (nenv >= sizeof(env) / sizeof(env[0]) - 2) {
 			util_err("too many options");
 			goto usage;
 		}
@@ -548,10 +548,18 @@ int cmd_run(int argc, char **argv)
 		env[nenv].name = "MXPROF_RUN_NOTES";
 		env[nenv].value = notes;
 		nenv++;
+		/* As root, where a process that runs as another user writes
+		 * (run_drop.c). */
+		if (run_drop_open(notes, drop, sizeof(drop)) == 0) {
+			env[nenv].name = "MXPROF_RUN_DROP";
+			env[nenv].value = drop;
+			nenv++;
+		}
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		util_err("pipe: %s", strerror(errno));
 		run_tree_free(tree);
+		run_drop_close(drop);
 		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
@@ -586,6 +594,7 @@ int cmd_run(int argc, char **argv)
 		util_err("fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		run_tree_free(tree);
+		run_drop_close(drop);
 		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
@@ -631,6 +640,7 @@ int cmd_run(int argc, char **argv)
 		util_err("waitpid: %s", strerror(-c));
 		run_tree_free(tree);
 		run_wait_free(&w);
+		run_drop_close(drop);
 		run_summary_notes_close(notes);
 		return CLI_FAIL;
 	}
@@ -639,6 +649,7 @@ int cmd_run(int argc, char **argv)
 		util_err("%s: %s", argv[optind], strerror(err));
 		run_tree_free(tree);
 		run_wait_free(&w);
+		run_drop_close(drop);
 		run_summary_notes_close(notes);
 		return err == ENOENT ? 127 : 126;
 	}
@@ -651,6 +662,12 @@ int cmd_run(int argc, char **argv)
 		run_tree_moved(tree, moved);
 		pat = moved;
 	}
+	if (tree && drop[0]) {
+		char trace[PATH_MAX];
+		run_summary_expand(pat, 0, trace, sizeof(trace));
+		run_drop_gather(drop, trace);
+	}
+	run_drop_close(drop);
 	run_summary_notes_close(notes);
 	run_tree_after(tree, &w);
 	run_wait_free(&w);
