@@ -310,10 +310,11 @@ void dump_write_status(const struct coll_state *s)
 	abs_path(s->stats_path, stats_abs, sizeof(stats_abs));
 	int n = snprintf(line, sizeof(line),
 			 "output=%s\nstats=%s\nsignal=%d\ndumps=%llu\n"
-			 "taken=%d\nstacks=%llu\n",
+			 "taken=%d\nstacks=%llu\nrefused=%llu\n",
 			 out_abs, stats_abs, s->cfg.dump_signal,
 			 (unsigned long long)s->dumps_done,
-			 s->cfg.dump_signal_taken, stacks_written);
+			 s->cfg.dump_signal_taken, stacks_written,
+			 (unsigned long long)s->dumps_refused);
 
 	if (n > 0 && (size_t)n < sizeof(line)) {
 		out_write_small(path, line, (size_t)n);

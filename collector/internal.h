@@ -514,6 +514,8 @@ struct coll_state {
 	struct agg *before_reset;
 	struct stack_pends *pends; /* spans' stacks, made on the first */
 	uint64_t dumps_done;
+	/* Dumps asked for that flight mode's file limit refused. */
+	uint64_t dumps_refused;
 	uint64_t last_dump_ns;
 	int last_trace_err;
 	int last_stats_err;

@@ -286,6 +286,12 @@ int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
 	}
 	if (numbered && over_max(trigger, reason)) {
 		flight_pin(UINT64_MAX);
+		if (strcmp(trigger, "dump") == 0) {
+			/* mxprof dump waits for a file: the status says
+			 * there will be none. */
+			s->dumps_refused++;
+			dump_write_status(s);
+		}
 		return -ENOSPC;
 	}
 	flight_window(&s->flight_win, end, step_hi);

@@ -8,8 +8,9 @@
 #    than 1 MiB): whole segments go, and what is kept is a run of whole
 #    steps ending with the last, fewer than 1000, said in the metadata;
 #    the tables are still exact;
-#  - MXPROF_FLIGHT_MAX_DUMPS=2 and three dump signals (the first sent by
-#    mxprof dump, which prints the file's name) to a program that waits
+#  - MXPROF_FLIGHT_MAX_DUMPS=2 and three dump signals (the first and
+#    the last sent by mxprof dump, which prints the file's name, and past
+#    the most says in one line that none was written) to a program that waits
 #    on its standard input: two numbered files and one line; SIGTERM to
 #    it writes the window to the trace's own name;
 #  - MXPROF_TRIGGER=hang:1s on a program that stops making progress
@@ -118,7 +119,15 @@ mxprof_command
 expect_eq "dumps: mxprof dump names the file" "$WORK/dumps.dump.1.json" "$(cat dump1.txt)"
 kill -USR1 "$PID"
 wait_until -p "$PID" "the second dump" "[ -f dumps.dump.2.stats.txt ]"
-kill -USR1 "$PID"
+set +e
+"$MX" dump "$PID" >dump3.txt 2>dump3.err
+rc=$?
+set -e
+expect_eq "dumps: mxprof dump past the most: status" 1 "$rc"
+expect_eq "dumps: mxprof dump past the most: its line" \
+	"mxprof dump: process $PID wrote no file: flight mode's numbered files reached MXPROF_FLIGHT_MAX_DUMPS; its window is written when it ends" \
+	"$(cat dump3.err)"
+expect_eq "dumps: mxprof dump past the most: no path" "" "$(cat dump3.txt)"
 wait_until -p "$PID" "the line past the most" "grep -q MXPROF_FLIGHT_MAX_DUMPS dumps.err"
 finish dumps
 expect_eq "dumps: files" "dumps.dump.1.json dumps.dump.1.stats.txt dumps.dump.2.json dumps.dump.2.stats.txt" "$(numbered dumps)"

@@ -38,6 +38,7 @@ struct dp_status {
 	unsigned long long dumps, stacks;
 	int has_signal, has_dumps, has_stacks;
 	int taken; /* the program's own handler took this dump signal */
+	unsigned long long refused; /* dumps flight mode's limit refused */
 };
 
 /* Reads the status file. Returns 0, or a negative errno. */
@@ -70,6 +71,8 @@ static int dp_read(const char *path, struct dp_status *s)
 			s->has_signal = 1;
 		} else if (strncmp(line, "taken=", 6) == 0) {
 			s->taken = atoi(line + 6);
+		} else if (strncmp(line, "refused=", 8) == 0) {
+			s->refused = strtoull(line + 8, NULL, 10);
 		} else if (strncmp(line, "stacks=", 7) == 0) {
 			s->stacks = strtoull(line + 7, NULL, 10);
 			s->has_stacks = 1;
@@ -373,6 +376,14 @@ int cmd_dump(int argc, char **argv)
 		r = dp_read(spath, &now);
 		if (r == 0 && now.dumps > st.dumps) {
 			break;
+		}
+		if (r == 0 && now.refused > st.refused) {
+			util_err("process %d wrote no file: flight mode's "
+				 "numbered files reached "
+				 "MXPROF_FLIGHT_MAX_DUMPS; its window is "
+				 "written when it ends",
+				 (int)pid);
+			return CLI_FAIL;
 		}
 		if (r == 0 && now.signal <= 0 && now.taken > 0) {
 			/* The program took the signal before mxprof saw it:
