@@ -450,6 +450,18 @@ void hook_torch_attach(const struct hook_obj *def);
 void hook_torch_evaluate_function(void *engine, void *task, void *node,
 				  void *inputs, void *queue);
 
+/*
+ * The wrapper of at::_ops::detach::redispatch (the hidden return slot of
+ * the at::Tensor it returns, the dispatch key set, the tensor), which
+ * libtorch_cpu calls through its own PLT: an outer call with an inner
+ * one on the same tensor is the autograd kernel's, timed as the slice
+ * "detach" (section "autograd") that PyTorch's FUNCTION range of that
+ * name stands for; calls the real function (HOOK_ORIG_TORCH_DETACH) and
+ * returns ret. Any thread; close to hot (no lock, no allocation but the
+ * thread's block); an exception passes through it (no slice then).
+ */
+void *hook_torch_detach(void *ret, uint64_t keys, const void *tensor);
+
 /* ---- hints at exit (hook_hint.c) ---------------------------------------- */
 
 /* When no thread recorded anything: one line on stderr saying so, with
@@ -498,6 +510,7 @@ enum {
 	HOOK_ORIG_FORCED,      /* _Unwind_ForcedUnwind      */
 	HOOK_ORIG_BEGIN_CATCH, /* __cxa_begin_catch        */
 	HOOK_ORIG_TORCH_EVAL,  /* torch::autograd::Engine::evaluate_function */
+	HOOK_ORIG_TORCH_DETACH, /* at::_ops::detach::redispatch */
 	HOOK_ORIG_COUNT,
 };
 

@@ -24,8 +24,25 @@
  * wrapping the exported Engine::evaluate_function, which libtorch_cpu
  * calls through its PLT (hook_orig.c, HOOK_ORIG_TORCH_EVAL): the slice
  * covers that call, and takes its name from the node's range that opens
- * inside it. The other FUNCTION ranges PyTorch names without "aten::"
- * ("detach", inside aten::detach) are not shown.
+ * inside it.
+ *
+ * The one other FUNCTION range PyTorch names without "aten::" in a
+ * training loop is "detach", which the autograd kernel of aten::detach
+ * (VariableType::detach, a local function) opens around its call of the
+ * exported at::_ops::detach::redispatch. That call goes to the kernel of
+ * the next dispatch key, ADInplaceOrView's detach, which calls
+ * redispatch once more; libtorch_cpu makes both calls through its PLT
+ * (1.13: checked in Debian's build; 2.x: the same source, in the wheels
+ * when they call it through their PLT too, else nothing is shown). So
+ * the redispatch is wrapped (HOOK_ORIG_TORCH_DETACH), and an outer call
+ * with an inner one on the same tensor is the autograd kernel's: its
+ * slice "detach" (section "autograd") covers the outer call, nested in
+ * aten::detach as PyTorch nests it. A call with none inside (autograd
+ * kernel not run: inference mode, below autograd) gives no slice, nor
+ * does PyTorch's. The in-place detach_ kernel calls no redispatch, and
+ * no exported function of its own: "detach_" is not shown. Detach runs
+ * a few times a step, so the wrapper costs nothing measurable (every
+ * other operator is untouched).
  *
  * Each callback keeps a per-thread stack of open ranges (the range's
  * address, its name's string id, its start tick) and pushes one record
@@ -97,7 +114,7 @@ struct open_range {
 	uint8_t kind; /* enum range_kind */
 };
 
-enum range_kind { R_USER, R_NODE, R_ENGINE };
+enum range_kind { R_USER, R_NODE, R_ENGINE, R_DETACH };
 
 struct torch_thread {
 	int depth;
@@ -114,7 +131,7 @@ static struct tls_block me_block = TLS_BLOCK_INIT;
 
 static name_fn rf_name;
 static int on; /* the callbacks are registered */
-static uint32_t group_user, group_autograd;
+static uint32_t group_user, group_autograd, name_detach;
 static uint8_t cat_cpu_op;
 static const void *attached; /* the library's dynamic section, once */
 
@@ -326,6 +343,7 @@ void hook_torch_attach(const struct hook_obj *def)
 	rf_name = name;
 	group_user = strtab_intern("torch annotations");
 	group_autograd = strtab_intern("autograd");
+	name_detach = strtab_intern("detach");
 	cat_cpu_op = (uint8_t)cat_id("cpu_op");
 	add(callback((void *)start_user, (void *)end_range, SCOPE_USER));
 	add(callback((void *)start_node, (void *)end_range,
@@ -354,4 +372,34 @@ void hook_torch_evaluate_function(void *engine, void *task, void *node,
 	}
 	real(engine, task, node, inputs, queue);
 	close_range(node);
+}
+
+typedef void *(*redispatch_fn)(void *, uint64_t, const void *);
+
+void *hook_torch_detach(void *ret, uint64_t keys, const void *tensor)
+{
+	redispatch_fn real =
+		(redispatch_fn)hook_orig_get(HOOK_ORIG_TORCH_DETACH);
+	struct torch_thread *t =
+		__atomic_load_n(&on, __ATOMIC_ACQUIRE) ? self() : NULL;
+
+	if (!t) {
+		return real(ret, keys, tensor);
+	}
+	int d = t->depth - 1;
+
+	if (d >= 0 && d < STACK_MAX && t->stack[d].kind == R_DETACH &&
+	    t->stack[d].rf == tensor) {
+		/* The inner call: the outer one is the autograd kernel's. */
+		t->stack[d].name = name_detach;
+		return real(ret, keys, tensor);
+	}
+	d = t->depth++;
+	if (d < STACK_MAX) {
+		t->stack[d] = (struct open_range){
+			.rf = tensor, .kind = R_DETACH, .t0 = ticks_now()};
+	}
+	real(ret, keys, tensor);
+	close_range(tensor);
+	return ret;
 }
