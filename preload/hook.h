@@ -505,11 +505,11 @@ enum {
 	HOOK_ORIG_DLSYM,
 	HOOK_ORIG_DLVSYM,
 	HOOK_ORIG_DLCLOSE,
-	HOOK_ORIG_RAISE,       /* _Unwind_RaiseException    */
-	HOOK_ORIG_RETHROW,     /* _Unwind_Resume_or_Rethrow */
-	HOOK_ORIG_FORCED,      /* _Unwind_ForcedUnwind      */
-	HOOK_ORIG_BEGIN_CATCH, /* __cxa_begin_catch        */
-	HOOK_ORIG_TORCH_EVAL,  /* torch::autograd::Engine::evaluate_function */
+	HOOK_ORIG_RAISE,	/* _Unwind_RaiseException    */
+	HOOK_ORIG_RETHROW,	/* _Unwind_Resume_or_Rethrow */
+	HOOK_ORIG_FORCED,	/* _Unwind_ForcedUnwind      */
+	HOOK_ORIG_BEGIN_CATCH,	/* __cxa_begin_catch        */
+	HOOK_ORIG_TORCH_EVAL,	/* torch::autograd::Engine::evaluate_function */
 	HOOK_ORIG_TORCH_DETACH, /* at::_ops::detach::redispatch */
 	HOOK_ORIG_COUNT,
 };
