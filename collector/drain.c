@@ -212,21 +212,53 @@ void drain_tick_sources(uint64_t now)
 	}
 }
 
-/* A dump: the sources' buffers, a pass, the files. Owner not held. */
-int drain_dump(void)
+/* A dump: the sources' buffers, a pass, the files (of the steps of list
+ * steps only, when not NULL). Owner not held. */
+int drain_dump(const char *steps)
 {
 	drain_flush_sources();
 	coll_lock(&drain_owner);
 	int rc = -ESRCH;
 	if (S.agg && !drain_t.finished) {
 		drain_pass();
-		rc = dump_write(&S, ring_dropped());
+		rc = dump_write(&S, ring_dropped(), steps);
 	}
 	coll_unlock(&drain_owner);
 	return rc;
 }
 
-static char *tables_now(const struct request *r)
+/* The tables of the steps of list steps, picked from the journal
+ * (step_pick.c): no GPU sections, the metadata "steps" saying which were
+ * found. NULL with *err set when there are none or without memory. Owner
+ * held. */
+static char *tables_picked(struct table_opts o, const char *steps, int *err)
+{
+	char *s = NULL;
+
+	*err = -ENODATA;
+	if (dump_ensure_journal(&S) != 0 || S.journal_open <= 0) {
+		return NULL;
+	}
+	journal_flush(S.j);
+	struct step_pick *p = step_pick_open(steps, S.journal_path, err);
+	struct agg *a = p ? step_pick_agg(p, S.journal_path) : NULL;
+	const char **shown = p ? step_pick_meta(o.meta, p) : NULL;
+
+	if (a && shown) {
+		o.extra = NULL;
+		o.meta = shown;
+		s = table_format(a, &o);
+	}
+	if (p && !s) {
+		*err = -ENOMEM;
+	}
+	free(shown);
+	agg_destroy(a);
+	step_pick_close(p);
+	return s;
+}
+
+static char *tables_now(struct request *r)
 {
 	struct table_opts o = *r->o;
 	char *s = NULL;
@@ -240,32 +272,37 @@ static char *tables_now(const struct request *r)
 	o.extra = source_tables;
 	const char **pairs = meta_copy(NULL);
 	o.meta = pairs;
-	if (S.agg) {
+	if (r->steps) {
+		int err;
+
+		s = tables_picked(o, r->steps, &err);
+		r->rc = s ? 0 : err;
+	} else if (S.agg) {
 		s = table_format(S.agg, &o);
-		if (r->reset) {
-			/* dumps() counts from here; the files keep it all. */
-			if (!S.before_reset) {
-				S.before_reset = agg_create();
-			}
-			if (S.before_reset) {
-				agg_merge(S.before_reset, S.agg);
-			}
-			agg_reset(S.agg);
-			for (int i = 0; coll_sources[i]; i++) {
-				if (coll_sources[i]->reset) {
-					coll_sources[i]->reset();
-				}
-			}
-		}
 	} else {
 		struct agg *empty = agg_create();
 		s = empty ? table_format(empty, &o) : NULL;
 		agg_destroy(empty);
 	}
+	/* dumps() counts from here; the files keep it all. */
+	if (r->reset && S.agg && (s || !r->steps)) {
+		if (!S.before_reset) {
+			S.before_reset = agg_create();
+		}
+		if (S.before_reset) {
+			agg_merge(S.before_reset, S.agg);
+		}
+		agg_reset(S.agg);
+		for (int i = 0; coll_sources[i]; i++) {
+			if (coll_sources[i]->reset) {
+				coll_sources[i]->reset();
+			}
+		}
+	}
 	coll_unlock(&drain_owner);
 	free(pairs);
-	if (!s) {
-		errno = ENOMEM;
+	if (!s && r->rc == 0) {
+		r->rc = -ENOMEM;
 	}
 	return s;
 }
@@ -285,7 +322,7 @@ void drain_finish(int dump)
 			if (dump != COLL_FINISH_IF_RECORDED || S.journal_open ||
 			    S.cfg.continue_journal) {
 				uint64_t dropped = ring_dropped();
-				dump_write(&S, dropped);
+				dump_write(&S, dropped, NULL);
 				dump_say_cut(&S, dropped);
 			}
 		}
@@ -338,11 +375,11 @@ void drain_serve(struct request *r)
 		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
-		r->rc = drain_dump();
+		r->rc = drain_dump(r->steps);
 		break;
 	case REQ_DUMPS:
+		r->rc = 0;
 		r->text = tables_now(r);
-		r->rc = r->text ? 0 : -ENOMEM;
 		break;
 	case REQ_FINISH:
 		drain_finish(r->dump);

@@ -28,6 +28,7 @@ struct request {
 	int reset;		    /* REQ_DUMPS: reset the aggregates */
 	const struct table_opts *o; /* REQ_DUMPS                       */
 	char *text;		    /* REQ_DUMPS: the result           */
+	const char *steps;	    /* REQ_DUMP(S): only these steps, or NULL */
 	char *trace;		    /* REQ_EXEC: the trace path        */
 	size_t trace_len;
 	int rc;
@@ -92,7 +93,7 @@ void queue_start_pending(void);
 uint64_t drain_pass(void);
 void drain_flush_sources(void);
 void drain_tick_sources(uint64_t now);
-int drain_dump(void);
+int drain_dump(const char *steps);
 void drain_finish(int dump);
 void drain_serve(struct request *r);
 int drain_setup(const struct coll_config *cfg);

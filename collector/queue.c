@@ -214,7 +214,7 @@ static void *drain_main(void *arg)
 		if (__atomic_exchange_n(&drain_t.dump_req, 0,
 					__ATOMIC_ACQ_REL) ||
 		    periodic) {
-			drain_dump();
+			drain_dump(NULL);
 		}
 		if (now - last_tick < period_ns) {
 			continue;

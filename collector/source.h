@@ -347,6 +347,10 @@ struct coll_trace {
 	int pid;       /* the process's pid, the host events' "pid"  */
 	uint64_t base; /* CLOCK_MONOTONIC ns of ts 0                  */
 	const struct stack_tree *stacks; /* "stackFrames", NULL: none */
+	/* When set, coll_trace_write() leaves out an event (but metadata)
+	 * unless keep(keep_ctx, its ts - base) says to write it. */
+	int (*keep)(const void *keep_ctx, uint64_t ns);
+	const void *keep_ctx;
 };
 
 /* The "sf" of an event whose stack is stack id (stacks.c): its frame node
