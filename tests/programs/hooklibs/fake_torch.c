@@ -4,8 +4,10 @@
  * operator entry point (at::_ops::conv2d::call), at::addGlobalCallback
  * taking a RecordFunctionCallback by value (40 bytes: start, end, sampling
  * probability, 10 scope flags, 3 more flags), at::RecordFunction::name(),
- * and the autograd engine's exported evaluate_function, which the library
- * calls through its own PLT. A range runs the start callbacks registered
+ * the autograd engine's exported evaluate_function, which the library
+ * calls through its own PLT, and at::_ops::detach::redispatch, which
+ * detach's autograd kernel calls through the PLT inside its FUNCTION range
+ * "detach", and the next kernel (ADInplaceOrView's) calls again. A range runs the start callbacks registered
  * for its scope (start returns a std::unique_ptr through a hidden
  * pointer), its body, then the end callbacks, as PyTorch's RecordFunction
  * does. It lets the tests check the annotations and autograd rows, and a
@@ -41,6 +43,9 @@ unsigned long add_global_callback(struct callback cb) __asm__(
 const char *rf_name(const struct record_function *rf) __asm__(
 	"_ZNK2at14RecordFunction4nameEv");
 int conv2d_call(int x) __asm__("_ZN2at4_ops6conv2d4callEv");
+void *detach_redispatch(void *ret, unsigned long keys, const void *tensor)
+	__asm__("_ZN2at4_ops6detach10redispatchEN3c1014DispatchKeySetERKNS_"
+		"6TensorE");
 void evaluate_function(
 	void *engine, void *task, void *node, void *inputs,
 	void *queue) __asm__("_ZN5torch8autograd6Engine17evaluate_"
@@ -124,12 +129,40 @@ void fake_torch_close(void *rf)
 	end(rf);
 }
 
-/* A range of scope FUNCTION that is no operator ("detach"). */
-void fake_torch_detach(void)
+/* ADInplaceOrView's kernel: redispatches, through the PLT, to the
+ * backend's (keys 1). */
+__attribute__((noinline)) static void inplace_kernel(void *ret,
+						     unsigned long keys,
+						     const void *tensor)
+{
+	detach_redispatch(ret, keys - 1, tensor);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The kernel for keys: 2 stands for ADInplaceOrView's, 1 the backend's. */
+void *detach_redispatch(void *ret, unsigned long keys, const void *tensor)
+{
+	if (keys > 1) {
+		inplace_kernel(ret, keys, tensor);
+	}
+	return ret;
+}
+
+/* detach: with autograd, its kernel's range of scope FUNCTION "detach"
+ * around the redispatch; without (inference mode), ADInplaceOrView's
+ * kernel alone. */
+void fake_torch_detach(int autograd)
 {
 	struct record_function rf = {"detach", FUNCTION};
+	static const int tensor = 1;
+	void *ret[1];
 
+	if (!autograd) {
+		detach_redispatch(ret, 1, &tensor);
+		return;
+	}
 	begin(&rf);
+	detach_redispatch(ret, 2, &tensor);
 	end(&rf);
 }
 
