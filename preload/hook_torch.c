@@ -26,23 +26,37 @@
  * covers that call, and takes its name from the node's range that opens
  * inside it.
  *
- * The one other FUNCTION range PyTorch names without "aten::" in a
- * training loop is "detach", which the autograd kernel of aten::detach
- * (VariableType::detach, a local function) opens around its call of the
- * exported at::_ops::detach::redispatch. That call goes to the kernel of
- * the next dispatch key, ADInplaceOrView's detach, which calls
- * redispatch once more; libtorch_cpu makes both calls through its PLT
- * (1.13: checked in Debian's build; 2.x: the same source, in the wheels
- * when they call it through their PLT too, else nothing is shown). So
- * the redispatch is wrapped (HOOK_ORIG_TORCH_DETACH), and an outer call
- * with an inner one on the same tensor is the autograd kernel's: its
- * slice "detach" (section "autograd") covers the outer call, nested in
- * aten::detach as PyTorch nests it. A call with none inside (autograd
- * kernel not run: inference mode, below autograd) gives no slice, nor
- * does PyTorch's. The in-place detach_ kernel calls no redispatch, and
- * no exported function of its own: "detach_" is not shown. Detach runs
- * a few times a step, so the wrapper costs nothing measurable (every
- * other operator is untouched).
+ * The other FUNCTION ranges PyTorch names without "aten::" in a training
+ * loop are "detach" and "detach_", each opened by the autograd kernel of
+ * its operator (VariableType::detach and ::detach_, local functions):
+ *
+ *   detach   around the kernel's call of the exported
+ *            at::_ops::detach::redispatch, which reaches the next
+ *            dispatch key's kernel (ADInplaceOrView's), which calls it
+ *            once more. The redispatch is wrapped
+ *            (HOOK_ORIG_TORCH_DETACH): an outer call with an inner one on
+ *            the same tensor is the autograd kernel's, the slice
+ *            "detach"; a call with none inside (the autograd kernel not
+ *            run: inference mode, below autograd) gives none, nor does
+ *            PyTorch.
+ *   detach_  around the kernel's call of the exported
+ *            torch::autograd::impl::materialize_autograd_meta, which
+ *            autograd also calls for any tensor that starts needing its
+ *            data. It is wrapped (HOOK_ORIG_TORCH_META): a call made
+ *            while aten::detach_ is the innermost hooked call
+ *            (hook_rt_innermost()) is the slice "detach_"; the others
+ *            pass through with a few loads.
+ *
+ * libtorch_cpu makes these calls through its own PLT: checked in
+ * Debian's 1.13 (objdump: the kernels' calls between RecordFunction's
+ * constructor and destructor); 2.0 to 2.11 have the same kernels, and a
+ * build that calls them directly shows neither row, as before. The
+ * slices are of section "autograd", cover the calls wrapped and nest in
+ * aten::detach and aten::detach_ as PyTorch's ranges do: counts and
+ * nesting are PyTorch's, and the few hundred nanoseconds of the ranges
+ * outside the calls are the operators' self time. Detach runs a few
+ * times a step and the other once an output, and no operator is
+ * touched, so the wrappers cost nothing measurable.
  *
  * Each callback keeps a per-thread stack of open ranges (the range's
  * address, its name's string id, its start tick) and pushes one record
@@ -131,7 +145,9 @@ static struct tls_block me_block = TLS_BLOCK_INIT;
 
 static name_fn rf_name;
 static int on; /* the callbacks are registered */
-static uint32_t group_user, group_autograd, name_detach;
+static uint32_t group_user, group_autograd, name_detach, name_detach_;
+/* at::_ops::detach_::call in the library attached, or 0. */
+static uintptr_t detach__call;
 static uint8_t cat_cpu_op;
 static const void *attached; /* the library's dynamic section, once */
 
@@ -344,6 +360,9 @@ void hook_torch_attach(const struct hook_obj *def)
 	group_user = strtab_intern("torch annotations");
 	group_autograd = strtab_intern("autograd");
 	name_detach = strtab_intern("detach");
+	name_detach_ = strtab_intern("detach_");
+	detach__call = (uintptr_t)hook_elf_lookup(
+		def->base, &d, "_ZN2at4_ops7detach_4callERNS_6TensorE", NULL);
 	cat_cpu_op = (uint8_t)cat_id("cpu_op");
 	add(callback((void *)start_user, (void *)end_range, SCOPE_USER));
 	add(callback((void *)start_node, (void *)end_range,
@@ -402,4 +421,33 @@ void *hook_torch_detach(void *ret, uint64_t keys, const void *tensor)
 	real(ret, keys, tensor);
 	close_range(tensor);
 	return ret;
+}
+
+typedef void *(*meta_fn)(const void *);
+
+void *hook_torch_meta(const void *tensor)
+{
+	meta_fn real = (meta_fn)hook_orig_get(HOOK_ORIG_TORCH_META);
+
+	if (!__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !coll_active()) {
+		return real(tensor);
+	}
+	int i = hook_rt_innermost();
+
+	if (i < 0 || !detach__call ||
+	    (uintptr_t)__atomic_load_n(&hook_table_real[i], __ATOMIC_RELAXED) !=
+		    detach__call) {
+		return real(tensor);
+	}
+	uint64_t t0 = ticks_now();
+	void *meta = real(tensor);
+	struct coll_rec r = {.t0 = t0,
+			     .t1 = ticks_now(),
+			     .name = name_detach_,
+			     .group = group_autograd,
+			     .kind = COLL_SPAN,
+			     .cat = cat_cpu_op};
+
+	ring_push(&r);
+	return meta;
 }

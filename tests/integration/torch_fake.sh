@@ -10,8 +10,10 @@
 #    is never seen is dropped when the range around it ends; detach's
 #    FUNCTION-scope range is a slice "detach" (section autograd) where
 #    the autograd kernel's redispatch (through the PLT) holds the next
-#    kernel's (2 of 3 calls), not where only the next kernel runs;
-#    nothing on stderr.
+#    kernel's (2 of 3 calls), not where only the next kernel runs; and
+#    "detach_" where aten::detach_'s autograd kernel calls
+#    materialize_autograd_meta (through the PLT; 2 of 3 calls), inside
+#    aten::detach_, not for conv2d's calls of it; nothing on stderr.
 #  - releases 9.9 and 3.0: the operators only (no detach slice), and
 #    one line on stderr.
 . "$ROOT/tests/integration/lib.sh"
@@ -65,6 +67,10 @@ assert len(named("Optimizer.step#SGD.step", "user_annotation",
 assert len(named("outer", "user_annotation", "torch annotations")) == 1
 assert not [e for e in ev if e["name"] == "leaked"]
 assert len(named("detach", "cpu_op", "autograd")) == 2
+ops = [e for e in ev if e["name"] == "aten::detach_"]
+inplace = named("detach_", "cpu_op", "autograd")
+assert len(ops) == 3 and len(inplace) == 2, (ops, inplace)
+assert all(any(inside(e, o) for o in ops) for e in inplace)
 pre = "autograd::engine::evaluate_function: "
 for node in ("AddmmBackward0", "torch::autograd::AccumulateGrad"):
     eng = named(pre + node, "cpu_op", "autograd")
@@ -91,6 +97,6 @@ for d in r99:libtorch_cpu.so.9.9:9.9 torch30/lib:libtorch_cpu.so:3.0; do
 		"$(cat $dir/err.txt)"
 	! grep -q '^torch annotations$\|^autograd$' $dir/profile.stats.txt ||
 		fail "$dir: annotations of an unknown release"
-	! grep -q '"detach"' $dir/profile.json ||
+	! grep -q '"detach_\{0,1\}"' $dir/profile.json ||
 		fail "$dir: a detach slice of an unknown release"
 done

@@ -15,8 +15,9 @@
 #      mxprof.
 #  (b) a CNN with BatchNorm, dropout, a mean loss and Adam: every aten::
 #      row's count equals key_averages', in the tables written at exit
-#      and in `mxprof report` of the trace, and so is detach's (the autograd
-#      kernel's range inside aten::detach); the rows PyTorch folds into a
+#      and in `mxprof report` of the trace, and so are detach's and
+#      detach_'s (the autograd kernels' ranges inside aten::detach and
+#      aten::detach_); the rows PyTorch folds into a
 #      parent of the same name (aten::div_ calling aten::div_, aten::mean
 #      calling aten::mean) have the counts its folding rule gives.
 . "$ROOT/tests/integration/lib.sh"
@@ -130,12 +131,13 @@ rm -f profile.json profile.stats.txt
 MXPROF_AUTOSTART=1 LD_PRELOAD="$PRELOAD" "$PY" "$LOOP" cnn >mx.txt 2>mx.err
 cat mx.err
 diff plain.txt mx.txt || fail "the printed loss differs under mxprof (cnn)"
-grep '^count \(aten::\|detach \)' prof.txt |
+grep '^count \(aten::\|detach \|detach_ \)' prof.txt |
 	sed 's/^count //; s/ \([0-9]*\)$/\t\1/' | sort >want.txt
 grep -qxF 'detach	12' want.txt || fail "key_averages() has no row 'detach 12'"
+grep -qxF 'detach_	7' want.txt || fail "key_averages() has no row 'detach_ 7'"
 "$MX" report profile.json >report.txt
 for f in profile.stats.txt report.txt; do
-	rows $f | grep '^\(aten::\|detach	\)' >got.txt
+	rows $f | grep '^\(aten::\|detach	\|detach_	\)' >got.txt
 	# The rows PyTorch folds are counted exactly here, not against
 	# PyTorch's own figures, which vary from run to run: it nests events
 	# by microseconds, so a child that ends within the same microsecond
@@ -152,4 +154,4 @@ for f in profile.stats.txt report.txt; do
 		grep -qxF "$r" got.txt || fail "$f: no row '$r'"
 	done
 done
-echo "ok: $(wc -l <want.txt) operators and detach, counts equal to key_averages()"
+echo "ok: $(wc -l <want.txt) operators, detach and detach_, counts equal to key_averages()"
