@@ -76,11 +76,15 @@ table() {
 	awk -v n="$2" 'index($0, n " ") == 1 { print $(NF - 6); exit }' "$1"
 }
 expect_eq "my_block, whole run" 12 "$(table all.txt my_block)"
-expect_eq "optimizer, whole run" 12 "$(table all.txt Optimizer.step#SGD.step)"
+expect_eq "optimizer, whole run" 12 \
+	"$(table all.txt Optimizer.step#SGD.step)"
 expect_eq "my_block, steps 3-5" 3 "$(table picked.txt my_block)"
-expect_eq "optimizer, steps 3-5" 3 "$(table picked.txt Optimizer.step#SGD.step)"
-expect_eq "steps, steps 3-5" 3 "$(awk '$1 == "mean" { print $2; exit }' picked.txt)"
-grep -q '^steps *3-5$' picked.txt || fail "dumps(steps=): no metadata steps 3-5"
+expect_eq "optimizer, steps 3-5" 3 \
+	"$(table picked.txt Optimizer.step#SGD.step)"
+expect_eq "steps, steps 3-5" 3 \
+	"$(awk '$1 == "mean" { print $2; exit }' picked.txt)"
+grep -q '^steps *3-5$' picked.txt ||
+	fail "dumps(steps=): no metadata steps 3-5"
 expect_eq "my_block, dump(steps=)'s tables" 3 \
 	"$(table picked.stats.txt my_block)"
 
@@ -90,14 +94,15 @@ d = json.load(open(sys.argv[1]))
 ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
 st = sorted((e for e in ev if e["name"].startswith("ProfilerStep#")),
             key=lambda e: e["ts"])
-assert [e["name"] for e in st] == ["ProfilerStep#%d" % n for n in (3, 4, 5)], \
-    [e["name"] for e in st]
+names = [e["name"] for e in st]
+assert names == ["ProfilerStep#%d" % n for n in (3, 4, 5)], names
 assert d.get("steps") == "3-5", d.get("steps")
 c = collections.Counter(e["name"] for e in ev)
 assert c["my_block"] == 3 and c["Optimizer.step#SGD.step"] == 3, c
 # Every event kept began inside one of the steps kept.
 for e in d["traceEvents"]:
-    if e.get("ph") != "M" and "ts" in e and not e["name"].startswith("ProfilerStep#"):
+    if (e.get("ph") != "M" and "ts" in e and
+            not e["name"].startswith("ProfilerStep#")):
         assert any(s["ts"] <= e["ts"] < s["ts"] + s["dur"] for s in st), e
 print("ok: dump(steps='3-5'): ProfilerStep#3..5 and what began inside them")
 PYEOF
