@@ -463,6 +463,9 @@ static void on_recs(void *ctx, int tid, const struct coll_rec *r, size_t n)
 			sf = stack_tree_leaf(w->stacks,
 					     stack_pends_rec(w->pends, tid, r));
 		}
+		if (w->meta->steps && !step_pick_keep(w->meta->steps, r)) {
+			continue;
+		}
 		switch (r->kind) {
 		case COLL_SPAN:
 		case COLL_FRAME:
@@ -584,6 +587,10 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	w.noname.qn = 2;
 	w.t.pid = m->pid;
 	w.t.base = clock_base_mono_ns();
+	if (m->steps) {
+		w.t.keep = step_pick_keep_ns;
+		w.t.keep_ctx = m->steps;
+	}
 	snprintf(w.pid, sizeof(w.pid), "%d", m->pid);
 	rc = out_open(o, out_path, 1);
 	if (rc < 0) {

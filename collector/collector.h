@@ -85,21 +85,24 @@
  *                                     section
  *   table.c                           agg.c, strtab.c, cells.c,
  *                                     table_rows.c, table_steps.c, out.c
+ *   step_pick.c                       journal.c, agg.c, stacks.c,
+ *                                     strtab.c, steps.c: some steps of
+ *                                     a recorded run, picked after it
  *   chrome.c                          journal.c, stacks.c, callstack.c,
- *                                     out.c, cat.c
+ *                                     out.c, cat.c, step_pick.c
  *   trace_event.c                     chrome.c, out.c: a source's events
  *                                     (struct coll_event) in the trace
  *   writer.c                          chrome.c, table.c: the formats
  *   recover.c                         journal.c, agg.c, writer.c
  *   dump.c                            writer.c, meta.c, journal.c,
  *                                     threads.c, ring.c, sweep.c, source.c,
- *                                     agg.c, flight.c
+ *                                     agg.c, flight.c, step_pick.c
  *   trigger.c                         dump.c, flight.c, meta.c, paths.c:
  *                                     flight mode's triggers and their
  *                                     numbered files
  *   drain.c                           dump.c, recover.c, ring.c, agg.c,
  *                                     stacks.c, meta.c, source.c, steps.c,
- *                                     flight.c, trigger.c
+ *                                     flight.c, trigger.c, step_pick.c
  *   queue.c                           drain.c, dump.c, ring.c, out_pipe.c
  *   control.c                         queue.c, drain.c, table.c
  *   endings.c                         control.c, queue.c, drain.c,

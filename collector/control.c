@@ -86,7 +86,12 @@ int coll_live_here(void)
 
 int coll_dump(void)
 {
-	struct request r = {.type = REQ_DUMP};
+	return coll_dump_steps(NULL);
+}
+
+int coll_dump_steps(const char *steps)
+{
+	struct request r = {.type = REQ_DUMP, .steps = steps};
 
 	coll_lock(&drain_owner);
 	int live = drain_t.started && !drain_t.finished;
@@ -113,8 +118,15 @@ int coll_flush(void)
 char *coll_dumps(int reset, const char *format, const char *sort_by,
 		 int ascending, unsigned top)
 {
+	return coll_dumps_steps(reset, format, sort_by, ascending, top, NULL);
+}
+
+char *coll_dumps_steps(int reset, const char *format, const char *sort_by,
+		       int ascending, unsigned top, const char *steps)
+{
 	struct table_opts o = {.ascending = ascending, .top = top};
-	struct request r = {.type = REQ_DUMPS, .reset = reset, .o = &o};
+	struct request r = {
+		.type = REQ_DUMPS, .reset = reset, .o = &o, .steps = steps};
 
 	if (table_parse_opts(&o, format, sort_by) < 0) {
 		errno = EINVAL;
@@ -122,7 +134,7 @@ char *coll_dumps(int reset, const char *format, const char *sort_by,
 	}
 	queue_request(&r);
 	if (!r.text) {
-		errno = ENOMEM;
+		errno = r.rc < 0 ? -r.rc : ENOMEM;
 	}
 	return r.text;
 }

@@ -90,6 +90,15 @@ void coll_set_dump_period(double seconds);
 int coll_dump(void);
 
 /*
+ * coll_dump(), the trace and tables holding only the steps of list steps
+ * (NULL: all), picked from the journal as `mxprof report --steps` picks
+ * them from a trace (step_pick.c). Returns also -EINVAL for a list that
+ * is not coll_steps_parse_list()'s and -ENODATA when none of its steps
+ * was recorded, both with nothing written.
+ */
+int coll_dump_steps(const char *steps);
+
+/*
  * Wakes the drain thread to dump. Async-signal-safe: it sets a flag and
  * wakes a futex. Returns nothing; nothing here can fail.
  */
@@ -214,6 +223,13 @@ void coll_fork_child(const char *output);
  */
 char *coll_dumps(int reset, const char *format, const char *sort_by,
 		 int ascending, unsigned top);
+
+/* coll_dumps() of the steps of list steps only (NULL: all), as
+ * coll_dump_steps() picks them: the journal's sections, no GPU ones.
+ * errno EINVAL also for a bad list, ENODATA when none of its steps was
+ * recorded. */
+char *coll_dumps_steps(int reset, const char *format, const char *sort_by,
+		       int ascending, unsigned top, const char *steps);
 
 /* ---- steps and step windows (steps.c) ---------------------------------- */
 

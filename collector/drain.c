@@ -266,11 +266,13 @@ void drain_tick_sources(uint64_t now)
 	sources_call(2, NULL, now);
 }
 
-/* A dump: the sources' buffers, a pass, the files. In flight mode, the
- * trigger trigger (NULL: none is due) with reason, its hook first (the
- * stacks it adds are drained with the rest). signal: the dump signal
- * asked for it. Owner not held. */
-static int dump_or_trigger(const char *trigger, const char *reason, int signal)
+/* A dump: the sources' buffers, a pass, the files (of the steps of list
+ * steps only, when not NULL). In flight mode, the trigger trigger (NULL:
+ * none is due) with reason, its hook first (the stacks it adds are
+ * drained with the rest). signal: the dump signal asked for it. Owner
+ * not held. */
+static int dump_or_trigger(const char *trigger, const char *reason, int signal,
+			   const char *steps)
 {
 	if (trigger) {
 		char output[sizeof(S.cfg.output)];
@@ -294,16 +296,19 @@ static int dump_or_trigger(const char *trigger, const char *reason, int signal)
 		}
 		rc = trigger ? trigger_write(&S, ring_dropped(), trigger,
 					     reason, 1)
-			     : dump_write(&S, ring_dropped());
+			     : dump_write(&S, ring_dropped(), steps);
 	}
 	coll_unlock(&drain_owner);
 	return rc;
 }
 
-int drain_dump(int signal, const char *reason)
+int drain_dump(int signal, const char *reason, const char *steps)
 {
+	if (steps && S.cfg.flight_mode) {
+		return -ENOTSUP; /* the window holds the last steps only */
+	}
 	return dump_or_trigger(S.cfg.flight_mode ? "dump" : NULL, reason,
-			       signal);
+			       signal, steps);
 }
 
 void drain_triggers(void)
@@ -319,7 +324,7 @@ void drain_triggers(void)
 				     : "";
 	coll_unlock(&drain_owner);
 	if (t) {
-		dump_or_trigger(t, reason, 0);
+		dump_or_trigger(t, reason, 0, NULL);
 	}
 }
 
@@ -328,7 +333,42 @@ int drain_owed(void)
 	return S.cfg.dump_owed && S.image_records > 0;
 }
 
-static char *tables_now(const struct request *r)
+/* The tables of the steps of list steps, picked from the journal
+ * (step_pick.c): no GPU sections, the metadata "steps" saying which were
+ * found. NULL with *err set when there are none or without memory. Owner
+ * held. */
+static char *tables_picked(struct table_opts o, const char *steps, int *err)
+{
+	char *s = NULL;
+
+	*err = -ENODATA;
+	if (S.cfg.flight_mode) {
+		*err = -ENOTSUP; /* the window holds the last steps only */
+		return NULL;
+	}
+	if (dump_ensure_journal(&S) != 0 || S.journal_open <= 0) {
+		return NULL;
+	}
+	journal_flush(S.j);
+	struct step_pick *p = step_pick_open(steps, S.journal_path, err);
+	struct agg *a = p ? step_pick_agg(p, S.journal_path) : NULL;
+	const char **shown = p ? step_pick_meta(o.meta, p) : NULL;
+
+	if (a && shown) {
+		o.extra = NULL;
+		o.meta = shown;
+		s = table_format(a, &o);
+	}
+	if (p && !s) {
+		*err = -ENOMEM;
+	}
+	free(shown);
+	agg_destroy(a);
+	step_pick_close(p);
+	return s;
+}
+
+static char *tables_now(struct request *r)
 {
 	struct table_opts o = *r->o;
 	char *s = NULL;
@@ -342,32 +382,37 @@ static char *tables_now(const struct request *r)
 	o.extra = source_tables;
 	const char **pairs = meta_copy(NULL);
 	o.meta = pairs;
-	if (S.agg) {
+	if (r->steps) {
+		int err;
+
+		s = tables_picked(o, r->steps, &err);
+		r->rc = s ? 0 : err;
+	} else if (S.agg) {
 		s = table_format(S.agg, &o);
-		if (r->reset) {
-			/* dumps() counts from here; the files keep it all. */
-			if (!S.before_reset) {
-				S.before_reset = agg_create();
-			}
-			if (S.before_reset) {
-				agg_merge(S.before_reset, S.agg);
-			}
-			agg_reset(S.agg);
-			for (int i = 0; coll_sources[i]; i++) {
-				if (coll_sources[i]->reset) {
-					coll_sources[i]->reset();
-				}
-			}
-		}
 	} else {
 		struct agg *empty = agg_create();
 		s = empty ? table_format(empty, &o) : NULL;
 		agg_destroy(empty);
 	}
+	/* dumps() counts from here; the files keep it all. */
+	if (r->reset && S.agg && (s || !r->steps)) {
+		if (!S.before_reset) {
+			S.before_reset = agg_create();
+		}
+		if (S.before_reset) {
+			agg_merge(S.before_reset, S.agg);
+		}
+		agg_reset(S.agg);
+		for (int i = 0; coll_sources[i]; i++) {
+			if (coll_sources[i]->reset) {
+				coll_sources[i]->reset();
+			}
+		}
+	}
 	coll_unlock(&drain_owner);
 	free(pairs);
-	if (!s) {
-		errno = ENOMEM;
+	if (!s && r->rc == 0) {
+		r->rc = -ENOMEM;
 	}
 	return s;
 }
@@ -392,7 +437,7 @@ void drain_finish(int dump)
 					trigger_write(&S, dropped, "end",
 						      "the program ended", 0);
 				} else {
-					dump_write(&S, dropped);
+					dump_write(&S, dropped, NULL);
 				}
 				dump_say_cut(&S, dropped);
 			}
@@ -451,11 +496,12 @@ void drain_serve(struct request *r)
 		coll_unlock(&drain_owner);
 		break;
 	case REQ_DUMP:
-		r->rc = drain_dump(0, "the program called mxprof_dump()");
+		r->rc = drain_dump(0, "the program called mxprof_dump()",
+				   r->steps);
 		break;
 	case REQ_DUMPS:
+		r->rc = 0;
 		r->text = tables_now(r);
-		r->rc = r->text ? 0 : -ENOMEM;
 		break;
 	case REQ_FINISH:
 		drain_finish(r->dump);

@@ -28,6 +28,7 @@ struct request {
 	int reset;		    /* REQ_DUMPS: reset the aggregates */
 	const struct table_opts *o; /* REQ_DUMPS                       */
 	char *text;		    /* REQ_DUMPS: the result           */
+	const char *steps;	    /* REQ_DUMP(S): only these steps, or NULL */
 	char *trace;		    /* REQ_EXEC: the trace path        */
 	size_t trace_len;
 	int rc;
@@ -95,7 +96,7 @@ void queue_start_pending(void);
 uint64_t drain_pass(void);
 void drain_flush_sources(void);
 void drain_tick_sources(uint64_t now);
-int drain_dump(int signal, const char *reason);
+int drain_dump(int signal, const char *reason, const char *steps);
 int drain_owed(void);
 /* In flight mode: fires the trigger that is due (trigger.c), if any, its
  * hook first, then a pass and the window's file. Owner not held; on the

@@ -442,15 +442,44 @@ static int disk_fallback(struct coll_state *s)
 	return 0;
 }
 
-int dump_write(struct coll_state *s, uint64_t dropped)
+/* dump_write() for some steps: the journal's path and the pick made. */
+static int picked(struct coll_state *s, const char *steps, char *jsrc,
+		  size_t len, struct step_pick **pick)
+{
+	int err = 0;
+
+	*pick = NULL;
+	if (!steps) {
+		return 0;
+	}
+	if (dump_ensure_journal(s) != 0 || s->journal_open <= 0) {
+		return -ENODATA; /* nothing recorded */
+	}
+	journal_flush(s->j);
+	*pick = step_pick_open(steps, dump_journal_source(s, jsrc, len), &err);
+	return err;
+}
+
+int dump_write(struct coll_state *s, uint64_t dropped, const char *steps)
 {
 	char jsrc[64];
 	static const struct table_opts with_sources = {.extra = source_tables};
 	char host[256] = "", comm[64], cmdline[1024];
 	int rc_trace = 0, rc_stats = 0;
 	int cut = 0;
+	struct step_pick *pick = NULL;
+	int rc_pick = picked(s, steps, jsrc, sizeof(jsrc), &pick);
+
+	if (rc_pick < 0) {
+		return rc_pick;
+	}
 	const char **json = NULL;
 	const char **pairs = meta_copy(&json);
+	const char **shown = pairs;
+
+	if (pick && !(shown = step_pick_meta(pairs, pick))) {
+		shown = pairs;
+	}
 
 	if (s->journal_open > 0) {
 		output_folder_check(s);
@@ -488,9 +517,10 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 					.truncated = s->j->truncated || cut,
 					.clock = clock_source(),
 					.sources = coll_sources,
-					.meta = pairs,
+					.meta = shown,
 					.meta_json = json,
-					.written = &last_written};
+					.written = &last_written,
+					.steps = pick};
 		rc_trace = writers_trace(
 			dump_journal_source(s, jsrc, sizeof(jsrc)),
 			s->cfg.output, &m);
@@ -528,21 +558,38 @@ int dump_write(struct coll_state *s, uint64_t dropped)
 	}
 
 	struct table_opts with_meta = with_sources;
-	with_meta.meta = pairs;
+	with_meta.meta = shown;
 	/* After dumps(reset), the whole run: what it took out, and since. */
 	struct agg *whole = s->agg, *merged = NULL;
-	if (s->before_reset && (merged = agg_create()) &&
-	    agg_merge(merged, s->before_reset) == 0 &&
-	    agg_merge(merged, s->agg) == 0) {
+	if (pick) {
+		/* The journal's records of the steps picked: no GPU
+		 * sections, which the journal does not hold. */
+		with_meta.extra = NULL;
+		if (!(merged = step_pick_agg(
+			      pick,
+			      dump_journal_source(s, jsrc, sizeof(jsrc))))) {
+			rc_stats = -ENOMEM;
+		}
+		whole = merged;
+	} else if (s->before_reset && (merged = agg_create()) &&
+		   agg_merge(merged, s->before_reset) == 0 &&
+		   agg_merge(merged, s->agg) == 0) {
 		whole = merged;
 	}
 	with_meta.whole_run = 1;
-	rc_stats = writers_tables(whole, dropped, &with_meta, s->stats_path);
-	if (no_space(rc_stats) && disk_fallback(s) == 0) {
+	if (whole) {
+		rc_stats = writers_tables(whole, dropped, &with_meta,
+					  s->stats_path);
+	}
+	if (whole && no_space(rc_stats) && disk_fallback(s) == 0) {
 		rc_stats = writers_tables(whole, dropped, &with_meta,
 					  s->stats_path);
 	}
 	agg_destroy(merged);
+	step_pick_close(pick);
+	if (shown != pairs) {
+		free(shown);
+	}
 	free(pairs);
 	free(json);
 	if (rc_stats < 0 && rc_stats != s->last_stats_err) {

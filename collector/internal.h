@@ -295,6 +295,33 @@ void steps_drain_rec(struct coll_rec *r, uint64_t first);
 /* steps.c: a forked child forgets the parent's threads and steps. */
 void steps_fork_child(void);
 
+/*
+ * step_pick.c: some steps of a recorded run, picked from its journal as
+ * `mxprof report --steps LIST` picks them from a trace. open: parses
+ * list (coll_steps_parse_list) and finds the listed steps' records in
+ * journal; returns the pick, or NULL with *err -EINVAL (a bad list),
+ * -ENODATA (none of the steps is in the journal, or journal is NULL),
+ * -ENOMEM or a reading error. keep: whether record r of the journal
+ * (its ids, ns) is kept; keep_ns: whether an event that began at ns
+ * (the journal's time) is. held: the steps found ("3-5,9"). agg: the
+ * kept records' aggregates, with this process's string ids and their
+ * call sites (NULL without memory or on a reading error). close frees
+ * (NULL accepted). Owner held; allocates.
+ */
+struct step_pick;
+struct step_pick *step_pick_open(const char *list, const char *journal,
+				 int *err);
+int step_pick_keep(const struct step_pick *p, const struct coll_rec *r);
+int step_pick_keep_ns(const void *pick, uint64_t ns);
+const char *step_pick_held(const struct step_pick *p);
+/* The metadata pairs (key, value, ..., NULL; NULL for none) with "steps"
+ * set to the steps p found, added when absent: a malloc'ed array of the
+ * same pointers, to free(); NULL without memory. */
+const char **step_pick_meta(const char *const *pairs,
+			    const struct step_pick *p);
+struct agg *step_pick_agg(struct step_pick *p, const char *journal);
+void step_pick_close(struct step_pick *p);
+
 /* cat.c: held across fork(). */
 void cat_fork_prepare(void);
 void cat_fork_parent(void);
@@ -454,6 +481,9 @@ struct writer_meta {
 	/* Where to say what was written, or NULL: the JSON's size before
 	 * gzip, and whether the trace has stacks. */
 	struct writer_written *written;
+	/* Only the records and events of these steps (step_pick.c), or
+	 * NULL for all. */
+	const struct step_pick *steps;
 };
 struct writer_written {
 	uint64_t json_bytes;
@@ -536,13 +566,16 @@ struct coll_state {
 /* dump.c, on the state s that drain.c passes in, owner held.
  * ensure_journal: creates the journal on first use (with the $TMPDIR
  * fallback); returns 0 or a negative errno. write: the trace, the tables
- * and the status file; returns 0 or the first error. */
+ * and the status file, of the steps of list steps only when it is not
+ * NULL (step_pick.c: -EINVAL for a bad list and -ENODATA when none of
+ * them was recorded, both with nothing written); returns 0 or the first
+ * error. */
 int dump_ensure_journal(struct coll_state *s);
 /* Notes the file now at s->cfg.output, before this process writes there:
  * a trace another process writes there later is not replaced. Owner
  * held, or before the drain thread starts. */
 void dump_note_output(struct coll_state *s);
-int dump_write(struct coll_state *s, uint64_t dropped);
+int dump_write(struct coll_state *s, uint64_t dropped, const char *steps);
 /* One line at exit when the timeline lost slices to full buffers or was
  * cut at MXPROF_MAX_TRACE_MB, naming the setting to change. Owner held. */
 void dump_say_cut(const struct coll_state *s, uint64_t dropped);

@@ -230,7 +230,8 @@ static void *drain_main(void *arg)
 		int asked = __atomic_exchange_n(&drain_t.dump_req, 0,
 						__ATOMIC_ACQ_REL);
 		if (asked || periodic || owed) {
-			drain_dump(asked, "the dump signal (mxprof dump)");
+			drain_dump(asked, "the dump signal (mxprof dump)",
+				   NULL);
 		}
 		drain_triggers();
 		if (now - last_tick < period_ns) {

@@ -348,6 +348,10 @@ struct coll_trace {
 	uint64_t base; /* CLOCK_MONOTONIC ns of ts 0                  */
 	const struct stack_tree *stacks; /* "stackFrames", NULL: none */
 	const char *path; /* the trace's path, as it will be named  */
+	/* When set, coll_trace_write() leaves out an event (but metadata)
+	 * unless keep(keep_ctx, its ts - base) says to write it. */
+	int (*keep)(const void *keep_ctx, uint64_t ns);
+	const void *keep_ctx;
 };
 
 /* The "sf" of an event whose stack is stack id (stacks.c): its frame node

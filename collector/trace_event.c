@@ -85,6 +85,10 @@ void coll_trace_object(struct out *o, int *first, const struct coll_arg *a,
 
 void coll_trace_write(struct coll_trace *t, const struct coll_event *e)
 {
+	if (t->keep && e->ph != 'M' &&
+	    !t->keep(t->keep_ctx, e->ts > t->base ? e->ts - t->base : 0)) {
+		return;
+	}
 	struct out *o = coll_trace_event(t);
 	char ph[2] = {e->ph, 0};
 

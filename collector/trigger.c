@@ -297,7 +297,7 @@ int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
 	flight_window(&s->flight_win, end, step_hi);
 	window_meta(trigger, reason, &s->flight_win);
 	if (!numbered || !count) {
-		rc = dump_write(s, dropped);
+		rc = dump_write(s, dropped, NULL);
 		flight_pin(UINT64_MAX);
 		return rc;
 	}
@@ -309,7 +309,7 @@ int trigger_write(struct coll_state *s, uint64_t dropped, const char *trigger,
 		return -ENAMETOOLONG;
 	}
 	paths_stats(s->cfg.output, s->stats_path, sizeof(s->stats_path));
-	rc = dump_write(s, dropped);
+	rc = dump_write(s, dropped, NULL);
 	if (rc == 0) {
 		(*count)++;
 		T.written++;

@@ -128,6 +128,32 @@ MXPROF_API char *mxprof_dumps_limit(int reset, const char *format,
 				    unsigned row_limit);
 
 /*
+ * mxprof_dump(), the trace and the tables holding only the steps of
+ * steps, picked from what was recorded as `mxprof report --steps` picks
+ * them from a trace: steps is its list ("5,10-12": step numbers and
+ * inclusive ranges, at most 64 items); each listed step's ProfilerStep#N
+ * slice is kept, and every other event that began inside one of them (on
+ * any thread). The trace's metadata "steps" names the steps found. The
+ * tables hold the host's sections (the GPU sections are not among the
+ * recorded records: `mxprof report --steps` on the trace gives them).
+ * NULL steps is mxprof_dump(finished). Returns also -EINVAL for a list
+ * of another form and -ENODATA when none of its steps was recorded,
+ * with nothing written (one line on stderr for either).
+ */
+MXPROF_API int mxprof_dump_steps(int finished, const char *steps);
+
+/*
+ * mxprof_dumps_limit() of the steps of steps only, picked as
+ * mxprof_dump_steps() picks them (the host's sections). reset still
+ * clears every table afterwards. NULL steps is mxprof_dumps_limit().
+ * Returns NULL with errno EINVAL also for a bad list, ENODATA when none
+ * of its steps was recorded (one line on stderr for either).
+ */
+MXPROF_API char *mxprof_dumps_steps(int reset, const char *format,
+				    const char *sort_by, int ascending,
+				    unsigned row_limit, const char *steps);
+
+/*
  * Adds key = value to the metadata of the trace and the tables, as
  * PyTorch's profiler add_metadata(key, value) does: from the next dump
  * on, the trace has "key":"value" at its top level and the text tables

@@ -106,6 +106,93 @@ int mxprof_dump(int finished)
 	return rc;
 }
 
+/* One line for a format or sort key dumps() does not know. */
+static void say_format(const char *format, const char *sort_by)
+{
+	fprintf(stderr,
+		"mxprof: dumps(format='%s', sort_by='%s'): format is "
+		"table, json or csv; sort_by is total, avg, min, max, "
+		"count or self (PyTorch's cpu_time_total, cpu_time, "
+		"self_cpu_time_total and their cuda_ and device_ "
+		"forms too)\n",
+		format ? format : "table", sort_by ? sort_by : "total");
+}
+
+/* One line for a step list mxprof_dump_steps() or _dumps_steps() could
+ * not use (err: a positive errno). */
+static void say_steps(const char *what, const char *steps, int err)
+{
+	if (err == EINVAL) {
+		fprintf(stderr,
+			"mxprof: %s(steps='%s'): not a list of steps (such as "
+			"\"5,10-12\": step numbers and ranges, at most 64)\n",
+			what, steps);
+	} else if (err == ENODATA) {
+		fprintf(stderr,
+			"mxprof: %s(steps='%s'): none of these steps was "
+			"recorded\n",
+			what, steps);
+	} else if (err == ENOTSUP) {
+		fprintf(stderr,
+			"mxprof: %s(steps='%s'): not in flight mode, whose "
+			"window holds only the last steps; without steps= it "
+			"writes the window\n",
+			what, steps);
+	}
+}
+
+int mxprof_dump_steps(int finished, const char *steps)
+{
+	if (!steps) {
+		return mxprof_dump(finished);
+	}
+	struct coll_steps sel;
+
+	if (coll_steps_parse_list(steps, &sel) < 0) {
+		say_steps("dump", steps, EINVAL);
+		return -EINVAL;
+	}
+	preload_init_once();
+	if (!state_started()) {
+		say_steps("dump", steps, ENODATA);
+		return -ENODATA;
+	}
+	int rc = coll_dump_steps(steps);
+	if (rc == -EINVAL || rc == -ENODATA || rc == -ENOTSUP) {
+		say_steps("dump", steps, -rc);
+		return rc;
+	}
+	if (finished) {
+		state_finished_dump();
+	}
+	return rc;
+}
+
+char *mxprof_dumps_steps(int reset, const char *format, const char *sort_by,
+			 int ascending, unsigned row_limit, const char *steps)
+{
+	if (!steps) {
+		return mxprof_dumps_limit(reset, format, sort_by, ascending,
+					  row_limit);
+	}
+	preload_init_once();
+	struct coll_steps sel;
+
+	if (coll_steps_parse_list(steps, &sel) < 0) {
+		say_steps("dumps", steps, EINVAL);
+		errno = EINVAL;
+		return NULL;
+	}
+	char *s = coll_dumps_steps(reset, format, sort_by, ascending, row_limit,
+				   steps);
+	if (!s && errno == EINVAL) {
+		say_format(format, sort_by);
+	} else if (!s && (errno == ENODATA || errno == ENOTSUP)) {
+		say_steps("dumps", steps, errno);
+	}
+	return s;
+}
+
 char *mxprof_dumps(int reset, const char *format, const char *sort_by,
 		   int ascending)
 {
@@ -118,13 +205,7 @@ char *mxprof_dumps_limit(int reset, const char *format, const char *sort_by,
 	preload_init_once();
 	char *s = coll_dumps(reset, format, sort_by, ascending, row_limit);
 	if (!s && errno == EINVAL) {
-		fprintf(stderr,
-			"mxprof: dumps(format='%s', sort_by='%s'): format is "
-			"table, json or csv; sort_by is total, avg, min, max, "
-			"count or self (PyTorch's cpu_time_total, cpu_time, "
-			"self_cpu_time_total and their cuda_ and device_ "
-			"forms too)\n",
-			format ? format : "table", sort_by ? sort_by : "total");
+		say_format(format, sort_by);
 	}
 	return s;
 }

@@ -25,8 +25,9 @@
  *   hook_patch.c   GOT patching of one object, lazy PLT resolution, RELRO
  *   hook_torch.c   PyTorch's annotations and autograd rows (@torch):
  *                  RecordFunction callbacks, registered when the first
- *                  operator of libtorch_cpu is hooked, and the wrapper of
- *                  the autograd engine's evaluate_function
+ *                  operator of libtorch_cpu is hooked, and the wrappers of
+ *                  the autograd engine's evaluate_function and of the
+ *                  calls inside detach's and detach_'s ranges
  *   hook_obj.c     the list of loaded objects, and pinning one while it is
  *                  patched
  *   hook_orig.c    the real dl and unwinder functions behind the wrappers,
@@ -274,6 +275,10 @@ extern __thread struct hook_tls hook_rt_tls
  * Call once from hook_init(), before patching. Not hot. */
 void hook_rt_init(void);
 
+/* The hook index of the innermost hooked call this thread is in, or -1
+ * when it is in none. Lock-free, close to hot (two TLS loads). */
+int hook_rt_innermost(void);
+
 /* Counters for hook_finish(): calls not timed for a full shadow stack,
  * and frames abandoned by longjmp. Lock-free. */
 uint64_t hook_rt_overflows(void);
@@ -450,6 +455,30 @@ void hook_torch_attach(const struct hook_obj *def);
 void hook_torch_evaluate_function(void *engine, void *task, void *node,
 				  void *inputs, void *queue);
 
+/*
+ * The wrapper of at::_ops::detach::redispatch (the hidden return slot of
+ * the at::Tensor it returns, the dispatch key set, the tensor), which
+ * libtorch_cpu calls through its own PLT: an outer call with an inner
+ * one on the same tensor is the autograd kernel's, timed as the slice
+ * "detach" (section "autograd") that PyTorch's FUNCTION range of that
+ * name stands for; calls the real function (HOOK_ORIG_TORCH_DETACH) and
+ * returns ret. Any thread; close to hot (no lock, no allocation but the
+ * thread's block); an exception passes through it (no slice then).
+ */
+void *hook_torch_detach(void *ret, uint64_t keys, const void *tensor);
+
+/*
+ * The wrapper of torch::autograd::impl::materialize_autograd_meta (the
+ * tensor; returns its AutogradMeta*), which libtorch_cpu calls through
+ * its own PLT: a call made while aten::detach_ is the innermost hooked
+ * call is detach_'s autograd kernel's, timed as the slice "detach_"
+ * (section "autograd") that PyTorch's FUNCTION range of that name stands
+ * for; calls the real function (HOOK_ORIG_TORCH_META). Any thread;
+ * close to hot (every tensor that starts needing autograd's data passes
+ * here: a few loads and a branch); an exception passes through it.
+ */
+void *hook_torch_meta(const void *tensor);
+
 /* ---- hints at exit (hook_hint.c) ---------------------------------------- */
 
 /* When no thread recorded anything: one line on stderr saying so, with
@@ -493,11 +522,13 @@ enum {
 	HOOK_ORIG_DLSYM,
 	HOOK_ORIG_DLVSYM,
 	HOOK_ORIG_DLCLOSE,
-	HOOK_ORIG_RAISE,       /* _Unwind_RaiseException    */
-	HOOK_ORIG_RETHROW,     /* _Unwind_Resume_or_Rethrow */
-	HOOK_ORIG_FORCED,      /* _Unwind_ForcedUnwind      */
-	HOOK_ORIG_BEGIN_CATCH, /* __cxa_begin_catch        */
-	HOOK_ORIG_TORCH_EVAL,  /* torch::autograd::Engine::evaluate_function */
+	HOOK_ORIG_RAISE,	/* _Unwind_RaiseException    */
+	HOOK_ORIG_RETHROW,	/* _Unwind_Resume_or_Rethrow */
+	HOOK_ORIG_FORCED,	/* _Unwind_ForcedUnwind      */
+	HOOK_ORIG_BEGIN_CATCH,	/* __cxa_begin_catch        */
+	HOOK_ORIG_TORCH_EVAL,	/* torch::autograd::Engine::evaluate_function */
+	HOOK_ORIG_TORCH_DETACH, /* at::_ops::detach::redispatch */
+	HOOK_ORIG_TORCH_META,	/* autograd's materialize_autograd_meta */
 	HOOK_ORIG_COUNT,
 };
 

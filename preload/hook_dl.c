@@ -63,6 +63,8 @@ static void *const wrappers[HOOK_ORIG_COUNT] = {
 	[HOOK_ORIG_FORCED] = (void *)hook_unwind_forced,
 	[HOOK_ORIG_BEGIN_CATCH] = (void *)hook_unwind_begin_catch,
 	[HOOK_ORIG_TORCH_EVAL] = (void *)hook_torch_evaluate_function,
+	[HOOK_ORIG_TORCH_DETACH] = (void *)hook_torch_detach,
+	[HOOK_ORIG_TORCH_META] = (void *)hook_torch_meta,
 };
 
 /* Hooking is on: hook_dl_start() was called, and no fork left this

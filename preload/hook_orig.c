@@ -2,7 +2,8 @@
  * hook_orig.c - the original functions behind mxprof's own wrappers: the
  * dl family (dlopen, dlmopen, dlsym, dlvsym, dlclose), the unwinder's
  * entry points with __cxa_begin_catch, and PyTorch's autograd engine's
- * evaluate_function (hook_torch.c).
+ * evaluate_function, at::_ops::detach::redispatch and autograd's
+ * materialize_autograd_meta (hook_torch.c).
  *
  * The dl functions are looked up once, by symbol table, in libc (or libdl
  * on an older glibc): asking dlsym would find an interposer, or the
@@ -32,6 +33,9 @@ static const char *const names[HOOK_ORIG_COUNT] = {
 	"__cxa_begin_catch",
 	"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_"
 	"9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE",
+	"_ZN2at4_ops6detach10redispatchEN3c1014DispatchKeySetERKNS_6TensorE",
+	"_ZN5torch8autograd4impl25materialize_autograd_"
+	"metaERKN2at10TensorBaseE",
 };
 
 static void *real[HOOK_ORIG_COUNT];

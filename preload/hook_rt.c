@@ -645,6 +645,17 @@ void hook_rt_unwind_end(uintptr_t sp)
 	errno = saved;
 }
 
+int hook_rt_innermost(void)
+{
+	const struct hook_stack *s = stack;
+	const struct hook_frame *top = hook_rt_tls.top;
+
+	if (!s || !top || top <= s->f) {
+		return -1;
+	}
+	return (int)frame_idx(top - 1);
+}
+
 uint64_t hook_rt_overflows(void)
 {
 	return __atomic_load_n(&overflows, __ATOMIC_RELAXED);
@@ -689,6 +700,11 @@ void hook_rt_unwind_begin(void)
 void hook_rt_unwind_end(uintptr_t sp)
 {
 	(void)sp;
+}
+
+int hook_rt_innermost(void)
+{
+	return -1;
 }
 
 uint64_t hook_rt_overflows(void)

@@ -24,8 +24,39 @@
  * wrapping the exported Engine::evaluate_function, which libtorch_cpu
  * calls through its PLT (hook_orig.c, HOOK_ORIG_TORCH_EVAL): the slice
  * covers that call, and takes its name from the node's range that opens
- * inside it. The other FUNCTION ranges PyTorch names without "aten::"
- * ("detach", inside aten::detach) are not shown.
+ * inside it.
+ *
+ * The other FUNCTION ranges PyTorch names without "aten::" in a training
+ * loop are "detach" and "detach_", each opened by the autograd kernel of
+ * its operator (VariableType::detach and ::detach_, local functions):
+ *
+ *   detach   around the kernel's call of the exported
+ *            at::_ops::detach::redispatch, which reaches the next
+ *            dispatch key's kernel (ADInplaceOrView's), which calls it
+ *            once more. The redispatch is wrapped
+ *            (HOOK_ORIG_TORCH_DETACH): an outer call with an inner one on
+ *            the same tensor is the autograd kernel's, the slice
+ *            "detach"; a call with none inside (the autograd kernel not
+ *            run: inference mode, below autograd) gives none, nor does
+ *            PyTorch.
+ *   detach_  around the kernel's call of the exported
+ *            torch::autograd::impl::materialize_autograd_meta, which
+ *            autograd also calls for any tensor that starts needing its
+ *            data. It is wrapped (HOOK_ORIG_TORCH_META): a call made
+ *            while aten::detach_ is the innermost hooked call
+ *            (hook_rt_innermost()) is the slice "detach_"; the others
+ *            pass through with a few loads.
+ *
+ * libtorch_cpu makes these calls through its own PLT: checked in
+ * Debian's 1.13 (objdump: the kernels' calls between RecordFunction's
+ * constructor and destructor); 2.0 to 2.11 have the same kernels, and a
+ * build that calls them directly shows neither row, as before. The
+ * slices are of section "autograd", cover the calls wrapped and nest in
+ * aten::detach and aten::detach_ as PyTorch's ranges do: counts and
+ * nesting are PyTorch's, and the few hundred nanoseconds of the ranges
+ * outside the calls are the operators' self time. Detach runs a few
+ * times a step and the other once an output, and no operator is
+ * touched, so the wrappers cost nothing measurable.
  *
  * Each callback keeps a per-thread stack of open ranges (the range's
  * address, its name's string id, its start tick) and pushes one record
@@ -97,7 +128,7 @@ struct open_range {
 	uint8_t kind; /* enum range_kind */
 };
 
-enum range_kind { R_USER, R_NODE, R_ENGINE };
+enum range_kind { R_USER, R_NODE, R_ENGINE, R_DETACH };
 
 struct torch_thread {
 	int depth;
@@ -114,7 +145,9 @@ static struct tls_block me_block = TLS_BLOCK_INIT;
 
 static name_fn rf_name;
 static int on; /* the callbacks are registered */
-static uint32_t group_user, group_autograd;
+static uint32_t group_user, group_autograd, name_detach, name_detach_;
+/* at::_ops::detach_::call in the library attached, or 0. */
+static uintptr_t detach__call;
 static uint8_t cat_cpu_op;
 static const void *attached; /* the library's dynamic section, once */
 
@@ -326,6 +359,10 @@ void hook_torch_attach(const struct hook_obj *def)
 	rf_name = name;
 	group_user = strtab_intern("torch annotations");
 	group_autograd = strtab_intern("autograd");
+	name_detach = strtab_intern("detach");
+	name_detach_ = strtab_intern("detach_");
+	detach__call = (uintptr_t)hook_elf_lookup(
+		def->base, &d, "_ZN2at4_ops7detach_4callERNS_6TensorE", NULL);
 	cat_cpu_op = (uint8_t)cat_id("cpu_op");
 	add(callback((void *)start_user, (void *)end_range, SCOPE_USER));
 	add(callback((void *)start_node, (void *)end_range,
@@ -354,4 +391,63 @@ void hook_torch_evaluate_function(void *engine, void *task, void *node,
 	}
 	real(engine, task, node, inputs, queue);
 	close_range(node);
+}
+
+typedef void *(*redispatch_fn)(void *, uint64_t, const void *);
+
+void *hook_torch_detach(void *ret, uint64_t keys, const void *tensor)
+{
+	redispatch_fn real =
+		(redispatch_fn)hook_orig_get(HOOK_ORIG_TORCH_DETACH);
+	struct torch_thread *t =
+		__atomic_load_n(&on, __ATOMIC_ACQUIRE) ? self() : NULL;
+
+	if (!t) {
+		return real(ret, keys, tensor);
+	}
+	int d = t->depth - 1;
+
+	if (d >= 0 && d < STACK_MAX && t->stack[d].kind == R_DETACH &&
+	    t->stack[d].rf == tensor) {
+		/* The inner call: the outer one is the autograd kernel's. */
+		t->stack[d].name = name_detach;
+		return real(ret, keys, tensor);
+	}
+	d = t->depth++;
+	if (d < STACK_MAX) {
+		t->stack[d] = (struct open_range){
+			.rf = tensor, .kind = R_DETACH, .t0 = ticks_now()};
+	}
+	real(ret, keys, tensor);
+	close_range(tensor);
+	return ret;
+}
+
+typedef void *(*meta_fn)(const void *);
+
+void *hook_torch_meta(const void *tensor)
+{
+	meta_fn real = (meta_fn)hook_orig_get(HOOK_ORIG_TORCH_META);
+
+	if (!__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !coll_active()) {
+		return real(tensor);
+	}
+	int i = hook_rt_innermost();
+
+	if (i < 0 || !detach__call ||
+	    (uintptr_t)__atomic_load_n(&hook_table_real[i], __ATOMIC_RELAXED) !=
+		    detach__call) {
+		return real(tensor);
+	}
+	uint64_t t0 = ticks_now();
+	void *meta = real(tensor);
+	struct coll_rec r = {.t0 = t0,
+			     .t1 = ticks_now(),
+			     .name = name_detach_,
+			     .group = group_autograd,
+			     .kind = COLL_SPAN,
+			     .cat = cat_cpu_op};
+
+	ring_push(&r);
+	return meta;
 }

@@ -7,9 +7,15 @@
 #    of cat user_annotation around their operators; the engine's
 #    evaluate_function (called through the PLT) a slice named after the
 #    node whose BACKWARD_FUNCTION range runs inside it; a range whose end
-#    is never seen is dropped when the range around it ends; a
-#    FUNCTION-scope range ("detach") is not shown; nothing on stderr.
-#  - releases 9.9 and 3.0: the operators only, and one line on stderr.
+#    is never seen is dropped when the range around it ends; detach's
+#    FUNCTION-scope range is a slice "detach" (section autograd) where
+#    the autograd kernel's redispatch (through the PLT) holds the next
+#    kernel's (2 of 3 calls), not where only the next kernel runs; and
+#    "detach_" where aten::detach_'s autograd kernel calls
+#    materialize_autograd_meta (through the PLT; 2 of 3 calls), inside
+#    aten::detach_, not for conv2d's calls of it; nothing on stderr.
+#  - releases 9.9 and 3.0: the operators only (no detach slice), and
+#    one line on stderr.
 . "$ROOT/tests/integration/lib.sh"
 H=$ROOT/tests/programs/hooklibs
 cd "$WORK"
@@ -59,7 +65,12 @@ assert all(sum(1 for c in conv if inside(c, b)) == 2 for b in blocks)
 assert len(named("Optimizer.step#SGD.step", "user_annotation",
                  "torch annotations")) == 3
 assert len(named("outer", "user_annotation", "torch annotations")) == 1
-assert not [e for e in ev if e["name"] in ("leaked", "detach")]
+assert not [e for e in ev if e["name"] == "leaked"]
+assert len(named("detach", "cpu_op", "autograd")) == 2
+ops = [e for e in ev if e["name"] == "aten::detach_"]
+inplace = named("detach_", "cpu_op", "autograd")
+assert len(ops) == 3 and len(inplace) == 2, (ops, inplace)
+assert all(any(inside(e, o) for o in ops) for e in inplace)
 pre = "autograd::engine::evaluate_function: "
 for node in ("AddmmBackward0", "torch::autograd::AccumulateGrad"):
     eng = named(pre + node, "cpu_op", "autograd")
@@ -86,4 +97,6 @@ for d in r99:libtorch_cpu.so.9.9:9.9 torch30/lib:libtorch_cpu.so:3.0; do
 		"$(cat $dir/err.txt)"
 	! grep -q '^torch annotations$\|^autograd$' $dir/profile.stats.txt ||
 		fail "$dir: annotations of an unknown release"
+	! grep -q '"detach_\{0,1\}"' $dir/profile.json ||
+		fail "$dir: a detach slice of an unknown release"
 done

@@ -5,16 +5,19 @@
 #      gives for the same loop (in a process of its own) that is not an
 #      operator is in mxprof's tables with the same name and count
 #      (Optimizer.step#SGD.step, enumerate(DataLoader)#..., my_block,
-#      autograd::engine::evaluate_function: AddmmBackward0, AddmmBackward0
-#      ...), but "detach", which mxprof does not show (docs/pytorch.md);
-#      the trace holds 12 my_block slices of cat user_annotation, each
-#      around the forward pass's operators; a range opened as a decorator,
-#      one left by an exception and one on another thread are there too;
-#      each evaluate_function slice holds its node's slice; the printed
-#      loss is the one of a run without mxprof.
+#      autograd::engine::evaluate_function: AddmmBackward0, AddmmBackward0,
+#      detach ...), with no exception; the trace holds 12 my_block
+#      slices of cat user_annotation, each around the forward pass's
+#      operators; a range opened as a decorator, one left by an exception
+#      and one on another thread are there too; each evaluate_function
+#      slice holds its node's slice, each detach slice is inside an
+#      aten::detach slice; the printed loss is the one of a run without
+#      mxprof.
 #  (b) a CNN with BatchNorm, dropout, a mean loss and Adam: every aten::
 #      row's count equals key_averages', in the tables written at exit
-#      and in `mxprof report` of the trace; the rows PyTorch folds into a
+#      and in `mxprof report` of the trace, and so are detach's and
+#      detach_'s (the autograd kernels' ranges inside aten::detach and
+#      aten::detach_); the rows PyTorch folds into a
 #      parent of the same name (aten::div_ calling aten::div_, aten::mean
 #      calling aten::mean) have the counts its folding rule gives.
 . "$ROOT/tests/integration/lib.sh"
@@ -57,8 +60,7 @@ diff plain.txt mx.txt || fail "the printed loss differs under mxprof"
 [ ! -s mx.err ] || fail "mxprof printed something"
 rows profile.stats.txt >got.txt
 grep '^count ' prof.txt | grep -v '^count aten::' |
-	sed 's/^count //; s/ \([0-9]*\)$/\t\1/' | grep -v '^detach	' |
-	sort >want.txt
+	sed 's/^count //; s/ \([0-9]*\)$/\t\1/' | sort >want.txt
 n=$(wc -l <want.txt)
 [ "$n" -ge 15 ] || fail "the profiler gave only $n rows that are not operators"
 comm -23 want.txt got.txt >missing.txt
@@ -71,7 +73,7 @@ for r in 'Optimizer.step#SGD.step	12' 'Optimizer.zero_grad#SGD.zero_grad	12' \
 	'autograd::engine::evaluate_function: AddmmBackward0	24' \
 	'torch::autograd::AccumulateGrad	48' \
 	'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__	13' \
-	'my_decorated	2' 'my_raise	1' 'my_thread	1'; do
+	'my_decorated	2' 'my_raise	1' 'my_thread	1' 'detach	8'; do
 	grep -qxF "$r" got.txt || fail "no row '$r'"
 done
 echo "ok: $n rows of key_averages() that are not operators, same counts"
@@ -113,8 +115,13 @@ for e in eng:
     assert e["cat"] == "cpu_op" and e["args"]["group"] == "autograd"
     node = e["name"][len(pre):]
     assert any(n["name"] == node and inside(n, e) for n in ev), e
+# Each detach slice (the autograd kernel's range) is inside aten::detach.
+det = named("detach")
+assert len(det) == 8, len(det)
+assert all(e["cat"] == "cpu_op" and e["args"]["group"] == "autograd" and
+           any(inside(e, a) for a in named("aten::detach")) for e in det)
 print("ok: 12 my_block slices around the forward pass; %d engine slices "
-      "each around its node" % len(eng))
+      "each around its node; 8 detach slices inside aten::detach" % len(eng))
 PYEOF
 
 # (b) the CNN with Adam: the operators' counts, folded as PyTorch folds.
@@ -124,11 +131,13 @@ rm -f profile.json profile.stats.txt
 MXPROF_AUTOSTART=1 LD_PRELOAD="$PRELOAD" "$PY" "$LOOP" cnn >mx.txt 2>mx.err
 cat mx.err
 diff plain.txt mx.txt || fail "the printed loss differs under mxprof (cnn)"
-grep '^count aten::' prof.txt | sed 's/^count //; s/ \([0-9]*\)$/\t\1/' |
-	sort >want.txt
+grep '^count \(aten::\|detach \|detach_ \)' prof.txt |
+	sed 's/^count //; s/ \([0-9]*\)$/\t\1/' | sort >want.txt
+grep -qxF 'detach	12' want.txt || fail "key_averages() has no row 'detach 12'"
+grep -qxF 'detach_	7' want.txt || fail "key_averages() has no row 'detach_ 7'"
 "$MX" report profile.json >report.txt
 for f in profile.stats.txt report.txt; do
-	rows $f | grep '^aten::' >got.txt
+	rows $f | grep '^\(aten::\|detach	\|detach_	\)' >got.txt
 	# The rows PyTorch folds are counted exactly here, not against
 	# PyTorch's own figures, which vary from run to run: it nests events
 	# by microseconds, so a child that ends within the same microsecond
@@ -145,4 +154,4 @@ for f in profile.stats.txt report.txt; do
 		grep -qxF "$r" got.txt || fail "$f: no row '$r'"
 	done
 done
-echo "ok: $(wc -l <want.txt) operators, counts equal to key_averages()"
+echo "ok: $(wc -l <want.txt) operators, detach and detach_, counts equal to key_averages()"

@@ -1,15 +1,20 @@
 /*
  * fake_torch.c - a stand-in libtorch_cpu (built as libtorch_cpu.so.<release>
- * with that soname) with the shape of what mxprof uses of PyTorch: one
- * operator entry point (at::_ops::conv2d::call), at::addGlobalCallback
+ * with that soname) with the shape of what mxprof uses of PyTorch: the
+ * operator entry point at::_ops::conv2d::call, at::addGlobalCallback
  * taking a RecordFunctionCallback by value (40 bytes: start, end, sampling
  * probability, 10 scope flags, 3 more flags), at::RecordFunction::name(),
- * and the autograd engine's exported evaluate_function, which the library
- * calls through its own PLT. A range runs the start callbacks registered
- * for its scope (start returns a std::unique_ptr through a hidden
- * pointer), its body, then the end callbacks, as PyTorch's RecordFunction
- * does. It lets the tests check the annotations and autograd rows, and a
- * release mxprof does not know, without PyTorch.
+ * the autograd engine's exported evaluate_function, which the library
+ * calls through its own PLT, and at::_ops::detach::redispatch, which
+ * detach's autograd kernel calls through the PLT inside its FUNCTION range
+ * "detach", and the next kernel (ADInplaceOrView's) calls again; and the
+ * operator detach_ (at::_ops::detach_::call), whose autograd kernel calls
+ * the exported materialize_autograd_meta through the PLT inside its range
+ * "detach_", as the operator conv2d does outside any. A range runs the start
+ * callbacks registered for its scope (start returns a std::unique_ptr through a
+ * hidden pointer), its body, then the end callbacks, as PyTorch's
+ * RecordFunction does. It lets the tests check the annotations and autograd
+ * rows, and a release mxprof does not know, without PyTorch.
  */
 #include <stddef.h>
 
@@ -33,14 +38,25 @@ enum { FUNCTION = 0, BACKWARD_FUNCTION = 1, USER_SCOPE = 7 };
 static struct callback cbs[8];
 static int ncbs;
 
-/* The name of the operator, as libtorch_cpu's read-only data holds it. */
+/* The operators' names, as libtorch_cpu's read-only data holds them. */
 const char fake_torch_schema[] = "aten::conv2d(Tensor input) -> Tensor";
+const char fake_torch_schema_d[] = "aten::detach_(Tensor(a!) self)";
 
 unsigned long add_global_callback(struct callback cb) __asm__(
 	"_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE");
 const char *rf_name(const struct record_function *rf) __asm__(
 	"_ZNK2at14RecordFunction4nameEv");
 int conv2d_call(int x) __asm__("_ZN2at4_ops6conv2d4callEv");
+void *
+detach__call(void *tensor,
+	     int autograd) __asm__("_ZN2at4_ops7detach_4callERNS_6TensorE");
+void *
+materialize(const void *tensor) __asm__("_ZN5torch8autograd4impl25materialize_"
+					"autograd_metaERKN2at10TensorBaseE");
+void *
+detach_redispatch(void *ret, unsigned long keys, const void *tensor) __asm__(
+	"_ZN2at4_ops6detach10redispatchEN3c1014DispatchKeySetERKNS_"
+	"6TensorE");
 void evaluate_function(
 	void *engine, void *task, void *node, void *inputs,
 	void *queue) __asm__("_ZN5torch8autograd6Engine17evaluate_"
@@ -62,8 +78,16 @@ const char *rf_name(const struct record_function *rf)
 	return rf->name;
 }
 
+void *materialize(const void *tensor)
+{
+	__asm__ volatile("" ::: "memory");
+	return (void *)tensor;
+}
+
+/* An operator whose output needs autograd's data, as most do. */
 int conv2d_call(int x)
 {
+	materialize(&x);
 	return x + 1;
 }
 
@@ -124,12 +148,60 @@ void fake_torch_close(void *rf)
 	end(rf);
 }
 
-/* A range of scope FUNCTION that is no operator ("detach"). */
-void fake_torch_detach(void)
+/* ADInplaceOrView's kernel: redispatches, through the PLT, to the
+ * backend's (keys 1). */
+__attribute__((noinline)) static void
+inplace_kernel(void *ret, unsigned long keys, const void *tensor)
 {
-	struct record_function rf = {"detach", FUNCTION};
+	detach_redispatch(ret, keys - 1, tensor);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The kernel for keys: 2 stands for ADInplaceOrView's, 1 the backend's. */
+void *detach_redispatch(void *ret, unsigned long keys, const void *tensor)
+{
+	if (keys > 1) {
+		inplace_kernel(ret, keys, tensor);
+	}
+	return ret;
+}
+
+/* detach_'s autograd kernel: its range of scope FUNCTION, and autograd's
+ * data through the PLT inside it. */
+__attribute__((noinline)) static void detach__kernel(void *tensor)
+{
+	struct record_function rf = {"detach_", FUNCTION};
 
 	begin(&rf);
+	materialize(tensor);
+	end(&rf);
+}
+
+/* The operator detach_: its autograd kernel, or (inference mode) the
+ * backend's, which does nothing. */
+void *detach__call(void *tensor, int autograd)
+{
+	if (autograd) {
+		detach__kernel(tensor);
+	}
+	return tensor;
+}
+
+/* detach: with autograd, its kernel's range of scope FUNCTION "detach"
+ * around the redispatch; without (inference mode), ADInplaceOrView's
+ * kernel alone. */
+void fake_torch_detach(int autograd)
+{
+	struct record_function rf = {"detach", FUNCTION};
+	static const int tensor = 1;
+	void *ret[1];
+
+	if (!autograd) {
+		detach_redispatch(ret, 1, &tensor);
+		return;
+	}
+	begin(&rf);
+	detach_redispatch(ret, 2, &tensor);
 	end(&rf);
 }
 

@@ -93,6 +93,9 @@ _pause = _sig("mxprof_pause", _int)
 _resume = _sig("mxprof_resume", _int)
 _dump = _sig("mxprof_dump", _int, _int)
 _dumps = _sig("mxprof_dumps_limit", _vp, _int, _cp, _cp, _int, _c.c_uint)
+_dump_steps = _sig("mxprof_dump_steps", _int, _int, _cp)
+_dumps_steps = _sig("mxprof_dumps_steps", _vp, _int, _cp, _cp, _int,
+                    _c.c_uint, _cp)
 _add_metadata = _sig("mxprof_add_metadata", _int, _cp, _cp)
 _add_metadata_json = _sig("mxprof_add_metadata_json", _int, _cp, _cp)
 _free = _sig("mxprof_free", None, _vp)
@@ -202,18 +205,71 @@ def resume(profile_process="worker"):
     _check(_resume(), "resume")
 
 
-def dump(finished=True, profile_process="worker"):
+def _steps_arg(steps, what):
+    """The bytes of a steps= argument (None: every step), as `mxprof
+    report --steps LIST` takes it: a string such as "5,10-12"."""
+    if steps is None:
+        return None
+    if not isinstance(steps, str):
+        raise ValueError("%s(steps=%r): a string of step numbers and "
+                         "ranges, such as \"5,10-12\"" % (what, steps))
+    return _b(steps)
+
+
+def _steps_form_ok(steps):
+    """Whether steps looks like a list the library takes, only to tell
+    its EINVAL for the list from the one for dumps()'s format or sort
+    key: the library decides what it takes."""
+    items = steps.split(",")
+    for item in items:
+        lo, _, hi = item.partition("-")
+        if not lo.isdigit() or (hi and (not hi.isdigit() or
+                                        int(hi) < int(lo))):
+            return False
+    return len(items) <= 64
+
+
+def _steps_error(err, what, steps):
+    """The exception for errno err of dump(steps=) or dumps(steps=), or
+    None when err is not one of the step list's."""
+    if err == errno.EINVAL:
+        return ValueError("%s(steps=%r): not a list of steps (step numbers "
+                          "and ranges, such as \"5,10-12\", at most 64)"
+                          % (what, steps))
+    if err == errno.ENODATA:
+        return ValueError("%s(steps=%r): none of these steps was recorded"
+                          % (what, steps))
+    if err == errno.ENOTSUP:
+        return ValueError("%s(steps=%r): not in flight mode, whose window "
+                          "holds only the last steps" % (what, steps))
+    return None
+
+
+def dump(finished=True, profile_process="worker", steps=None):
     """Writes the trace and the tables beside it now. With finished=True
     the profiler stops and nothing more is written at exit, unless
     set_state('run') comes later: that records again, and the exit
     rewrites both files with everything since the start. With a step
-    window (MXPROF_STEPS) both hold the window's steps only."""
+    window (MXPROF_STEPS) both hold the window's steps only. steps, a
+    list as `mxprof report --steps` takes it ("5,10-12"), keeps only
+    those steps of what was recorded: their ProfilerStep#N slices and the
+    events that began inside them; the tables then hold the host's
+    sections (not the GPU's). ValueError for a bad list or one with no
+    step recorded, and nothing is written."""
     _worker_only(profile_process)
-    _check(_dump(1 if finished else 0), "dump")
+    s = _steps_arg(steps, "dump")
+    if s is None:
+        _check(_dump(1 if finished else 0), "dump")
+        return
+    rc = _dump_steps(1 if finished else 0, s)
+    e = _steps_error(-rc, "dump", steps) if rc < 0 else None
+    if e:
+        raise e
+    _check(rc, "dump")
 
 
 def dumps(reset=False, format="table", sort_by="total", ascending=False,
-          row_limit=0):
+          row_limit=0, steps=None):
     """Returns the aggregate tables as a string ('table', 'json' or 'csv'
     format), rows sorted by 'total', 'avg', 'min', 'max', 'count' or 'self'
     (self time); PyTorch's table() keys cpu_time_total, cpu_time and
@@ -224,16 +280,25 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False,
     not 0, keeps at most that many rows per section, as `mxprof report
     --top N` does (PyTorch's table(row_limit=N)); a Total row still covers
     all of them. With steps, a Steps section; with a step window
-    (MXPROF_STEPS), the tables hold the window's steps only."""
+    (MXPROF_STEPS), the tables hold the window's steps only. steps= keeps
+    only some steps of what was recorded, as dump(steps=) does."""
     if isinstance(row_limit, bool) or not isinstance(row_limit, int) or \
             row_limit < 0 or row_limit > 0xffffffff:
         raise ValueError("dumps(row_limit=%r): a whole number >= 0"
                          % (row_limit,))
+    s = _steps_arg(steps, "dumps")
     ctypes.set_errno(0)
-    p = _dumps(1 if reset else 0, _b(format), _b(sort_by),
-               1 if ascending else 0, row_limit)
+    if s is None:
+        p = _dumps(1 if reset else 0, _b(format), _b(sort_by),
+                   1 if ascending else 0, row_limit)
+    else:
+        p = _dumps_steps(1 if reset else 0, _b(format), _b(sort_by),
+                         1 if ascending else 0, row_limit, s)
     if not p:
         err = ctypes.get_errno() or errno.ENOMEM
+        e = _steps_error(err, "dumps", steps) if s is not None else None
+        if e and not (err == errno.EINVAL and _steps_form_ok(steps)):
+            raise e
         msg = "dumps(format=%r, sort_by=%r): %s" % (format, sort_by,
                                                     os.strerror(err))
         if err == errno.EINVAL:
