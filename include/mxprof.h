@@ -137,8 +137,9 @@ MXPROF_API char *mxprof_dumps_limit(int reset, const char *format,
  * tables hold the host's sections (the GPU sections are not among the
  * recorded records: `mxprof report --steps` on the trace gives them).
  * NULL steps is mxprof_dump(finished). Returns also -EINVAL for a list
- * of another form and -ENODATA when none of its steps was recorded,
- * with nothing written (one line on stderr for either).
+ * of another form, -ENODATA when none of its steps was recorded and
+ * -ENOTSUP in flight mode (MXPROF_FLIGHT: its window holds the last steps
+ * only), with nothing written (one line on stderr for each).
  */
 MXPROF_API int mxprof_dump_steps(int finished, const char *steps);
 
@@ -147,7 +148,8 @@ MXPROF_API int mxprof_dump_steps(int finished, const char *steps);
  * mxprof_dump_steps() picks them (the host's sections). reset still
  * clears every table afterwards. NULL steps is mxprof_dumps_limit().
  * Returns NULL with errno EINVAL also for a bad list, ENODATA when none
- * of its steps was recorded (one line on stderr for either).
+ * of its steps was recorded, ENOTSUP in flight mode (one line on stderr
+ * for each).
  */
 MXPROF_API char *mxprof_dumps_steps(int reset, const char *format,
 				    const char *sort_by, int ascending,
