@@ -62,3 +62,23 @@ grep -q "^mxprof: tables .*moved.stats.txt$" run.err || fail "run: the summary d
 grep -q "^step  *5 " run.err || fail "run: the summary lacks the tables"
 if grep -q "no trace at" run.err; then fail "run: 'no trace' said"; fi
 echo "ok: the summary follows set_config(filename=...)"
+
+# The same through a shell wrapper that runs helpers and then execs
+# Python (as pyenv's python3 is a bash script): the summary still follows
+# the program to moved.json, and the helpers leave no file.
+rm -f moved.json moved.stats.txt
+cat > py3 <<'SH'
+#!/bin/bash
+v=$(uname -s); d=$(dirname "$0"); b=$(basename "$0")
+for i in 1 2 3; do h=$(printf '%s' "$i" | tr 0-9 a-j); done
+exec /usr/bin/python3 "$@"
+SH
+chmod +x py3
+"$BUILD/mxprof" run -o wrun.json -- ./py3 early.py > w.out 2> w.err
+cat w.err
+grep -q "^mxprof: trace  .*moved.json$" w.err || fail "wrapper: the summary does not name moved.json"
+grep -q "^mxprof: tables .*moved.stats.txt$" w.err || fail "wrapper: the summary does not name moved.stats.txt"
+grep -q "^step  *5 " w.err || fail "wrapper: the summary lacks the tables"
+if grep -q "no trace at\|^mxprof: child " w.err; then fail "wrapper: $(cat w.err)"; fi
+expect_eq "wrapper: no file of the helpers" "" "$(ls wrun.* 2>/dev/null || true)"
+echo "ok: the summary follows set_config(filename=...) through a wrapper"
