@@ -277,8 +277,12 @@ static int64_t kth(int64_t *v, size_t n, size_t k)
 
 	while (hi - lo > 1) {
 		int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
-		int64_t p = a < b ? (b < c ? b : a < c ? c : a)
-				  : (a < c ? a : b < c ? c : b);
+		int64_t p = a < b ? (b < c   ? b
+				     : a < c ? c
+					     : a)
+				  : (a < c   ? a
+				     : b < c ? c
+					     : b);
 		size_t lt = lo, i = lo, gt = hi;
 		while (i < gt) {
 			if (v[i] < p) {
