@@ -4,8 +4,11 @@
  *
  * Spans and frames aggregate durations; counters aggregate the values they
  * were set to; markers are counted. A total saturates at the int64_t limits
- * instead of wrapping. Time rows also sum their slices' self time (the
- * time outside slices nested inside them, nest.c), and give back the
+ * instead of wrapping. The steps (time samples of section STEPS_GROUP)
+ * make no row each: their times go to a store of bounded size
+ * (stepstat.c), which the Steps section reads (agg_steps()); they still
+ * take part in self time as any slice. Time rows also sum their slices' self
+ * time (the time outside slices nested inside them, nest.c), and give back the
  * sample of a PyTorch slice that nest.c folds into its parent. Rows live in an
  * open-addressing hash table keyed by (group, name, class). The collector
  * updates one set from the drain thread, under the owner lock; the mxprof
@@ -23,7 +26,49 @@ struct agg {
 	struct hmap rows;    /* struct agg_row; count == 0: an empty slot */
 	struct nest *nest;   /* self time: made on first use */
 	struct agg_row *hot; /* the row of the last sample: loops repeat it */
+	struct stepstat *steps; /* the step times: made on the first step */
+	uint8_t *gkind;		/* per group id: 0 unknown, 1 steps, 2 other */
+	size_t ngkind;
 };
+
+/* Non-zero when group is the steps' section (STEPS_GROUP). */
+static int steps_of(struct agg *a, uint32_t group)
+{
+	if (__builtin_expect(group < a->ngkind && a->gkind[group], 1)) {
+		return a->gkind[group] == 1;
+	}
+	if (group >= a->ngkind) {
+		size_t n = (size_t)group + 64;
+		uint8_t *k = realloc(a->gkind, n);
+
+		if (!k) {
+			return strcmp(strtab_get(group), STEPS_GROUP) == 0;
+		}
+		memset(k + a->ngkind, 0, n - a->ngkind);
+		a->gkind = k;
+		a->ngkind = n;
+	}
+	a->gkind[group] = strcmp(strtab_get(group), STEPS_GROUP) == 0 ? 1 : 2;
+	return a->gkind[group] == 1;
+}
+
+/* A step of v ns into the step times: its number is the N of a name
+ * "ProfilerStep#N" (a trace's, an old journal's), else arg (the record's,
+ * named STEP_NAME). Returns 0 or -ENOMEM. */
+static int add_step(struct agg *a, uint32_t name, uint32_t arg, int64_t v)
+{
+	const char *hash = strrchr(strtab_get(name), '#');
+	uint64_t num = arg;
+
+	if (!a->steps && !(a->steps = stepstat_create())) {
+		return -ENOMEM;
+	}
+	if (hash && hash[1] >= '0' && hash[1] <= '9') {
+		num = strtoull(hash + 1, NULL, 10);
+	}
+	stepstat_add(a->steps, v, num);
+	return 0;
+}
 
 /* A row's key. */
 struct row_key {
@@ -116,6 +161,8 @@ void agg_destroy(struct agg *a)
 	if (a) {
 		nest_destroy(a->nest);
 		hmap_free(&a->rows);
+		stepstat_destroy(a->steps);
+		free(a->gkind);
 		free(a);
 	}
 }
@@ -125,6 +172,7 @@ void agg_reset(struct agg *a)
 	hmap_clear(&a->rows, &row_ops);
 	a->hot = NULL;
 	nest_reset(a->nest);
+	stepstat_reset(a->steps);
 }
 
 int64_t agg_sat_add(int64_t x, int64_t y)
@@ -222,6 +270,10 @@ int agg_add(struct agg *a, const struct agg_sample *s)
 {
 	int cls = class_of(s->kind);
 	int64_t v = cls == AGG_MARKER ? 0 : s->value;
+
+	if (cls == AGG_TIME && steps_of(a, s->group)) {
+		return add_step(a, s->name, s->arg, v);
+	}
 	struct agg_row *r = row_of(a, s->group, s->name, cls, v);
 
 	if (!r) {
@@ -255,8 +307,15 @@ int agg_add_recs_on(struct agg *a, uint64_t thread, const struct coll_rec *rec,
 			int64_t v = slice || rec->kind == COLL_COUNTER
 					    ? (int64_t)rec->t1
 					    : 0;
-			struct agg_row *r = row_of(a, rec->group, rec->name,
-						   class_of(rec->kind), v);
+			int cls = class_of(rec->kind);
+			if (cls == AGG_TIME && steps_of(a, rec->group)) {
+				if (add_step(a, rec->name, rec->arg, v) < 0) {
+					rc = -ENOMEM;
+				}
+				continue;
+			}
+			struct agg_row *r =
+				row_of(a, rec->group, rec->name, cls, v);
 			if (!r) {
 				rc = -ENOMEM;
 				continue;
@@ -284,6 +343,17 @@ int agg_add_many(struct agg *a, const struct agg_sample *s, uint64_t count,
 
 	if (count == 0) {
 		return 0;
+	}
+	if (cls == AGG_TIME && steps_of(a, s->group)) {
+		/* A full ring's tally keeps each step apart (tally.c): count
+		 * is 1 but for a step the tally saw twice. */
+		int64_t each = total / (int64_t)count;
+		int64_t last = total - each * (int64_t)(count - 1);
+		int rc = 0;
+		for (uint64_t i = 0; i + 1 < count && rc == 0; i++) {
+			rc = add_step(a, s->name, s->arg, each);
+		}
+		return rc < 0 ? rc : add_step(a, s->name, s->arg, last);
 	}
 	if (reserve(a) < 0) {
 		return -ENOMEM;
@@ -336,7 +406,8 @@ struct agg_sample agg_rec_sample(const struct coll_rec *r)
 	struct agg_sample s = {.group = r->group,
 			       .name = r->name,
 			       .kind = r->kind,
-			       .flags = r->flags};
+			       .flags = r->flags,
+			       .arg = r->arg};
 
 	if (r->kind == COLL_SPAN || r->kind == COLL_FRAME ||
 	    r->kind == COLL_COUNTER) {
@@ -427,7 +498,18 @@ int agg_merge(struct agg *dst, const struct agg *src)
 		d->max = r->max > d->max ? r->max : d->max;
 		d->status |= r->status;
 	}
+	if (src->steps) {
+		if (!dst->steps && !(dst->steps = stepstat_create())) {
+			return -ENOMEM;
+		}
+		return stepstat_merge(dst->steps, src->steps);
+	}
 	return 0;
+}
+
+const struct stepstat *agg_steps(const struct agg *a)
+{
+	return a->steps;
 }
 
 struct agg_row *agg_rows(const struct agg *a, size_t *n)

@@ -62,6 +62,8 @@ struct name_ent {
 	unsigned head_cat;
 	unsigned head_gen; /* the writer's cat_gen it was made under */
 	char head_ph;
+	uint8_t step_name;  /* it is STEP_NAME */
+	uint8_t step_group; /* it is STEPS_GROUP */
 };
 
 /* The most an event adds to its head, its thread's part, and its group's
@@ -178,6 +180,9 @@ static void on_str(void *ctx, uint32_t id, const char *s, size_t len)
 		e->q = q;
 		e->qn = k + 2;
 	}
+	e->step_name = len == strlen(STEP_NAME) && !memcmp(s, STEP_NAME, len);
+	e->step_group =
+		len == strlen(STEPS_GROUP) && !memcmp(s, STEPS_GROUP, len);
 }
 
 /*
@@ -309,9 +314,11 @@ static char *event_sep(struct writer *w, char *p)
 }
 
 /* The head of r's event of type ph, then its thread's part (tp: ,"pid":
- * P,"tid":T,"ts":) and ts. Returns the end, or NULL with w->err set. */
+ * P,"tid":T,"ts":) and ts; with step, the name gets "#<arg>" (a step's
+ * record, named STEP_NAME, steps.c). Returns the end, or NULL with
+ * w->err set. */
 static char *event_start(struct writer *w, const struct coll_rec *r, char ph,
-			 const char *tp, size_t tpn, size_t more)
+			 const char *tp, size_t tpn, size_t more, int step)
 {
 	const struct name_ent *h = head_of(w, r, ph);
 	char *p;
@@ -322,6 +329,11 @@ static char *event_start(struct writer *w, const struct coll_rec *r, char ph,
 	}
 	p = event_sep(w, p);
 	p = copy(p, h->head, h->headn);
+	if (step) {
+		p = LIT(p - 1, "#"); /* over the name's closing quote */
+		p = out_fmt_u64(p, r->arg);
+		*p++ = '"';
+	}
 	p = copy(p, tp, tpn);
 	return out_fmt_us(p, r->t0);
 }
@@ -361,7 +373,10 @@ static void write_span(struct writer *w, int tid, const struct coll_rec *r,
 	if (sf && w->calls && is_cpu_op(w, r->cat)) {
 		cs = callstack_of(w->calls, sf, &csn);
 	}
-	char *p = event_start(w, r, 'X', tp, tpn, g->qn + csn + 16);
+	/* A step's record: "ProfilerStep#N" (N its arg, steps.c). */
+	int step = r->kind == COLL_SPAN && g->step_group &&
+		   ent(w, r->name)->step_name;
+	char *p = event_start(w, r, 'X', tp, tpn, g->qn + csn + 32, step);
 
 	if (!p) {
 		return;
@@ -404,7 +419,7 @@ static void write_instant(struct writer *w, const struct coll_rec *r,
 {
 	static const char scope[] = {'g', 'p', 't'};
 	const struct name_ent *g = ent(w, r->group);
-	char *p = event_start(w, r, 'i', tp, tpn, g->qn);
+	char *p = event_start(w, r, 'i', tp, tpn, g->qn, 0);
 
 	if (!p) {
 		return;
@@ -422,7 +437,7 @@ static void write_counter(struct writer *w, const struct coll_rec *r,
 			  const char *tp, size_t tpn)
 {
 	const struct name_ent *g = ent(w, r->group);
-	char *p = event_start(w, r, 'C', tp, tpn, g->qn);
+	char *p = event_start(w, r, 'C', tp, tpn, g->qn, 0);
 	int64_t v = (int64_t)r->t1;
 
 	if (!p) {

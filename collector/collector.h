@@ -61,6 +61,8 @@
  *
  *   lock.c clock.c paths.c tally.c    leaves: they call no other file
  *   jpack.c out_fd.c sweep.c          leaves
+ *   stepstat.c                        leaf: the step times in bounded
+ *                                     memory (the Steps section's)
  *   cat.c strtab.c meta.c window.c    lock.c (window.c: clock.c)
  *   nest.c                            strtab.c (PyTorch's sections)
  *   out_pipe.c                        out_fd.c (the workers' writes)
@@ -70,19 +72,19 @@
  *                                     pair (ring.c: tally.c, clock.c;
  *                                     threads.c: journal.c)
  *   source.c                          ring.c
- *   steps.c                           ring.c, window.c, meta.c, strtab.c:
- *                                     steps and step windows
+ *   steps.c                           ring.c, window.c, meta.c, strtab.c,
+ *                                     tally.c: steps and step windows
  *   flight.c                          jpack.c, journal.c, clock.c:
  *                                     flight mode's window in memory
- *   agg.c                             nest.c
+ *   agg.c                             nest.c, stepstat.c, strtab.c
  *   stacks.c                          strtab.c, out.c
  *   callstack.c                       stacks.c, strtab.c, out.c (the
  *                                     escaper): Kineto's "Call stack"
  *   cells.c                           out.c (the JSON escaper): the
  *                                     tables' cells
  *   table_rows.c                      cells.c: the sources' sections
- *   table_steps.c                     table_rows.c, strtab.c: the Steps
- *                                     section
+ *   table_steps.c                     table_rows.c, stepstat.c: the
+ *                                     Steps section
  *   table.c                           agg.c, strtab.c, cells.c,
  *                                     table_rows.c, table_steps.c, out.c
  *   step_pick.c                       journal.c, agg.c, stacks.c,

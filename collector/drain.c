@@ -176,7 +176,8 @@ static void tally_emit(void *ctx, const struct tally_row *w)
 	struct agg_sample s = {.group = w->group,
 			       .name = w->name,
 			       .kind = w->kind,
-			       .flags = w->flags};
+			       .flags = w->flags,
+			       .arg = w->arg};
 	int64_t total = w->total, min = w->min, max = w->max;
 
 	(void)ctx;

@@ -174,6 +174,7 @@ void ring_set_wake(void (*fn)(void));
 #define TALLY_ROWS 128
 struct tally_row {
 	uint32_t name, group;
+	uint32_t arg; /* a step's number (tally_step_group()), else 0 */
 	uint16_t kind;
 	uint8_t cat, flags;
 	uint64_t count;		 /* 0: a free row */
@@ -199,6 +200,9 @@ void tally_add(struct tally *t, const struct coll_rec *r);
 /* Returns 0, or -EAGAIN when the thread was writing (try next pass). */
 int tally_take(struct tally *t, tally_fn fn, void *ctx);
 void tally_clear(struct tally *t);
+/* The group of the steps' records (steps.c), whose rows are keyed by
+ * their arg (the step's number) too; 0: none. Safe anywhere. */
+void tally_step_group(uint32_t group);
 uint64_t ring_tally_lost(void);
 /* A record of a thread that has no ring (it is getting one, or has ended,
  * or none could be had): for the tables. Signal-safe, any thread. Returns
@@ -277,8 +281,8 @@ void window_steps_note(int keep, uint64_t t, uint64_t now_ns);
 int window_steps_keeps(uint64_t t);
 
 /*
- * steps.c, the drain's side. STEPS_GROUP is the section of the steps'
- * records (steps_group(): its string id); the tables write it as the
+ * steps.c, the drain's side. STEPS_GROUP (source.h) is the section of
+ * the steps' records (steps_group(): its string id); the tables write it as the
  * Steps section (table_steps.c). steps_filtering(): a step window is set
  * (window_steps_keeps() decides). steps_thread_first() is the start
  * (ticks) of thread tid's first record so far (UINT64_MAX: none), which
@@ -286,7 +290,6 @@ int window_steps_keeps(uint64_t t);
  * record r (a thread's first step starts at first) and notes its number
  * in the metadata "steps". Owner held, all of them.
  */
-#define STEPS_GROUP "Steps"
 int steps_filtering(void);
 uint32_t steps_group(void);
 uint64_t steps_thread_first(int tid);
@@ -508,8 +511,43 @@ struct agg_row {
 	int64_t max;
 	int64_t self; /* ns of total not spent in nested slices (time rows) */
 };
-/* Returns the rows in a malloc'ed array (*n of them), or NULL. */
+/* Returns the rows in a malloc'ed array (*n of them), or NULL. The steps
+ * (time samples of section STEPS_GROUP) make no rows: agg_steps(). */
 struct agg_row *agg_rows(const struct agg *a, size_t *n);
+/* The step times of a (stepstat.c), NULL when a has had none. */
+const struct stepstat *agg_steps(const struct agg *a);
+
+/*
+ * stepstat.c: the step times of a run in bounded memory, for the Steps
+ * section: count, total, min, max and the STEPSTAT_SLOWEST slowest
+ * (slowest first, of equal times the lower number first) exact, the
+ * quantiles exact up to 2^20 steps and from a histogram (within 0.2 %)
+ * beyond. stepstat_create(): NULL without memory. stepstat_add(): one
+ * step of ns ns, number num; can't fail (times it could not keep leave
+ * the quantiles to those kept: stepstat_lossy()). stepstat_merge(): adds
+ * src's steps to dst; 0 or -ENOMEM (as add). stepstat_quantile(): the
+ * q-th quantile (0..1), interpolating linearly between the two nearest
+ * steps as numpy's percentile() does; it reorders the times kept (s is
+ * not otherwise changed), so it is the owner's, as every other call.
+ * Not thread-safe: the aggregates' owner's.
+ */
+#define STEPSTAT_SLOWEST 5
+struct stepstat_slow {
+	int64_t ns;
+	uint64_t num;
+};
+struct stepstat *stepstat_create(void);
+void stepstat_destroy(struct stepstat *s);
+void stepstat_reset(struct stepstat *s);
+void stepstat_add(struct stepstat *s, int64_t ns, uint64_t num);
+int stepstat_merge(struct stepstat *dst, const struct stepstat *src);
+uint64_t stepstat_count(const struct stepstat *s);
+int64_t stepstat_total(const struct stepstat *s);
+int64_t stepstat_max(const struct stepstat *s);
+int stepstat_lossy(const struct stepstat *s);
+unsigned stepstat_slowest(const struct stepstat *s,
+			  const struct stepstat_slow **out);
+double stepstat_quantile(const struct stepstat *s, double q);
 int agg_add_rec(struct agg *a, const struct coll_rec *r);
 struct agg_sample agg_rec_sample(const struct coll_rec *r);
 int agg_add_rec_on(struct agg *a, uint64_t thread, const struct coll_rec *r);
@@ -644,9 +682,10 @@ void table_rows_begin(struct table_sink *k, struct sbuf *b,
 		      const struct table_opts *o, int first);
 int table_rows_run(struct table_sink *k);
 
-/* table_steps.c: the Steps section from the n rows of the steps'
- * section (STEPS_GROUP), n > 0. This function can't fail (b->err). */
-void table_steps(struct table_sink *k, const struct agg_row *rows, size_t n);
+/* table_steps.c: the Steps section from the step times s (at least
+ * one step). This function can't fail (b->err). */
+struct stepstat;
+void table_steps(struct table_sink *k, const struct stepstat *s);
 
 /* table.c: the tables file of a dump or a recovery (its name:
  * paths_stats, collector.h); extra gives the sources' sections and the

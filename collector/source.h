@@ -646,6 +646,15 @@ struct agg;
 
 /* One sample for the aggregates. value: duration in ns for spans and
  * frames, the new value for counters, ignored for instants. */
+/*
+ * A training step's record (steps.c): a span of section STEPS_GROUP whose
+ * name is STEP_NAME and whose arg is the step's number N. Whatever shows
+ * it by name (the trace, the tables) writes "ProfilerStep#N": one name
+ * for every step, not one each.
+ */
+#define STEPS_GROUP "Steps"
+#define STEP_NAME   "ProfilerStep"
+
 struct agg_sample {
 	uint32_t group;	  /* string id of the section */
 	uint32_t name;	  /* string id of the row     */
@@ -654,6 +663,7 @@ struct agg_sample {
 	uint8_t has_self; /* self is set (else self time = value) */
 	int64_t value;
 	int64_t self; /* a span's time outside slices nested inside it */
+	uint32_t arg; /* the record's arg: a step's number */
 };
 
 /* Adds one sample. Returns 0 or -ENOMEM (the sample is then lost). Totals

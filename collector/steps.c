@@ -11,10 +11,16 @@
  * Each step kept becomes a record of its own on the thread that ran it: a
  * span "ProfilerStep#N" of section STEPS_GROUP (cat user_annotation), from
  * the thread's previous step end to the marker's end (each a few ns
- * later: STEP_MARGIN). A thread's first
- * step starts at its first record, which only the drain knows: the record
- * goes out with t0 = 0 and the drain (steps_drain_rec()) puts the
- * thread's first record's start there.
+ * later: STEP_MARGIN). A thread's first step starts at its first record,
+ * which only the drain knows: the record goes out with t0 = 0 and the
+ * drain (steps_drain_rec()) puts the thread's first record's start there.
+ *
+ * Memory per step is O(1): every step's record has the one name
+ * STEP_NAME ("ProfilerStep") and its number in arg, and the trace writer
+ * (chrome.c, for dumps, flight mode's windows and recoveries alike)
+ * writes "ProfilerStep#N"; the tables keep the step times apart from
+ * their rows, in bounded memory (agg.c, stepstat.c), and a full ring's
+ * tally keys a step's row by its number (tally_step_group()).
  *
  * A step window (MXPROF_STEPS) says which steps are kept. Recording goes
  * on in every step (so that the markers are seen, and a warmup step runs
@@ -43,6 +49,7 @@ static char glob[256] = "Optimizer.step#*";
 static struct coll_steps window; /* COLL_STEPS_ALL until configured */
 static uint64_t count;		 /* steps ended, atomic */
 static uint32_t group_id;	 /* STEPS_GROUP's string id */
+static uint32_t name_id;	 /* STEP_NAME's */
 /* coll_step_marker_id()'s answers: 0 not asked yet, 1 no, 2 yes. */
 static uint8_t marker_ids[MARKER_IDS];
 /* The calling thread's previous step end, in ticks; 0: none yet. */
@@ -178,6 +185,8 @@ void coll_steps_config(const char *g, const struct coll_steps *w)
 	}
 	memset(marker_ids, 0, sizeof(marker_ids));
 	group_id = strtab_intern(STEPS_GROUP);
+	name_id = strtab_intern(STEP_NAME);
+	tally_step_group(group_id);
 	if (w) {
 		window = *w;
 	}
@@ -232,12 +241,9 @@ void coll_step_end(uint64_t t1)
 
 	prev_end = t1 + 2 * STEP_MARGIN;
 	if (keep && coll_active()) {
-		char name[40];
-		snprintf(name, sizeof(name), "ProfilerStep#%llu",
-			 (unsigned long long)n);
 		struct coll_rec r = {.t0 = t0,
 				     .t1 = t1 + STEP_MARGIN,
-				     .name = strtab_intern(name),
+				     .name = name_id,
 				     .group = group_id,
 				     .kind = COLL_SPAN,
 				     .cat = COLL_CAT_USER,

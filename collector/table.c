@@ -377,23 +377,25 @@ static void json_row(struct sbuf *b, const struct section *s,
 	sb_printf(b, "}");
 }
 
-/* The sections given as rows, after the host sections: Steps (the
- * nsteps rows steps; for one category, only when it is "Steps") and the
- * sources'. Returns first after them (table_rows_run()). */
+/* The sections given as rows, after the host sections: Steps (from the
+ * step times steps, when there was a step; for one category, only when
+ * it is "Steps") and the sources'. Returns first after them
+ * (table_rows_run()). */
 static int rows_sections(struct table_sink *k, struct sbuf *b,
 			 const struct table_opts *o, int first,
-			 const struct agg_row *steps, size_t nsteps)
+			 const struct stepstat *steps)
 {
 	table_rows_begin(k, b, o, first);
-	if (nsteps && (!o->category || !strcmp(o->category, "Steps"))) {
-		table_steps(k, steps, nsteps);
+	if (stepstat_count(steps) &&
+	    (!o->category || !strcmp(o->category, "Steps"))) {
+		table_steps(k, steps);
 	}
 	return table_rows_run(k);
 }
 
 static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			const struct agg_row *rows, const struct table_opts *o,
-			const struct agg_row *steps, size_t nsteps)
+			const struct stepstat *steps)
 {
 	static const char *const kinds[] = {"Time", "Counter", "Marker"};
 	struct table_sink sink;
@@ -420,8 +422,7 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			first = 0;
 		}
 		if (cls == AGG_TIME) {
-			first = rows_sections(&sink, b, o, first, steps,
-					      nsteps);
+			first = rows_sections(&sink, b, o, first, steps);
 		}
 		sb_printf(b, "%s}", first ? "" : "\n    ");
 	}
@@ -436,7 +437,7 @@ static void json_tables(struct sbuf *b, const struct section *secs, size_t ns,
 
 static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 		       const struct agg_row *rows, const struct table_opts *o,
-		       const struct agg_row *steps, size_t nsteps)
+		       const struct stepstat *steps)
 {
 	static const char *const kinds[] = {"time_ms", "counter", "marker"};
 	struct table_sink sink;
@@ -475,7 +476,7 @@ static void csv_tables(struct sbuf *b, const struct section *secs, size_t ns,
 			}
 		}
 	}
-	rows_sections(&sink, b, o, 1, steps, nsteps);
+	rows_sections(&sink, b, o, 1, steps);
 }
 
 /* s with control characters as \n, \r, \t or \xHH, so that a pair stays
@@ -536,21 +537,9 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 	}
 	qsort_r(rows, n, sizeof(*rows), cmp_rows, (void *)o);
 	size_t ns = make_sections(rows, n, secs);
-	/* The steps' rows make the Steps section (table_steps.c), after the
-	 * host sections. */
-	const struct agg_row *steps = NULL;
-	size_t nsteps = 0;
-	for (size_t i = 0; i < ns; i++) {
-		if (secs[i].cls == AGG_TIME &&
-		    strcmp(strtab_get(secs[i].group), STEPS_GROUP) == 0) {
-			steps = &rows[secs[i].first];
-			nsteps = secs[i].count;
-			memmove(&secs[i], &secs[i + 1],
-				(ns - i - 1) * sizeof(*secs));
-			ns--;
-			break;
-		}
-	}
+	/* The step times make the Steps section (table_steps.c), after the
+	 * host sections; the steps have no rows (agg_rows()). */
+	const struct stepstat *steps = agg_steps(a);
 	if (o->category) {
 		size_t k = 0;
 		for (size_t i = 0; i < ns; i++) {
@@ -563,9 +552,9 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 		ns = k;
 	}
 	if (o->format == TABLE_JSON) {
-		json_tables(&b, secs, ns, rows, o, steps, nsteps);
+		json_tables(&b, secs, ns, rows, o, steps);
 	} else if (o->format == TABLE_CSV) {
-		csv_tables(&b, secs, ns, rows, o, steps, nsteps);
+		csv_tables(&b, secs, ns, rows, o, steps);
 	} else {
 		sb_printf(&b, "Profile Statistics:\n    Note the difference "
 			      "in units for different entries.\n");
@@ -577,7 +566,7 @@ char *table_format(const struct agg *a, const struct table_opts *o)
 			text_section(&b, &secs[i], rows, o->top);
 		}
 		struct table_sink sink;
-		rows_sections(&sink, &b, o, 1, steps, nsteps);
+		rows_sections(&sink, &b, o, 1, steps);
 		for (int i = 0; i < sink.nnotes; i++) {
 			sb_printf(&b, "%s: %llu\n", sink.notes[i].label,
 				  (unsigned long long)sink.notes[i].count);

@@ -5,8 +5,10 @@
  * not to the tables: ring_push() adds it to the ring's tally, a small table
  * of count, total, min and max (in ticks for spans and frames) per
  * (group, name, kind), which the drain thread folds into the aggregate
- * statistics on its next pass. So the tables stay exact however many
- * slices the timeline drops; only a record that finds the tally's rows all
+ * statistics on its next pass. A step's record (of the group that
+ * tally_step_group() names) has a row of its own, keyed by its number
+ * too, as the tables keep each step's time. So the tables stay exact however
+ * many slices the timeline drops; only a record that finds the tally's rows all
  * taken by other names, or that a signal handler makes while its thread
  * is in the middle of adding one, is lost to both (and counted in lost).
  *
@@ -27,10 +29,29 @@
  * goes to lost instead. */
 static __thread int busy __attribute__((tls_model("initial-exec")));
 
-static size_t slot_of(uint32_t group, uint32_t name, uint16_t kind)
+/* The steps' group (steps.c): its records are keyed by their arg too. */
+static uint32_t step_group;
+
+void tally_step_group(uint32_t group)
+{
+	__atomic_store_n(&step_group, group, __ATOMIC_RELAXED);
+}
+
+/* The arg that keys r's row with its group, name and kind: 0 but for a
+ * step. */
+static uint32_t key_arg(const struct coll_rec *r)
+{
+	uint32_t g = __atomic_load_n(&step_group, __ATOMIC_RELAXED);
+
+	return g && r->group == g && r->kind == COLL_SPAN ? r->arg : 0;
+}
+
+static size_t slot_of(uint32_t group, uint32_t name, uint16_t kind,
+		      uint32_t arg)
 {
 	uint64_t h = ((uint64_t)group << 32 | name) * 0x9e3779b97f4a7c15ull;
 
+	h ^= (uint64_t)arg * 0xff51afd7ed558ccdull;
 	return (size_t)((h ^ kind) >> 40) & (TALLY_ROWS - 1);
 }
 
@@ -57,13 +78,14 @@ static int64_t value_of(const struct coll_rec *r)
 /* Adds r to its row; the thread holds busy and the odd count. */
 static void add_row(struct tally *t, const struct coll_rec *r)
 {
-	size_t i = slot_of(r->group, r->name, r->kind);
+	uint32_t arg = key_arg(r);
+	size_t i = slot_of(r->group, r->name, r->kind, arg);
 	size_t k = 0;
 	for (; k < TALLY_ROWS; k++, i = (i + 1) & (TALLY_ROWS - 1)) {
 		struct tally_row *w = &t->rows[i];
 		if (!GET(w->count) ||
 		    (GET(w->name) == r->name && GET(w->group) == r->group &&
-		     GET(w->kind) == r->kind)) {
+		     GET(w->kind) == r->kind && GET(w->arg) == arg)) {
 			break;
 		}
 	}
@@ -77,6 +99,7 @@ static void add_row(struct tally *t, const struct coll_rec *r)
 		PUT(w->name, r->name);
 		PUT(w->group, r->group);
 		PUT(w->kind, r->kind);
+		PUT(w->arg, arg);
 		PUT(w->cat, r->cat);
 		PUT(w->min, v);
 		PUT(w->max, v);
@@ -168,6 +191,7 @@ int tally_take(struct tally *t, tally_fn fn, void *ctx)
 		copy[i] = (struct tally_row){.name = GET(w->name),
 					     .group = GET(w->group),
 					     .kind = GET(w->kind),
+					     .arg = GET(w->arg),
 					     .cat = GET(w->cat),
 					     .flags = GET(w->flags),
 					     .count = GET(w->count),

@@ -13,8 +13,12 @@
 
 #include "gpu.h"
 
+/* The key of a step's host range: STEP_KEY | the step's number (string
+ * ids stay below 2^31). */
+#define STEP_KEY ((uint64_t)1 << 63)
+
 struct kv {
-	uint64_t key; /* string id, or (group << 32 | name) */
+	uint64_t key; /* string id, or (group << 32 | name), or STEP_KEY | N */
 	int64_t v;    /* ns */
 	uint64_t bytes;
 };
@@ -164,6 +168,11 @@ static const char *label_str(uint64_t key, char *buf, size_t len)
 
 static const char *label_range(uint64_t key, char *buf, size_t len)
 {
+	if (key & STEP_KEY) {
+		snprintf(buf, len, "%s: %s#%llu", STEPS_GROUP, STEP_NAME,
+			 (unsigned long long)(uint32_t)key);
+		return buf;
+	}
 	const char *g = strtab_get((uint32_t)(key >> 32));
 
 	snprintf(buf, len, "%s%s%s", g, *g ? ": " : "",
@@ -233,6 +242,11 @@ static uint64_t key_host_range(const struct gpu_rec *r)
 
 	if (!h) {
 		return UINT64_MAX;
+	}
+	/* A step's record (source.h) is one range per step, by its number. */
+	if (h->kind == COLL_SPAN && !strcmp(strtab_get(h->name), STEP_NAME) &&
+	    !strcmp(strtab_get(h->group), STEPS_GROUP)) {
+		return STEP_KEY | h->arg;
 	}
 	return (uint64_t)h->group << 32 | h->name;
 }

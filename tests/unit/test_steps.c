@@ -1,7 +1,8 @@
 /*
  * test_steps.c - step windows (collector/steps.c): MXPROF_STEPS's two
- * forms, which steps a window keeps, and the tables' Steps section
- * (collector/table_steps.c).
+ * forms, which steps a window keeps, the tables' Steps section
+ * (collector/table_steps.c) and the step times behind it
+ * (collector/stepstat.c): exact, and in bounded memory past 2^20 steps.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -178,6 +179,150 @@ static void test_steps_section_in_json_and_csv(void **st)
 	agg_destroy(a);
 }
 
+/* numpy's percentile (linear) of the n sorted v. */
+static double np_quantile(const int64_t *v, size_t n, double q)
+{
+	double at = q * (double)(n - 1);
+	size_t lo = (size_t)at;
+
+	if (lo + 1 >= n) {
+		return (double)v[n - 1];
+	}
+	return (double)v[lo] + (at - (double)lo) * (double)(v[lo + 1] - v[lo]);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Up to 2^20 steps: the quantiles are numpy's, exactly, with times that
+ * repeat; the slowest are the slowest, of equal times the lower number
+ * first; a merge gives what adding both would. */
+static void test_stepstat_exact(void **st)
+{
+	struct stepstat *s = stepstat_create(), *t = stepstat_create();
+	enum { N = 5001 };
+	static int64_t v[N];
+	uint64_t x = 88172645463325252ull;
+
+	(void)st;
+	assert_non_null(s);
+	assert_non_null(t);
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v[i] = (int64_t)(x % 300) * 1000 + 5;
+		stepstat_add(i < 3000 ? s : t, v[i], i);
+	}
+	assert_int_equal(stepstat_merge(s, t), 0);
+	assert_int_equal(stepstat_count(s), N);
+	int64_t *w = malloc(sizeof(v));
+	memcpy(w, v, sizeof(v));
+	qsort(w, N, sizeof(*w), cmp_i64);
+	for (double q = 0; q <= 1.0; q += 0.05) {
+		assert_true(stepstat_quantile(s, q) == np_quantile(w, N, q));
+	}
+	assert_true(stepstat_quantile(s, 0.5) == np_quantile(w, N, 0.5));
+	assert_true(stepstat_quantile(s, 0.9) == np_quantile(w, N, 0.9));
+	assert_int_equal(stepstat_max(s), w[N - 1]);
+	const struct stepstat_slow *slow;
+	assert_int_equal(stepstat_slowest(s, &slow), STEPSTAT_SLOWEST);
+	/* The first steps of the slowest time, by number. */
+	uint64_t want = 0;
+	for (unsigned k = 0; k < STEPSTAT_SLOWEST; k++) {
+		while (v[want] != w[N - 1]) {
+			want++;
+		}
+		assert_int_equal(slow[k].ns, w[N - 1]);
+		assert_int_equal(slow[k].num, want);
+		want++;
+	}
+	assert_false(stepstat_lossy(s));
+	free(w);
+	stepstat_destroy(s);
+	stepstat_destroy(t);
+}
+
+/* Past 2^20 steps: the count, total, max and slowest stay exact, the
+ * quantiles within 0.2 % of numpy's, from a histogram; a reset forgets. */
+static void test_stepstat_histogram(void **st)
+{
+	struct stepstat *s = stepstat_create();
+	size_t n = ((size_t)1 << 20) + 4096;
+	int64_t *w = malloc(n * sizeof(*w));
+	int64_t total = 0;
+
+	(void)st;
+	assert_non_null(s);
+	assert_non_null(w);
+	for (size_t i = 0; i < n; i++) {
+		/* 1 us to about 1 s, spread over every octave. */
+		w[i] = 1000 + (int64_t)((i * 2654435761u) % 1000003) *
+				      (int64_t)(1 + i % 997);
+		total += w[i];
+		stepstat_add(s, w[i], i);
+	}
+	assert_int_equal(stepstat_count(s), n);
+	assert_int_equal(stepstat_total(s), total);
+	qsort(w, n, sizeof(*w), cmp_i64);
+	assert_int_equal(stepstat_max(s), w[n - 1]);
+	for (double q = 0.05; q < 1.0; q += 0.05) {
+		double want = np_quantile(w, n, q),
+		       got = stepstat_quantile(s, q);
+		if (got < want * 0.998 || got > want * 1.002) {
+			fail_msg("quantile %.2f: %.0f, not %.0f", q, got, want);
+		}
+	}
+	assert_true(stepstat_quantile(s, 1.0) == (double)w[n - 1]);
+	assert_true(stepstat_quantile(s, 0.0) == (double)w[0]);
+	const struct stepstat_slow *slow;
+	assert_int_equal(stepstat_slowest(s, &slow), STEPSTAT_SLOWEST);
+	for (unsigned k = 0; k < STEPSTAT_SLOWEST; k++) {
+		assert_int_equal(slow[k].ns, w[n - 1 - k]);
+	}
+	stepstat_reset(s);
+	assert_int_equal(stepstat_count(s), 0);
+	stepstat_add(s, 7, 3);
+	assert_true(stepstat_quantile(s, 0.5) == 7.0);
+	free(w);
+	stepstat_destroy(s);
+}
+
+/* Steps make no aggregate row: a run's steps, named STEP_NAME with their
+ * number in arg as the collector records them, give the section, and no
+ * row of section Steps. */
+static void test_steps_make_no_rows(void **st)
+{
+	struct agg *a = agg_create();
+	struct coll_rec r = {.group = strtab_intern(STEPS_GROUP),
+			     .name = strtab_intern(STEP_NAME),
+			     .kind = COLL_SPAN,
+			     .cat = COLL_CAT_USER};
+
+	(void)st;
+	for (uint32_t i = 0; i < 1000; i++) {
+		r.t0 = 1000 * (uint64_t)i;
+		r.t1 = i == 417 ? 900 : 100;
+		r.arg = i;
+		assert_int_equal(agg_add_recs_on(a, 1, &r, 1), 0);
+	}
+	size_t n = 1;
+	struct agg_row *rows = agg_rows(a, &n);
+	assert_int_equal(n, 0);
+	free(rows);
+	assert_int_equal(stepstat_count(agg_steps(a)), 1000);
+	struct table_opts o = {0};
+	char *t = table_format(a, &o);
+	assert_non_null(
+		strstr(t, "\nProfilerStep#417                        1 "));
+	free(t);
+	agg_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +332,9 @@ int main(void)
 		cmocka_unit_test(
 			test_steps_section_has_the_stats_and_the_slowest),
 		cmocka_unit_test(test_steps_section_in_json_and_csv),
+		cmocka_unit_test(test_stepstat_exact),
+		cmocka_unit_test(test_stepstat_histogram),
+		cmocka_unit_test(test_steps_make_no_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
