@@ -393,7 +393,7 @@ static int parse_flight(struct settings *s, const char *(*get)(const char *))
 	int errors = 0;
 	uint64_t n;
 
-	s->flight_mb = 256;
+	s->flight_mb = 32;
 	s->flight_max_dumps = 10;
 	if ((v = get("MXPROF_FLIGHT")) &&
 	    settings_flight(v, &s->flight_mode, &s->flight_n) < 0) {

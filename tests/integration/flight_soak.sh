@@ -10,6 +10,7 @@
 # 1 MiB (its 1 MiB taken off again), plus SLACK_MB (4) for the
 # allocator's rounding. At the end the exit file holds exactly the
 # window: steps 5..9, whole, nothing that began before step 5.
+# test-timeout: 1500
 . "$ROOT/tests/integration/lib.sh"
 [ "${SLOW:-}" = 1 ] || skip "SLOW=1 runs the 10-minute soak"
 HL=$ROOT/tests/programs/hooklibs

@@ -691,7 +691,7 @@ static void test_settings_flight_and_triggers(void **st)
 	(void)st;
 	parse_one(&s, "MXPROF_AUTOSTART", "1");
 	assert_int_equal(s.flight_mode, COLL_FLIGHT_OFF);
-	assert_int_equal(s.flight_mb, 256);
+	assert_int_equal(s.flight_mb, 32);
 	assert_int_equal(s.flight_max_dumps, 10);
 	assert_true(s.trigger_slow == 0.0);
 	assert_int_equal(s.trigger_hang_s, 0);
@@ -743,7 +743,7 @@ static void test_settings_flight_and_triggers(void **st)
 		assert_int_equal(s.flight_mode, COLL_FLIGHT_STEPS);
 	}
 	parse_bad(&s, "MXPROF_FLIGHT_MB", "0");
-	assert_int_equal(s.flight_mb, 256);
+	assert_int_equal(s.flight_mb, 32);
 	parse_bad(&s, "MXPROF_FLIGHT_MAX_DUMPS", "ten");
 	assert_int_equal(s.flight_max_dumps, 10);
 
