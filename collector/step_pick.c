@@ -5,7 +5,8 @@
  *
  * The rule is report's (tools/cli/report_steps.c), on the journal
  * instead of a trace: a first pass finds the step records
- * ("ProfilerStep#N" spans of cat user_annotation) whose N the list
+ * (spans of cat user_annotation named STEP_NAME in the steps' group, N
+ * in their arg, or "ProfilerStep#N" in a journal of before) whose N the list
  * holds, and notes their intervals; then a step's own record is kept
  * when its N is in the list, any other span, instant or counter when it
  * began inside one of those intervals (on any thread: a step is a span
@@ -31,12 +32,16 @@
 #include "files.h"
 
 #define STEP_PREFIX "ProfilerStep#"
+#define STEP_BY_ARG UINT64_MAX
 
 struct step_pick {
 	struct coll_steps sel;
 	/* Per journal string id: the N of "ProfilerStep#N" + 1 (0: not a
-	 * step's name), and the id in this process's string table. */
+	 * step's name; STEP_BY_ARG: STEP_NAME, whose records in the steps'
+	 * group carry N in arg), and the id in this process's string
+	 * table. */
 	uint64_t *step_n;
+	uint32_t steps_group; /* STEPS_GROUP's journal id + 1, 0: not seen */
 	uint32_t *local;
 	uint32_t nids, cap;
 	struct span {
@@ -99,12 +104,16 @@ static void on_str(void *ctx, uint32_t id, const char *s, size_t len)
 	if (id >= p->nids) {
 		p->nids = id + 1;
 	}
-	if (len > k && strncmp(copy, STEP_PREFIX, k) == 0 && copy[k] >= '0' &&
-	    copy[k] <= '9') {
+	if (strcmp(copy, STEP_NAME) == 0) {
+		p->step_n[id] = STEP_BY_ARG;
+	} else if (strcmp(copy, STEPS_GROUP) == 0) {
+		p->steps_group = id + 1;
+	} else if (len > k && strncmp(copy, STEP_PREFIX, k) == 0 &&
+		   copy[k] >= '0' && copy[k] <= '9') {
 		char *end;
 		unsigned long long n = strtoull(copy + k, &end, 10);
 
-		if (!*end && n < UINT64_MAX) {
+		if (!*end && n < UINT64_MAX - 1) {
 			p->step_n[id] = n + 1;
 		}
 	}
@@ -117,6 +126,12 @@ static int64_t step_of(const struct step_pick *p, const struct coll_rec *r)
 	if (r->kind != COLL_SPAN || r->cat != COLL_CAT_USER ||
 	    r->name >= p->nids || !p->step_n[r->name]) {
 		return -1;
+	}
+	if (p->step_n[r->name] == STEP_BY_ARG) {
+		/* One name for every step: its number is in arg. */
+		return p->steps_group && r->group == p->steps_group - 1
+			       ? (int64_t)r->arg
+			       : -1;
 	}
 	return (int64_t)(p->step_n[r->name] - 1);
 }
