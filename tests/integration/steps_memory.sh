@@ -99,9 +99,19 @@ echo "ok: short: report's Steps section is the library's"
 a=$(peak s200k 200000 MXPROF_FLIGHT=5steps)
 b=$(peak s1m 1000000 MXPROF_FLIGHT=5steps)
 echo "peak resident memory: 200000 steps $a KiB, 1000000 steps $b KiB"
-[ $((b - a)) -lt $BOUND_KB ] ||
-	fail "1000000 steps took $((b - a)) KiB more than 200000 (bound $BOUND_KB)"
-echo "ok: 1000000 steps took $((b - a)) KiB more than 200000"
+# AddressSanitizer keeps freed memory in its quarantine, ThreadSanitizer
+# adds shadow memory per page touched: their resident memory says nothing
+# of mxprof's. The counts below are checked under them too.
+case "${SANITIZER:-}" in
+asan | tsan)
+	skip_part "the resident memory bound under $SANITIZER (its own memory)"
+	;;
+*)
+	[ $((b - a)) -lt $BOUND_KB ] ||
+		fail "1000000 steps took $((b - a)) KiB more than 200000 (bound $BOUND_KB)"
+	echo "ok: 1000000 steps took $((b - a)) KiB more than 200000"
+	;;
+esac
 expect_eq "1m: Steps count" 1000000 "$(row_count s1m.stats.txt Steps mean)"
 expect_eq "1m: Steps p90 count" 1000000 "$(row_count s1m.stats.txt Steps p90)"
 expect_eq "1m: st_load count" 3000000 \
@@ -115,7 +125,8 @@ expect_eq "1m: the window's steps" \
 if [ "${SLOW:-}" = 1 ]; then
 	c=$(peak s3m 3000000 MXPROF_FLIGHT=5steps)
 	echo "peak resident memory: 3000000 steps $c KiB"
-	[ $((c - b)) -lt $BOUND_KB ] ||
+	[ -n "${SANITIZER:-}" ] && [ "$SANITIZER" != ubsan ] ||
+		[ $((c - b)) -lt $BOUND_KB ] ||
 		fail "3000000 steps took $((c - b)) KiB more than 1000000"
 	expect_eq "3m: Steps count" 3000000 "$(row_count s3m.stats.txt Steps mean)"
 else
