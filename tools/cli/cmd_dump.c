@@ -186,6 +186,43 @@ static int dp_print_file(const char *path)
 	return util_stdout_done("the stacks");
 }
 
+/* How a wait for the status file ended. */
+enum dp_end { DP_DONE, DP_REFUSED, DP_TAKEN, DP_GONE, DP_LATE };
+
+/* Polls PID's status file (spath) every 20 ms until its count of dumps
+ * (stacks: of stacks texts) passes st's, or flight mode refused a dump,
+ * or the program took the dump signal, or it exited, or deadline passed.
+ * now holds the last status read. */
+static enum dp_end dp_wait(pid_t pid, const char *spath,
+			   const struct dp_status *st, struct dp_status *now,
+			   double deadline, int stacks)
+{
+	for (;;) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		int r = dp_read(spath, now);
+
+		if (r == 0 && (stacks ? now->stacks > st->stacks
+				      : now->dumps > st->dumps)) {
+			return DP_DONE;
+		}
+		if (r == 0 && !stacks && now->refused > st->refused) {
+			return DP_REFUSED;
+		}
+		if (r == 0 && now->signal <= 0 && now->taken > 0) {
+			/* The program took the signal before mxprof saw it:
+			 * its handler, not mxprof's, got this one. */
+			return DP_TAKEN;
+		}
+		if (r < 0 && kill(pid, 0) < 0 && errno == ESRCH) {
+			return DP_GONE;
+		}
+		if (dp_now() > deadline) {
+			return DP_LATE;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* mxprof dump --stacks PID: the dump signal with the stacks' request,
  * then the text once the status file counts one more. st is the status
  * before. Returns the exit status. */
@@ -208,29 +245,20 @@ static int dp_stacks(pid_t pid, const char *spath, const struct dp_status *st,
 			 strerror(errno));
 		return CLI_FAIL;
 	}
-	for (;;) {
-		struct timespec ts = {0, 20 * 1000 * 1000};
-		int r = dp_read(spath, &now);
-
-		if (r == 0 && now.stacks > st->stacks) {
-			break;
-		}
-		if (r == 0 && now.signal <= 0 && now.taken > 0) {
-			return dp_taken(pid, now.taken);
-		}
-		if (r < 0 && kill(pid, 0) < 0 && errno == ESRCH) {
-			util_err("process %d exited before its stacks were "
-				 "written",
-				 (int)pid);
-			return CLI_FAIL;
-		}
-		if (dp_now() > deadline) {
-			util_err("process %d did not write its stacks within "
-				 "%g s",
-				 (int)pid, timeout);
-			return CLI_FAIL;
-		}
-		nanosleep(&ts, NULL);
+	switch (dp_wait(pid, spath, st, &now, deadline, 1)) {
+	case DP_DONE:
+	case DP_REFUSED: /* not for stacks */
+		break;
+	case DP_TAKEN:
+		return dp_taken(pid, now.taken);
+	case DP_GONE:
+		util_err("process %d exited before its stacks were written",
+			 (int)pid);
+		return CLI_FAIL;
+	case DP_LATE:
+		util_err("process %d did not write its stacks within %g s",
+			 (int)pid, timeout);
+		return CLI_FAIL;
 	}
 	if (paths_stacks_text(now.output[0] ? now.output : st->output, text,
 			      sizeof(text)) < 0) {
@@ -370,47 +398,33 @@ int cmd_dump(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	deadline = dp_now() + timeout;
-	for (;;) {
-		struct timespec ts = {0, 20 * 1000 * 1000};
-
-		r = dp_read(spath, &now);
-		if (r == 0 && now.dumps > st.dumps) {
-			break;
-		}
-		if (r == 0 && now.refused > st.refused) {
-			util_err("process %d wrote no file: flight mode's "
-				 "numbered files reached "
-				 "MXPROF_FLIGHT_MAX_DUMPS; its window is "
-				 "written when it ends",
+	switch (dp_wait(pid, spath, &st, &now, deadline, 0)) {
+	case DP_DONE:
+		break;
+	case DP_REFUSED:
+		util_err("process %d wrote no file: flight mode's numbered "
+			 "files reached MXPROF_FLIGHT_MAX_DUMPS; its window is "
+			 "written when it ends",
+			 (int)pid);
+		return CLI_FAIL;
+	case DP_TAKEN:
+		return dp_taken(pid, now.taken);
+	case DP_GONE:
+		/* It exited; its final dump went to the same file. */
+		if (access(st.output, F_OK) == 0) {
+			util_err("process %d exited; its final trace is below",
 				 (int)pid);
-			return CLI_FAIL;
+			errno = 0;
+			printf("%s\n", st.output);
+			return util_stdout_done("the trace's path");
 		}
-		if (r == 0 && now.signal <= 0 && now.taken > 0) {
-			/* The program took the signal before mxprof saw it:
-			 * its handler, not mxprof's, got this one. */
-			return dp_taken(pid, now.taken);
-		}
-		if (r < 0 && kill(pid, 0) < 0 && errno == ESRCH) {
-			/* It exited; its final dump went to the same file. */
-			if (access(st.output, F_OK) == 0) {
-				util_err("process %d exited; its final trace "
-					 "is below",
-					 (int)pid);
-				errno = 0;
-				printf("%s\n", st.output);
-				return util_stdout_done("the trace's path");
-			}
-			util_err("process %d exited before the dump completed",
-				 (int)pid);
-			return CLI_FAIL;
-		}
-		if (dp_now() > deadline) {
-			util_err("process %d did not complete a dump within "
-				 "%g s",
-				 (int)pid, timeout);
-			return CLI_FAIL;
-		}
-		nanosleep(&ts, NULL);
+		util_err("process %d exited before the dump completed",
+			 (int)pid);
+		return CLI_FAIL;
+	case DP_LATE:
+		util_err("process %d did not complete a dump within %g s",
+			 (int)pid, timeout);
+		return CLI_FAIL;
 	}
 	errno = 0;
 	printf("%s\n", now.output[0] ? now.output : st.output);
