@@ -30,8 +30,24 @@ files() {
 	[ ! -e "$1.json.journal" ] || fail "$1: journal left"
 }
 
+# How many the program opens alone depends on the descriptors this shell
+# inherited (three, or more where the caller leaves some open): the
+# program without mxprof is the measure, and it must have run out.
+# plain_ran_out WHAT OUTPUT LIMIT: OUTPUT is "opened N: Too many open files"
+# with N within 10 of the limit LIMIT.
+plain_ran_out() {
+	local n=${2#opened }
+	n=${n%%:*}
+	case $2 in
+	"opened $n: Too many open files") ;;
+	*) fail "$1: expected 'opened N: Too many open files', got '$2'" ;;
+	esac
+	[ "$n" -le "$3" ] && [ "$n" -gt $(($3 - 10)) ] ||
+		fail "$1: opened $n with a limit of $3"
+	echo "ok: $1 = $2"
+}
 plain=$(ulimit -n 60 && "$prog" close)
-expect_eq "ulimit -n 60, plain" "opened 56: Too many open files" "$plain"
+plain_ran_out "ulimit -n 60, plain" "$plain" 60
 expect_eq "ulimit -n 60, under mxprof" "$plain" "$(ulimit -n 60 && run c close)"
 files c 100
 expect_eq "ulimit -n 60, ending with every descriptor taken" "$plain" \
@@ -39,14 +55,14 @@ expect_eq "ulimit -n 60, ending with every descriptor taken" "$plain" \
 files k 200
 
 plain=$("$prog" keep limit 64)
-expect_eq "limit set by the program, plain" "opened 60: Too many open files" "$plain"
+plain_ran_out "limit set by the program, plain" "$plain" 64
 expect_eq "limit set by the program, under mxprof" "$plain" "$(run p keep more limit 64)"
 files p 200
 
 hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -gt 600 ]; then
 	plain=$(ulimit -Sn 600 && "$prog" close)
-	expect_eq "soft 600, plain" "opened 595: Too many open files" "$plain"
+	plain_ran_out "soft 600, plain" "$plain" 600
 	expect_eq "soft 600, under mxprof" "$plain" "$(ulimit -Sn 600 && run s close)"
 	files s 100
 else
