@@ -38,6 +38,9 @@
  * comes with; the pid and tid once for each batch of a thread's records.
  * An event is then a few copies of known lengths and its numbers, written
  * straight into the output's buffer (out_room()).
+ *
+ * The members around the events (the head, the process's and threads'
+ * metadata, the "mxprof" object) are chrome_meta.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,11 +49,6 @@
 #include "internal.h"
 #include "output.h"
 #include "mxprof.h"
-
-struct thread_name {
-	int tid;
-	char *name;
-};
 
 /* A name of this journal, and the head of the last events written with
  * it: {"ph":"<head_ph>","cat":"<head_cat>","name":<q> */
@@ -87,7 +85,7 @@ struct writer {
 	char *scratch; /* an event too big for the buffer */
 	size_t scratch_cap;
 	int in_scratch;
-	struct thread_name *threads;
+	struct chrome_thread *threads;
 	size_t nthreads, cap_threads;
 	int err;
 	char pid[16];
@@ -108,12 +106,6 @@ struct out *coll_trace_event(struct coll_trace *t)
 void coll_trace_ts(struct coll_trace *t, uint64_t mono_ns)
 {
 	out_us(t->o, mono_ns > t->base ? mono_ns - t->base : 0);
-}
-
-/* Starts a new element of traceEvents. */
-static void next_event(struct writer *w)
-{
-	coll_trace_event(&w->t);
 }
 
 static void on_cat(void *ctx, uint32_t id, const char *s, size_t len)
@@ -224,7 +216,7 @@ static const struct name_ent *head_of(struct writer *w,
 	return e;
 }
 
-static struct thread_name *find_thread(struct writer *w, int tid)
+static struct chrome_thread *find_thread(struct writer *w, int tid)
 {
 	for (size_t i = 0; i < w->nthreads; i++) {
 		if (w->threads[i].tid == tid) {
@@ -233,7 +225,7 @@ static struct thread_name *find_thread(struct writer *w, int tid)
 	}
 	if (w->nthreads == w->cap_threads) {
 		size_t n = w->cap_threads ? w->cap_threads * 2 : 64;
-		struct thread_name *nt = realloc(w->threads, n * sizeof(*nt));
+		struct chrome_thread *nt = realloc(w->threads, n * sizeof(*nt));
 		if (!nt) {
 			w->err = -ENOMEM;
 			return NULL;
@@ -241,7 +233,7 @@ static struct thread_name *find_thread(struct writer *w, int tid)
 		w->threads = nt;
 		w->cap_threads = n;
 	}
-	struct thread_name *t = &w->threads[w->nthreads++];
+	struct chrome_thread *t = &w->threads[w->nthreads++];
 	t->tid = tid;
 	t->name = NULL;
 	return t;
@@ -250,7 +242,7 @@ static struct thread_name *find_thread(struct writer *w, int tid)
 static void on_thread(void *ctx, int tid, const char *name, size_t len)
 {
 	struct writer *w = ctx;
-	struct thread_name *t = find_thread(w, tid);
+	struct chrome_thread *t = find_thread(w, tid);
 
 	if (t) {
 		free(t->name);
@@ -516,65 +508,6 @@ static void on_claim(void *ctx, int tid, const struct coll_rec *r, size_t n)
 	}
 }
 
-static void metadata(struct writer *w)
-{
-	struct out *o = w->o;
-	const struct writer_meta *m = w->meta;
-
-	next_event(w);
-	out_str(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-	out_str(o, w->pid);
-	out_str(o, ",\"tid\":0,\"args\":{\"name\":");
-	/* The program's name alone, as Kineto names a process: the viewers
-	 * add the pid themselves, and the rank and host are the file's
-	 * (distributedInfo, mxprof.host); mxprof merge puts them in the
-	 * labels of each process it merges. */
-	out_json_str(o, m->process_name);
-	if (m->cmdline && m->cmdline[0]) {
-		/* The viewers show it under the process's name. */
-		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"process_labels\","
-			   "\"pid\":");
-		out_str(o, w->pid);
-		out_str(o, ",\"tid\":0,\"args\":{\"labels\":");
-		out_json_str(o, m->cmdline);
-	}
-	out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\","
-		   "\"pid\":");
-	out_str(o, w->pid);
-	out_str(o, ",\"tid\":0,\"args\":{\"sort_index\":");
-	out_str(o, w->pid);
-	out_str(o, "}}");
-	for (size_t i = 0; i < w->nthreads; i++) {
-		const struct thread_name *t = &w->threads[i];
-		char name[320];
-		/* As Kineto labels every host thread: "thread 1234
-		 * (python3)", the main thread included, so that threads
-		 * that kept the program's name are told apart. */
-		if (t->name) {
-			snprintf(name, sizeof(name), "thread %d (%s)", t->tid,
-				 t->name);
-		} else {
-			snprintf(name, sizeof(name), "thread %d", t->tid);
-		}
-		out_str(o,
-			",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
-		out_str(o, w->pid);
-		out_str(o, ",\"tid\":");
-		out_i64(o, t->tid);
-		out_str(o, ",\"args\":{\"name\":");
-		out_json_str(o, name);
-		out_str(o, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
-			   "\"pid\":");
-		out_str(o, w->pid);
-		out_str(o, ",\"tid\":");
-		out_i64(o, t->tid);
-		/* The main thread (tid == pid) sorts first. */
-		out_str(o, ",\"args\":{\"sort_index\":");
-		out_i64(o, t->tid == m->pid ? 0 : t->tid);
-		out_str(o, "}}");
-	}
-}
-
 /*
  * Writes the trace for the journal at journal_path to out_path (gzip when
  * it ends in ".gz"), replacing it atomically. Returns 0 or a negative
@@ -590,7 +523,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 	const struct coll_source *const *src = m->sources;
 	struct writer w = {.meta = m};
 	struct out *o = malloc(sizeof(*o));
-	int rc, first_dev = 1;
+	int rc;
 
 	if (!o) {
 		return -ENOMEM;
@@ -612,53 +545,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 		free(o);
 		return rc;
 	}
-	out_str(o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ns\","
-		   "\"baseTimeNanoseconds\":");
-	out_i64(o, m->base_utc_ns);
-	out_str(o, ",\"deviceProperties\":[");
-	for (size_t i = 0; src && src[i]; i++) {
-		if (src[i]->devices) {
-			src[i]->devices(o, &first_dev);
-		}
-	}
-	out_str(o, "],");
-	out_str(o, "\"traceName\":");
-	out_json_str(o, out_path);
-	out_str(o, ",");
-	for (size_t i = 0; m->meta && m->meta[i]; i += 2) {
-		out_json_str(o, m->meta[i]);
-		out_str(o, ":");
-		out_json_str(o, m->meta[i + 1]);
-		out_str(o, ",");
-	}
-	for (size_t i = 0; m->meta_json && m->meta_json[i]; i += 2) {
-		out_json_str(o, m->meta_json[i]);
-		out_str(o, ":");
-		out_str(o, m->meta_json[i + 1]);
-		out_str(o, ",");
-	}
-	if (m->rank >= 0 || m->world_size > 0 || m->has_local_rank) {
-		/* Kineto's keys, those the launcher's variables give. */
-		const char *sep = "";
-		out_str(o, "\"distributedInfo\":{");
-		if (m->rank >= 0) {
-			out_str(o, "\"rank\": ");
-			out_i64(o, m->rank);
-			sep = ", ";
-		}
-		if (m->world_size > 0) {
-			out_str(o, sep);
-			out_str(o, "\"world_size\": ");
-			out_i64(o, m->world_size);
-			sep = ", ";
-		}
-		if (m->has_local_rank) {
-			out_str(o, sep);
-			out_str(o, "\"local_rank\": ");
-			out_i64(o, m->local_rank);
-		}
-		out_str(o, "},");
-	}
+	chrome_head(o, m, out_path);
 	/* The frame tree before the events that name its nodes; written
 	 * after them (below). */
 	if ((w.stacks = stack_tree_build())) {
@@ -697,7 +584,8 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 				src[i]->events(&w.t);
 			}
 		}
-		metadata(&w);
+		chrome_metadata(coll_trace_event(&w.t), m, w.pid, w.threads,
+				w.nthreads);
 		out_str(o, "\n],\n");
 		if (w.stacks) {
 			/* After traceEvents: Holistic Trace Analysis's
@@ -707,18 +595,7 @@ int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			stack_frames_write(o, w.stacks);
 			out_str(o, ",\n");
 		}
-		out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION
-			   "\",\"pid\":");
-		out_str(o, w.pid);
-		out_str(o, ",\"host\":");
-		out_json_str(o, m->host);
-		out_str(o, ",\"droppedRecords\":");
-		out_u64(o, m->dropped);
-		out_str(o, ",\"timelineTruncated\":");
-		out_str(o, m->truncated ? "true" : "false");
-		out_str(o, ",\"clock\":\"");
-		out_str(o, m->clock);
-		out_str(o, "\"}}\n");
+		chrome_tail(o, m, w.pid);
 		if (m->written) {
 			m->written->json_bytes = out_bytes(o);
 			m->written->stacks = w.stacks != NULL;

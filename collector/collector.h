@@ -90,8 +90,11 @@
  *   step_pick.c                       journal.c, agg.c, stacks.c,
  *                                     strtab.c, steps.c: some steps of
  *                                     a recorded run, picked after it
+ *   chrome_meta.c                     out.c: the trace's members around
+ *                                     its events
  *   chrome.c                          journal.c, stacks.c, callstack.c,
- *                                     out.c, cat.c, step_pick.c
+ *                                     out.c, cat.c, step_pick.c,
+ *                                     chrome_meta.c
  *   trace_event.c                     chrome.c, out.c: a source's events
  *                                     (struct coll_event) in the trace
  *   writer.c                          chrome.c, table.c: the formats

@@ -496,6 +496,26 @@ struct writer_written {
 int chrome_write_from_journal(const char *journal_path, const char *out_path,
 			      const struct writer_meta *meta);
 
+/* chrome_meta.c: the trace's members around its events, for chrome.c. */
+struct chrome_thread {
+	int tid;
+	char *name; /* NULL: none known */
+};
+/* Writes the trace's head: from its opening brace to "distributedInfo"
+ * and the comma after it (schemaVersion, the sources' deviceProperties,
+ * traceName out_path, m's metadata). */
+void chrome_head(struct out *o, const struct writer_meta *m,
+		 const char *out_path);
+/* Writes to o, where a new element of traceEvents begins (after its
+ * separator), the metadata events of process pid (m's name, command line)
+ * and of its n threads. */
+void chrome_metadata(struct out *o, const struct writer_meta *m,
+		     const char *pid, const struct chrome_thread *threads,
+		     size_t n);
+/* Writes the trace's tail: the "mxprof" object of process pid, and the
+ * closing brace. */
+void chrome_tail(struct out *o, const struct writer_meta *m, const char *pid);
+
 /* agg.c: rows, for the table writer. */
 enum agg_class { AGG_TIME = 0, AGG_COUNTER = 1, AGG_MARKER = 2 };
 struct agg_row {
