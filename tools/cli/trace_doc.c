@@ -144,7 +144,8 @@ static void rd_meta(struct trace_doc *r, const unsigned char *s, size_t n)
 /* A string member of the event (or its args) the handlers read: kept in
  * r->tf, its text copied into r->ev at once (it lives only during the
  * call). */
-static void rd_event_string(struct trace_doc *r, const unsigned char *s, size_t n)
+static void rd_event_string(struct trace_doc *r, const unsigned char *s,
+			    size_t n)
 {
 	int slot = tf_string(&r->tf, rd_top(r) == RD_EVENT ? TF_EVENT : TF_ARGS,
 			     r->key, s, n);
