@@ -88,7 +88,7 @@ static void mc_put_us(struct merge_buf *b, int64_t ns)
  * quoted when it was a string, and returns 1; returns 0 (nothing written)
  * when f has no offset, or the sf is not decimal and stays as it is. */
 int merge_fast_sf(const struct merge_file *f, struct merge_buf *b,
-		 const unsigned char *s, size_t n, int quote)
+		  const unsigned char *s, size_t n, int quote)
 {
 	uint64_t v = 0;
 	size_t i;
@@ -115,8 +115,8 @@ int merge_fast_sf(const struct merge_file *f, struct merge_buf *b,
 /* Writes the number s[0..n) of the event's member key (struct mc_copy's
  * key_at3) into b, rewritten when it is the pid (*pid set to it), ts, a
  * flow id or the frame node. */
-void merge_fast_number(const struct merge_rules *r, struct merge_buf *b, int key,
-			  const char *s, size_t n, int64_t *pid)
+void merge_fast_number(const struct merge_rules *r, struct merge_buf *b,
+		       int key, const char *s, size_t n, int64_t *pid)
 {
 	const struct merge_file *f = r->f;
 	int64_t v;
@@ -172,7 +172,7 @@ int merge_fast_key(const unsigned char *k, size_t n)
  * thread (r is only read).
  */
 long merge_fast_event(const struct merge_rules *r, struct merge_buf *b,
-		    const unsigned char *p0, const unsigned char *end)
+		      const unsigned char *p0, const unsigned char *end)
 {
 	const unsigned char *p = p0 + 1, *q, *bad, *run = p0;
 	const struct merge_file *f = r->f;
@@ -214,8 +214,8 @@ long merge_fast_event(const struct merge_rules *r, struct merge_buf *b,
 			if (depth == 3 && key == 7 && f->frame_offset) {
 				merge_buf_put(b, run, (size_t)(p - run));
 				run = p;
-				if (merge_fast_sf(f, b, p + 1, (size_t)(q - p - 1),
-					  1)) {
+				if (merge_fast_sf(f, b, p + 1,
+						  (size_t)(q - p - 1), 1)) {
 					run = q + 1;
 				}
 			}
@@ -238,7 +238,7 @@ long merge_fast_event(const struct merge_rules *r, struct merge_buf *b,
 			     (key == 7 && f->frame_offset))) {
 				merge_buf_put(b, run, (size_t)(p - run));
 				merge_fast_number(r, b, key, (const char *)p,
-					      (size_t)len, &pid);
+						  (size_t)len, &pid);
 				run = p + len;
 			}
 			p += len;
@@ -273,11 +273,11 @@ slow:
 	return 0;
 }
 
-/* A tpar_event_fn (trace_par.h): the event copied by merge_fast_event() into the
- * segment's text, after ",\n" unless it is the segment's first; arg is
- * the file's struct merge_rules. */
+/* A tpar_event_fn (trace_par.h): the event copied by merge_fast_event() into
+ * the segment's text, after ",\n" unless it is the segment's first; arg is the
+ * file's struct merge_rules. */
 long merge_fast_par_event(void *arg, struct tpar_seg *g, const unsigned char *p,
-			 const unsigned char *end)
+			  const unsigned char *end)
 {
 	struct merge_buf b = {(char *)g->text, g->text_len, g->text_cap, 0};
 	long len;

@@ -42,7 +42,6 @@ static inline void merge_buf_put(struct merge_buf *b, const void *s, size_t n)
 	b->len += n;
 }
 
-
 /* Writes the event's "sf" s[0..n) moved by f's frame offset into b,
  * quoted when it was a string, and returns 1; returns 0 (nothing written)
  * when f has no offset, or the sf is not decimal and stays as it is. This
