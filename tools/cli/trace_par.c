@@ -19,8 +19,13 @@
  * other form is read exactly as without threads, and the events, their
  * order and the tables do not depend on the number of threads.
  *
- * Memory: at most threads + 2 segments are held (16 MiB of text in all,
- * about as much again of events), whatever the file's size.
+ * The reader takes the segments in order, so a worker slowed down (its
+ * core taken by the reader, or by another program) holds up the segments
+ * read after its own: each thread has TPAR_AHEAD segments of room ahead
+ * of the reader, so that the others go on meanwhile.
+ *
+ * Memory: at most TPAR_AHEAD * threads + 2 segments are held (16 MiB of
+ * text in all, about as much again of events), whatever the file's size.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,11 +38,13 @@
 #include "trace_fast.h"
 #include "trace_par.h"
 
-/* Segments: 2 MiB, smaller when many threads would hold more than
- * TPAR_HELD bytes of text (the events read from a segment take about as
- * much again), and few enough for a small table of their starts. */
+/* Segments: 2 MiB, smaller when the segments held (TPAR_AHEAD a thread,
+ * and 2) would hold more than TPAR_HELD bytes of text (the events read
+ * from a segment take about as much again), and few enough for a small
+ * table of their starts. */
 #define TPAR_SEGMENT	 (2u << 20)
 #define TPAR_HELD	 (16u << 20)
+#define TPAR_AHEAD	 4
 #define TPAR_SEGMENT_MIN (64u << 10)
 #define TPAR_NSEG_MAX	 65536
 #define TPAR_THREADS_MAX 64
@@ -242,7 +249,7 @@ struct tpar *tpar_start(struct trace_in *in, tpar_event_fn fn, void *arg)
 	unsigned long nt = tpar_env("MXPROF_READ_THREADS",
 				    cpus > 0 ? (unsigned long)cpus : 1, 0,
 				    TPAR_THREADS_MAX);
-	unsigned long seg = TPAR_HELD / (nt + 2);
+	unsigned long seg = TPAR_HELD / (TPAR_AHEAD * nt + 2);
 	struct tpar *t;
 	sigset_t all, old;
 	size_t cap = 0;
@@ -294,7 +301,7 @@ struct tpar *tpar_start(struct trace_in *in, tpar_event_fn fn, void *arg)
 		goto fail;
 	}
 	t->start[t->nseg] = size;
-	t->nslot = nt + 2;
+	t->nslot = TPAR_AHEAD * nt + 2;
 	t->slots = calloc(t->nslot, sizeof(*t->slots));
 	t->threads = calloc(nt, sizeof(*t->threads));
 	if (!t->slots || !t->threads) {
