@@ -133,6 +133,21 @@ for seg in 64 1000 30000; do
 	done
 done
 
+# The segments' default size (about 2 MiB) on a trace of several.
+python3 "$GEN" big.json 7M > /dev/null
+for n in 1 2; do
+	MXPROF_READ_THREADS=$n run "big$n.report" "$MX" report big.json
+	MXPROF_READ_THREADS=$n run "big$n.diff" "$MX" diff plain.json big.json
+	MXPROF_READ_THREADS=$n run "big$n.merge" "$MX" merge -o m.json \
+		big.json rank1.json
+	mv m.json "big$n.m.json"
+done
+expect_eq "7 MiB trace, one thread: report" 0 "$(cat big1.report.rc)"
+for f in big1.*.out big1.*.err big1.*.rc big1.m.json; do
+	cmp -s "$f" "big2${f#big1}" || fail "2 threads, default segments: big2${f#big1} differs from $f"
+done
+echo "ok: 2 threads, default segments: the same bytes from report, diff and merge"
+
 if command -v strace > /dev/null; then
 	MXPROF_READ_THREADS=2 MXPROF_READ_SEGMENT=30000 \
 		strace -f -e trace=lseek -o st.txt "$MX" report plain.json > /dev/null
