@@ -14,11 +14,13 @@
  *   trace_read.c  streaming reader of mxprof traces (.json, .json.gz) on
  *                 top of jscan.c: memory stays flat however large the
  *                 file is
+ *   trace_doc.c   the reader's handlers: what each token means at its
+ *                 place in the document (trace_doc.h)
  *   trace_fast.c  one event read in one step (trace_fast.h), for
  *                 trace_read.c's handlers and fast path alike
  *   trace_par.c   the events of a large plain trace read ahead by
  *                 threads, segment by segment (trace_par.h), for
- *                 trace_read.c
+ *                 trace_read.c and merge_copy.c
  *   cmd_report.c  mxprof report: a trace -> the tables (collector's agg_*)
  *   report_html.c report --html: a trace -> one HTML page; its data
  *                 (report_html.h), written by report_html_out.c around

@@ -312,6 +312,10 @@ static const char df_help[] =
 	"  -c, --category NAME   only the section NAME\n"
 	"  -h, --help            this text\n"
 	"\n"
+	"environment: MXPROF_READ_THREADS=N threads read a large plain file\n"
+	"(default: one per processor online; 1: none); the output is the\n"
+	"same with any N.\n"
+	"\n"
 	"exit status: 0 printed, 1 a trace could not be read or the output\n"
 	"could not be written, 2 bad usage.\n";
 

@@ -49,6 +49,10 @@ static const char mg_help[] =
 	"  -o, --output OUT   the merged trace (required)\n"
 	"  -h, --help         this text\n"
 	"\n"
+	"environment: MXPROF_READ_THREADS=N threads read a large plain file\n"
+	"(default: one per processor online; 1: none); the output is the\n"
+	"same with any N.\n"
+	"\n"
 	"exit status: 0 written, 1 an input could not be read or OUT could "
 	"not\n"
 	"be written, 2 bad usage.\n";

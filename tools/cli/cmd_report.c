@@ -486,6 +486,10 @@ static const char rp_help[] =
 	"                        bars, the rows by self time, a flame graph\n"
 	"                        (with call stacks) and a timeline overview\n"
 	"\n"
+	"environment: MXPROF_READ_THREADS=N threads read a large plain file\n"
+	"(default: one per processor online; 1: none); the output is the\n"
+	"same with any N.\n"
+	"\n"
 	"exit status: 0 tables printed (maybe with a warning), 1 a file is\n"
 	"missing, empty, corrupt or not a trace, or the tables could not be\n"
 	"written, 2 bad usage.\n";

@@ -80,8 +80,12 @@ void launches_destroy(struct launches *l)
  * gpu_memset), which a launch starts. This function can't fail. */
 int launches_is_gpu(const char *cat)
 {
-	return strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 ||
-	       strcmp(cat, "gpu_memset") == 0;
+	/* Called for every slice a report reads: most are neither. */
+	if (cat[0] == 'k') {
+		return strcmp(cat, "kernel") == 0;
+	}
+	return cat[0] == 'g' && (strcmp(cat, "gpu_memcpy") == 0 ||
+				 strcmp(cat, "gpu_memset") == 0);
 }
 
 /* Returns the launch with correlation corr, or NULL. This function can't

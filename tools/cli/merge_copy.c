@@ -16,108 +16,51 @@
  * UTF-8 become U+FFFD. An event is kept in a buffer of its own until it
  * closes, then written whole to the output, so that a truncated input
  * adds only whole events.
+ *
+ * An event written as the library writes it is copied in one step
+ * (merge_fast.c). A large plain input's events are copied so by threads
+ * ahead of the scan, segment by segment (trace_par.c), into text that the
+ * scan writes out where it meets a segment's start between two events
+ * (mc_par_jump()), as trace_read.c does with the events it reads.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "jscan.h"
+#include "merge_fast.h"
+#include "trace_par.h"
 
 #define MC_DEPTH 256
 
-/* A growable byte buffer. */
-struct mc_buf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-/* Makes room for n more bytes. Returns 0, or -1 and sets b->oom. */
-static int mc_reserve(struct mc_buf *b, size_t n)
+/* Appends the C string s to b. */
+static void mc_puts(struct merge_buf *b, const char *s)
 {
-	size_t nc;
-	char *np;
-
-	if (b->oom) {
-		return -1;
-	}
-	if (b->len + n <= b->cap) {
-		return 0;
-	}
-	nc = b->cap ? b->cap : 4096;
-	while (nc < b->len + n) {
-		nc *= 2;
-	}
-	np = realloc(b->p, nc);
-	if (!np) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = np;
-	b->cap = nc;
-	return 0;
-}
-
-static inline void mc_put(struct mc_buf *b, const void *s, size_t n)
-{
-	if (b->len + n > b->cap && mc_reserve(b, n) < 0) {
-		return;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-/* Writes v in decimal, as printf's %llu would. */
-static void mc_put_u64(struct mc_buf *b, uint64_t v)
-{
-	char t[24];
-	size_t i = sizeof(t);
-
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	mc_put(b, t + i, sizeof(t) - i);
-}
-
-/* Writes v in decimal, as printf's %lld would. */
-static void mc_put_i64(struct mc_buf *b, int64_t v)
-{
-	if (v < 0) {
-		mc_put(b, "-", 1);
-		mc_put_u64(b, (uint64_t)0 - (uint64_t)v);
-	} else {
-		mc_put_u64(b, (uint64_t)v);
-	}
-}
-
-static void mc_puts(struct mc_buf *b, const char *s)
-{
-	mc_put(b, s, strlen(s));
+	merge_buf_put(b, s, strlen(s));
 }
 
 /* Writes s[0..n) as a JSON string with the collector's escaper: bytes
  * that are not UTF-8 (a damaged input) become U+FFFD, so that the output
  * always parses. */
-static void mc_putstr(struct mc_buf *b, const unsigned char *s, size_t n)
+static void mc_putstr(struct merge_buf *b, const unsigned char *s, size_t n)
 {
 	size_t k;
 
 	/* Room for the worst case, then one call. */
-	mc_put(b, "\"", 1);
-	if (b->oom || mc_reserve(b, n * 6 + 1) < 0) {
+	merge_buf_put(b, "\"", 1);
+	if (b->oom || merge_buf_reserve(b, n * 6 + 1) < 0) {
 		return;
 	}
 	k = out_json_escape(b->p + b->len, n * 6, (const char *)s, n, NULL);
 	b->len += k;
-	mc_put(b, "\"", 1);
+	merge_buf_put(b, "\"", 1);
 }
 
 struct mc_copy {
 	struct merge_file *f;
-	uint64_t id_offset;
-	struct mc_buf ev; /* the event being copied */
-	struct out *out;  /* whole events go here */
-	int depth;	  /* containers open */
+	struct merge_rules rules;
+	struct merge_buf ev; /* the event being copied */
+	struct out *out;     /* whole events go here */
+	int depth;	     /* containers open */
 	unsigned char is_map[MC_DEPTH];
 	unsigned char first[MC_DEPTH];
 	int skip;	     /* levels inside something not copied */
@@ -141,7 +84,7 @@ static void mc_sep(struct mc_copy *c)
 	}
 	if (!c->first[c->depth]) {
 		if (!c->is_map[c->depth]) {
-			mc_put(&c->ev, ",", 1);
+			merge_buf_put(&c->ev, ",", 1);
 		}
 	}
 	c->first[c->depth] = 0;
@@ -175,77 +118,15 @@ static int mc_boolean(void *ctx, int v)
 	return 1;
 }
 
-/* Writes ns as microseconds with three decimals ("-12.345"). */
-static void mc_put_us(struct mc_buf *b, int64_t ns)
-{
-	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-	char f[4] = {'.', (char)('0' + a % 1000 / 100),
-		     (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
-
-	if (ns < 0) {
-		mc_put(b, "-", 1);
-	}
-	mc_put_u64(b, a / 1000);
-	mc_put(b, f, 4);
-}
-
-/* Writes the event's "sf" moved by the file's frame offset, quoted when
- * it was a string, and returns 1; returns 0 (nothing written) for any
- * other value, or an sf that is not decimal, which stays as it is. */
-static int mc_frame_id(struct mc_copy *c, const unsigned char *s, size_t n,
-		       int quote)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (c->depth != 3 || c->key_at3 != 7 || !c->f->frame_offset) {
-		return 0;
-	}
-	for (i = 0; i < n && i < 19 && s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (i != n || n == 0) {
-		return 0;
-	}
-	if (quote) {
-		mc_put(&c->ev, "\"", 1);
-	}
-	mc_put_u64(&c->ev, v + c->f->frame_offset);
-	if (quote) {
-		mc_put(&c->ev, "\"", 1);
-	}
-	return 1;
-}
-
-/* Writes the number s[0..n), rewritten when it is the event's pid, ts, a
- * flow id or its frame node (c->depth and c->key_at3 say where it is). */
+/* Writes the number s[0..n), rewritten when it is a member of the event
+ * (c->depth and c->key_at3 say where it is). */
 static void mc_put_number(struct mc_copy *c, const char *s, size_t n)
 {
-	int64_t v;
-
-	if (c->depth == 3 && c->key_at3 == 1 && util_parse_i64(s, n, &v) == 0) {
-		c->pid = v;
-		mc_put_i64(&c->ev, merge_index_pid(c->f, v));
-		return;
+	if (c->depth == 3) {
+		merge_fast_number(&c->rules, &c->ev, c->key_at3, s, n, &c->pid);
+	} else {
+		merge_buf_put(&c->ev, s, n);
 	}
-	if (c->depth == 3 && c->key_at3 == 2 && c->f->shift_ns &&
-	    util_us_to_ns(s, n, &v) == 0) {
-		/* A time past the int64 range stops at its end. */
-		if (__builtin_add_overflow(v, c->f->shift_ns, &v)) {
-			v = INT64_MAX;
-		}
-		mc_put_us(&c->ev, v);
-		return;
-	}
-	if (c->depth == 3 && c->key_at3 == 3 && c->id_offset &&
-	    !memchr(s, '.', n) && util_parse_i64(s, n, &v) == 0) {
-		mc_put_u64(&c->ev, (uint64_t)v + c->id_offset);
-		return;
-	}
-	if (mc_frame_id(c, (const unsigned char *)s, n, 0)) {
-		return;
-	}
-	mc_put(&c->ev, s, n);
 }
 
 static int mc_number(void *ctx, const char *s, size_t n)
@@ -271,15 +152,16 @@ static int mc_string(void *ctx, const unsigned char *s, size_t n)
 		c->ph_m = n == 1 && s[0] == 'M';
 	} else if (c->depth == 3 && c->key_at3 == 6) {
 		c->plabels = n == 14 && memcmp(s, "process_labels", 14) == 0;
-	} else if (mc_frame_id(c, s, n, 1)) {
+	} else if (c->depth == 3 && c->key_at3 == 7 &&
+		   merge_fast_sf(c->f, &c->ev, s, n, 1)) {
 		return 1;
 	} else if (c->depth == 4 && c->args_open && c->key_labels_at4 &&
 		   c->ph_m && c->plabels) {
-		struct mc_buf nb = {0};
+		struct merge_buf nb = {0};
 		char tail[TRACE_SHORT_MAX * 2 + 64];
 
-		mc_put(&nb, s, n);
-		mc_put(&nb, "", 1); /* a C string for the lookup */
+		merge_buf_put(&nb, s, n);
+		merge_buf_put(&nb, "", 1); /* a C string for the lookup */
 		if (!nb.oom) {
 			merge_index_labels(c->f, c->pid, nb.p, tail,
 					   sizeof(tail));
@@ -299,19 +181,6 @@ static int mc_string(void *ctx, const unsigned char *s, size_t n)
 	return 1;
 }
 
-/* The key_at3 code of an event's key k[0..n) (struct mc_copy). */
-static int mc_key_at3(const unsigned char *k, size_t n)
-{
-	return n == 3 && !memcmp(k, "pid", 3)	 ? 1
-	       : n == 2 && !memcmp(k, "ts", 2)	 ? 2
-	       : n == 2 && !memcmp(k, "id", 2)	 ? 3
-	       : n == 4 && !memcmp(k, "args", 4) ? 4
-	       : n == 2 && !memcmp(k, "ph", 2)	 ? 5
-	       : n == 4 && !memcmp(k, "name", 4) ? 6
-	       : n == 2 && !memcmp(k, "sf", 2)	 ? 7
-						 : 0;
-}
-
 static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct mc_copy *c = ctx;
@@ -328,16 +197,16 @@ static int mc_map_key(void *ctx, const unsigned char *k, size_t n)
 		return 1;
 	}
 	if (!c->first[c->depth]) {
-		mc_put(&c->ev, ",", 1);
+		merge_buf_put(&c->ev, ",", 1);
 	}
 	c->first[c->depth] = 0;
 	if (c->depth == 3) {
-		c->key_at3 = mc_key_at3(k, n);
+		c->key_at3 = merge_fast_key(k, n);
 	} else if (c->depth == 4) {
 		c->key_labels_at4 = n == 6 && !memcmp(k, "labels", 6);
 	}
 	mc_putstr(&c->ev, k, n);
-	mc_put(&c->ev, ":", 1);
+	merge_buf_put(&c->ev, ":", 1);
 	return 1;
 }
 
@@ -380,7 +249,7 @@ static int mc_open(struct mc_copy *c, int is_map)
 	c->depth++;
 	c->is_map[c->depth] = (unsigned char)is_map;
 	c->first[c->depth] = 1;
-	mc_put(&c->ev, is_map ? "{" : "[", 1);
+	merge_buf_put(&c->ev, is_map ? "{" : "[", 1);
 	return 1;
 }
 
@@ -417,7 +286,7 @@ static int mc_close(void *ctx)
 		c->depth--;
 		return 1;
 	}
-	mc_put(&c->ev, c->is_map[c->depth] ? "}" : "]", 1);
+	merge_buf_put(&c->ev, c->is_map[c->depth] ? "}" : "]", 1);
 	c->depth--;
 	if (c->depth == 2) {
 		mc_commit(c);
@@ -425,131 +294,54 @@ static int mc_close(void *ctx)
 	return 1;
 }
 
-/*
- * The fast path for an event written as the library writes it: an object
- * on one line without blanks, keys and strings of printable ASCII without
- * escapes, numbers and strings as values, args an object of the same
- * kind, and not a metadata ("M") event. It is copied in one step, the
- * plain bytes as they are, which is what the handlers above would write
- * for them (the escaper keeps printable ASCII), and the numbers through
- * mc_put_number(), as the handlers do. Anything else (a blank, an escape,
- * a byte past ASCII, a literal, an array, the end of the piece, bytes that
- * are not JSON) leaves the event to the handlers, untouched. Returns the
- * event's length, or 0 (jscan.h).
- */
+/* jscan's object handler (jscan.h): an event of traceEvents copied by
+ * merge_fast_event() and written, or 0 to leave it to the handlers. */
 static long mc_object(void *ctx, const unsigned char *p0,
 		      const unsigned char *end)
 {
 	struct mc_copy *c = ctx;
-	const unsigned char *p = p0 + 1, *q, *bad, *run = p0;
-	const struct merge_file *f = c->f;
-	const char *err;
-	int depth = 3, key = 0;
 	long len;
 
 	if (c->skip || c->depth != 2) {
 		return 0;
 	}
 	c->ev.len = 0;
-	c->ph_m = c->plabels = 0;
-	c->pid = 0;
-	c->key_at3 = 0;
-	c->depth = 3; /* for mc_put_number() and mc_frame_id() */
-	/* The bytes from run to p are copied as they are, in one piece
-	 * before each value that is rewritten and at the end. */
-	if (p < end && *p == '}') {
-		p++;
-		goto done;
+	len = merge_fast_event(&c->rules, &c->ev, p0, end);
+	if (len > 0) {
+		mc_commit(c);
 	}
-	for (;;) {
-		/* A member: "key":value. */
-		if (p >= end || *p != '"') {
-			goto slow;
-		}
-		q = jscan_ascii_run(p + 1, end);
-		if (q + 1 >= end || *q != '"' || q[1] != ':') {
-			goto slow;
-		}
-		if (depth == 3) {
-			key = mc_key_at3(p + 1, (size_t)(q - p - 1));
-		}
-		p = q + 2;
-		if (p >= end) {
-			goto slow;
-		}
-		if (*p == '"') {
-			q = jscan_ascii_run(p + 1, end);
-			if (q >= end || *q != '"' ||
-			    (depth == 3 && key == 5 && q == p + 2 &&
-			     p[1] == 'M')) {
-				goto slow;
-			}
-			if (depth == 3 && key == 7 && f->frame_offset) {
-				mc_put(&c->ev, run, (size_t)(p - run));
-				run = p;
-				c->key_at3 = key;
-				if (mc_frame_id(c, p + 1, (size_t)(q - p - 1),
-						1)) {
-					run = q + 1;
-				}
-			}
-			p = q + 1;
-		} else if (*p == '{' && depth == 3 && key == 4) {
-			p++;
-			if (p < end && *p == '}') {
-				p++;
-			} else {
-				depth = 4;
-				c->depth = 4;
-				continue;
-			}
-		} else if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
-			   (len = jscan_number(p, end, 0, &err, &bad)) > 0) {
-			/* Not last: a number is whole only when a byte
-			 * follows it in the piece. */
-			if (depth == 3 &&
-			    (key == 1 || (key == 2 && f->shift_ns) ||
-			     (key == 3 && c->id_offset) ||
-			     (key == 7 && f->frame_offset))) {
-				mc_put(&c->ev, run, (size_t)(p - run));
-				c->key_at3 = key;
-				mc_put_number(c, (const char *)p, (size_t)len);
-				run = p + len;
-			}
-			p += len;
-		} else {
-			goto slow;
-		}
-		/* After a value: the next member, or the end of args, or of
-		 * the event. */
-		for (;;) {
-			if (p >= end) {
-				goto slow;
-			}
-			if (*p == ',') {
-				p++;
-				break;
-			}
-			if (*p != '}') {
-				goto slow;
-			}
-			p++;
-			if (depth == 3) {
-				goto done;
-			}
-			depth = 3;
-			c->depth = 3;
-		}
+	return len;
+}
+
+/*
+ * At *pos, where a segment of par starts, with have bytes unconsumed:
+ * when the scan stands between two events of traceEvents, writes the
+ * events a thread copied from the segment and moves the scan and the
+ * input to where that thread stopped (*pos); else leaves both as they
+ * are. Returns 0, or -1 when the input cannot be moved (after one line on
+ * stderr).
+ */
+static int mc_par_jump(struct mc_copy *c, struct jscan *js, struct tpar *par,
+		       struct trace_in *in, size_t have, uint64_t *pos)
+{
+	const struct tpar_seg *g;
+	int ret;
+
+	if (have || c->skip || c->depth != 2 || !jscan_array_value(js)) {
+		tpar_done(par);
+		return 0;
 	}
-done:
-	mc_put(&c->ev, run, (size_t)(p - run));
-	c->depth = 2;
-	mc_commit(c);
-	return (long)(p - p0);
-slow:
-	c->depth = 2;
-	c->ev.len = 0;
-	return 0;
+	g = tpar_take(par);
+	if (g->n) {
+		if (c->events) {
+			out_write(c->out, ",\n", 2);
+		}
+		out_write(c->out, g->text, g->text_len);
+		c->events += g->n;
+	}
+	ret = tpar_move(g, in, js, pos);
+	tpar_done(par);
+	return ret;
 }
 
 static const struct jscan_cb mc_callbacks = {
@@ -579,7 +371,9 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 	unsigned char *buf = NULL;
 	size_t cap = 0, have = 0;
 	struct trace_in in = {.fd = -1};
+	struct tpar *par = NULL;
 	struct jscan js;
+	uint64_t total = 0;
 	ssize_t n;
 	int ret = -1;
 
@@ -591,14 +385,19 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 	c->f = f;
 	c->out = o;
 	c->events = *events;
-	c->id_offset = (uint64_t)idx << 40;
+	c->rules.f = f;
+	c->rules.id_offset = (uint64_t)idx << 40;
 	if (trace_in_open(&in, f->path) < 0) {
 		goto out;
 	}
-	while ((n = trace_in_more(&in, &buf, &cap, have)) > 0) {
+	par = tpar_start(&in, merge_fast_par_event, &c->rules);
+	/* Reads end where the next segment starts. */
+	while ((n = trace_in_more_n(&in, &buf, &cap, have,
+				    tpar_want(par, total))) > 0) {
 		enum jscan_status st;
 		size_t used;
 
+		total += (uint64_t)n;
 		have += (size_t)n;
 		st = jscan_feed(&js, buf, have, 0, &used);
 		if (c->ev.oom) {
@@ -617,6 +416,11 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 		}
 		have -= used;
 		memmove(buf, buf + used, have);
+		while (par && total == tpar_bound(par)) {
+			if (mc_par_jump(c, &js, par, &in, have, &total) < 0) {
+				goto out;
+			}
+		}
 	}
 	if (in.failed) {
 		goto out;
@@ -624,6 +428,7 @@ int merge_copy_file(struct merge_file *f, size_t idx, struct out *o,
 	ret = 0;
 	*events = c->events;
 out:
+	tpar_stop(par);
 	jscan_free(&js);
 	trace_in_close(&in);
 	if (c) {

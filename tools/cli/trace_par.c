@@ -5,37 +5,46 @@
  * So the file is cut into segments of about MXPROF_READ_SEGMENT bytes (4
  * MiB), each starting at a line that starts with '{' (found once, by
  * tpar_start()), and worker threads read the segments ahead of the
- * reader, each on a guess: that its segment starts at an event of
- * traceEvents. A worker reads events in the fast path's form only
- * (tf_parse()) and stops at the first thing that is not one, or at its
- * segment's end.
+ * scan, each on a guess: that its segment starts at an event of
+ * traceEvents. A worker hands each event to the scan's tpar_event_fn (the
+ * fast path's form only: tf_parse() for the readers, merge's rewriting
+ * copy for its second pass) and stops at the first thing that is not one,
+ * or at its segment's end.
  *
- * Only trace_read.c's own scan checks the guess: when it meets a segment's
- * start between two values of the events list, it takes the worker's
- * events in their order and goes on where the worker stopped; otherwise
- * the worker's work is thrown away. Every byte outside the workers' events
+ * Only the scan checks the guess: when it meets a segment's start between
+ * two values of the events list, it takes the worker's events in their
+ * order and goes on where the worker stopped; otherwise the worker's work
+ * is thrown away. Every byte outside the workers' events
  * is read by the scan as before, so an error, a file cut short or any
  * other form is read exactly as without threads, and the events, their
  * order and the tables do not depend on the number of threads.
  *
- * Memory: at most threads + 2 segments are held (16 MiB of text in all,
- * about as much again of events), whatever the file's size.
+ * The reader takes the segments in order, so a worker slowed down (its
+ * core taken by the reader, or by another program) holds up the segments
+ * read after its own: each thread has TPAR_AHEAD segments of room ahead
+ * of the reader, so that the others go on meanwhile.
+ *
+ * Memory: at most TPAR_AHEAD * threads + 2 segments are held (16 MiB of
+ * text in all, about as much again of events), whatever the file's size.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace_fast.h"
 #include "trace_par.h"
 
-/* Segments: 2 MiB, smaller when many threads would hold more than
- * TPAR_HELD bytes of text (the events read from a segment take about as
- * much again), and few enough for a small table of their starts. */
+/* Segments: 2 MiB, smaller when the segments held (TPAR_AHEAD a thread,
+ * and 2) would hold more than TPAR_HELD bytes of text (the events read
+ * from a segment take about as much again), and few enough for a small
+ * table of their starts. */
 #define TPAR_SEGMENT	 (2u << 20)
 #define TPAR_HELD	 (16u << 20)
+#define TPAR_AHEAD	 4
 #define TPAR_SEGMENT_MIN (64u << 10)
 #define TPAR_NSEG_MAX	 65536
 #define TPAR_THREADS_MAX 64
@@ -51,11 +60,13 @@ struct tpar_slot {
 	size_t index; /* which segment */
 	int state;
 	unsigned char *buf;
-	size_t buf_cap, rec_cap;
+	size_t buf_cap;
 };
 
 struct tpar {
 	int fd;
+	tpar_event_fn fn;
+	void *arg;
 	uint64_t *start; /* segment i is [start[i], start[i + 1]) */
 	size_t nseg;	 /* start[] has nseg + 1 entries */
 	size_t cur;	 /* the segment the reader meets next */
@@ -105,29 +116,37 @@ static uint64_t tpar_find(int fd, uint64_t at, uint64_t size)
 	return 0;
 }
 
-/* Reads events from the start of segment s's bytes on, as the worker's
- * guess says they are there (see the top of this file). */
-static void tpar_read_events(struct tpar_slot *s, uint64_t at)
+/* The event read by tf_parse() (see trace_par.h). */
+long tpar_read_fast(void *arg, struct tpar_seg *g, const unsigned char *p,
+		    const unsigned char *end)
+{
+	(void)arg;
+	if (g->n == g->rec_cap) {
+		size_t cap = g->rec_cap ? g->rec_cap * 2 : 4096;
+		struct tf_event *r = realloc(g->recs, cap * sizeof(*r));
+
+		if (!r) {
+			return 0;
+		}
+		g->recs = r;
+		g->rec_cap = cap;
+	}
+	return tf_parse(&g->recs[g->n], p, end);
+}
+
+/* Hands the events from the start of slot s's bytes on to t->fn, as the
+ * worker's guess says they are there (see the top of this file). */
+static void tpar_read_events(struct tpar *t, struct tpar_slot *s, uint64_t at)
 {
 	const unsigned char *p = s->buf, *end = s->buf + s->seg.len;
 	struct tpar_seg *g = &s->seg;
 
 	g->n = 0;
+	g->text_len = 0;
 	g->after_value = 0;
 	while (p < end && *p == '{') {
-		long len;
+		long len = t->fn(t->arg, g, p, end);
 
-		if (g->n == s->rec_cap) {
-			size_t cap = s->rec_cap ? s->rec_cap * 2 : 4096;
-			struct tf_event *r = realloc(g->recs, cap * sizeof(*r));
-
-			if (!r) {
-				break;
-			}
-			g->recs = r;
-			s->rec_cap = cap;
-		}
-		len = tf_parse(&g->recs[g->n], p, end);
 		if (len == 0) {
 			break;
 		}
@@ -161,6 +180,7 @@ static void tpar_segment(struct tpar *t, struct tpar_slot *s, size_t i)
 	size_t len = (size_t)(t->start[i + 1] - at), got = 0;
 
 	s->seg.n = 0;
+	s->seg.text_len = 0;
 	s->seg.after_value = 0;
 	s->seg.stop = at;
 	s->seg.len = 0;
@@ -186,7 +206,7 @@ static void tpar_segment(struct tpar *t, struct tpar_slot *s, size_t i)
 		got += (size_t)n;
 	}
 	s->seg.len = got;
-	tpar_read_events(s, at);
+	tpar_read_events(t, s, at);
 }
 
 static void *tpar_worker(void *arg)
@@ -220,18 +240,25 @@ static void *tpar_worker(void *arg)
 }
 
 /* Finds the segments of the file (see trace_par.h). */
-struct tpar *tpar_start(int fd, uint64_t size)
+struct tpar *tpar_start(struct trace_in *in, tpar_event_fn fn, void *arg)
 {
+	struct stat sb;
+	uint64_t size;
+	int fd = in->fd;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned long nt = tpar_env("MXPROF_READ_THREADS",
 				    cpus > 0 ? (unsigned long)cpus : 1, 0,
 				    TPAR_THREADS_MAX);
-	unsigned long seg = TPAR_HELD / (nt + 2);
+	unsigned long seg = TPAR_HELD / (TPAR_AHEAD * nt + 2);
 	struct tpar *t;
 	sigset_t all, old;
 	size_t cap = 0;
 	int misses = 0;
 
+	if (in->gz || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		return NULL;
+	}
+	size = (uint64_t)sb.st_size;
 	seg = seg > TPAR_SEGMENT       ? TPAR_SEGMENT
 	      : seg < TPAR_SEGMENT_MIN ? TPAR_SEGMENT_MIN
 				       : seg;
@@ -248,6 +275,8 @@ struct tpar *tpar_start(int fd, uint64_t size)
 		return NULL;
 	}
 	t->fd = fd;
+	t->fn = fn;
+	t->arg = arg;
 	for (uint64_t at = seg; at < size && misses < TPAR_MISSES; at += seg) {
 		uint64_t b = tpar_find(fd, at, size);
 
@@ -272,7 +301,7 @@ struct tpar *tpar_start(int fd, uint64_t size)
 		goto fail;
 	}
 	t->start[t->nseg] = size;
-	t->nslot = nt + 2;
+	t->nslot = TPAR_AHEAD * nt + 2;
 	t->slots = calloc(t->nslot, sizeof(*t->slots));
 	t->threads = calloc(nt, sizeof(*t->threads));
 	if (!t->slots || !t->threads) {
@@ -307,7 +336,33 @@ fail:
 /* The start of the segment the reader meets next (see trace_par.h). */
 uint64_t tpar_bound(const struct tpar *t)
 {
-	return t->cur < t->nseg ? t->start[t->cur] : UINT64_MAX;
+	return t && t->cur < t->nseg ? t->start[t->cur] : UINT64_MAX;
+}
+
+/* The size of the scan's next read (see trace_par.h). */
+size_t tpar_want(const struct tpar *t, uint64_t total)
+{
+	size_t want = TRACE_IN_CHUNK - (size_t)(total % TRACE_IN_CHUNK);
+	uint64_t bound = tpar_bound(t);
+
+	return bound - total < want ? (size_t)(bound - total) : want;
+}
+
+/* Moves the scan past the segment it took (see trace_par.h). */
+int tpar_move(const struct tpar_seg *g, struct trace_in *in, struct jscan *js,
+	      uint64_t *pos)
+{
+	if (g->stop == *pos) {
+		return 0;
+	}
+	if (lseek(in->fd, (off_t)g->stop, SEEK_SET) < 0) {
+		util_err("%s: %s", in->path, strerror(errno));
+		in->failed = 1;
+		return -1;
+	}
+	jscan_skip_values(js, g->stop, g->after_value, g->n);
+	*pos = g->stop;
+	return 0;
 }
 
 /* Waits for the segment at tpar_bound() (see trace_par.h). */
@@ -365,6 +420,7 @@ void tpar_stop(struct tpar *t)
 	for (size_t i = 0; i < t->nslot; i++) {
 		free(t->slots[i].buf);
 		free(t->slots[i].seg.recs);
+		free(t->slots[i].seg.text);
 	}
 	free(t->slots);
 	free(t->threads);
