@@ -233,10 +233,11 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid);
 /*
  * HOT, async-signal-safe. Called by the trampoline's general entry path
  * before hook_rt_enter(), while the caller's return address is still in
- * its slot: returns the id of the calling thread's stack (stack.h), 0 when
- * stacks are off. Keeps errno.
+ * its slot, with the caller's %rbp and %rbx: returns the id of the calling
+ * thread's stack from the caller on (stack_capture_at()), 0 when stacks
+ * are off. Keeps errno.
  */
-uint32_t hook_rt_stack(void);
+uint32_t hook_rt_stack(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx);
 
 /* What a call's exit restores: the caller's return address and %rbx
  * (returned in %rax and %rdx). */

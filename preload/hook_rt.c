@@ -237,9 +237,9 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 	stack = s;
 	stacks_of_put(s);
 	hook_rt_tls.top = s->f;
-	/* With stacks every call takes the general paths, which capture
-	 * them. */
-	if (ticks_use_tsc.on && stack_depth == 0) {
+	/* With stacks every call takes the general entry path, which
+	 * captures them (hook_tramp.S). */
+	if (ticks_use_tsc.on) {
 		hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
 	}
 	return s;
@@ -407,10 +407,10 @@ static int limbo_take(struct hook_stack *s, uintptr_t *slot,
 	return 0;
 }
 
-uint32_t hook_rt_stack(void)
+uint32_t hook_rt_stack(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
 {
 	int saved = errno;
-	uint32_t sid = stack_depth ? stack_capture() : 0;
+	uint32_t sid = stack_depth ? stack_capture_at(slot, rbp, rbx) : 0;
 
 	errno = saved;
 	return sid;
@@ -672,8 +672,11 @@ void hook_rt_init(void)
 {
 }
 
-uint32_t hook_rt_stack(void)
+uint32_t hook_rt_stack(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
 {
+	(void)slot;
+	(void)rbp;
+	(void)rbx;
 	return 0;
 }
 

@@ -128,6 +128,7 @@ static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 
 /* One capture's arrays. */
 struct scratch_level {
+	struct stack_walk_log log; /* the walk's reads, for the reuse */
 	void *ips[STACK_DEPTH_MAX + 16];
 	struct py_frame py[STACK_DEPTH_MAX];
 	uint64_t w[STACK_DEPTH_MAX];
@@ -147,6 +148,7 @@ struct nest_memo {
 
 struct scratch {
 	struct stack_unwind_cache cache; /* the walk's rules, all levels' */
+	struct stack_reuse reuse;	 /* the first level's */
 	struct nest_memo nest[NEST_SLOTS];
 	struct scratch_level level[SCRATCH_LEVELS];
 };
@@ -364,11 +366,12 @@ int stack_py_frame(uint64_t w, struct py_frame *f)
 /* ---- capture --------------------------------------------------------- */
 
 /* The capture of stack_capture() at depth; cut non-zero: the frames up
- * to the native one at cut (a signal frame's restorer) are left out. */
-static inline __attribute__((always_inline)) uint32_t capture(int depth,
-							      uintptr_t cut)
+ * to the native one at cut (a signal frame's restorer) are left out. st:
+ * the walk starts there (stack_capture_at()), else at the caller. */
+static inline __attribute__((always_inline)) uint32_t
+capture(int depth, uintptr_t cut, const struct stack_unwind_start *st)
 {
-	int want = depth + 16, py_done = 0;
+	int want = depth + 16, py_done = 0, n;
 	unsigned np = 0, pi = 0, k = 0;
 	uint32_t rest;
 
@@ -383,9 +386,22 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 	void **ips = l->ips;
 	struct py_frame *py = l->py;
 	uint64_t *w = l->w;
-	int n = stack_unwind(ips, want, &scratch_mine->cache, scratch_nest == 1,
-			     &rest);
 	int py_on = __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE);
+	int first = scratch_nest == 1;
+	struct stack_walk_log *log = st && first ? &l->log : NULL;
+
+	if (log) {
+		uint32_t id = stack_reuse_find(&scratch_mine->reuse, st, py_on,
+					       py, (unsigned)depth);
+		if (id) {
+			scratch_leave();
+			return id;
+		}
+		n = stack_unwind_from(st, ips, want, &scratch_mine->cache, 1,
+				      &rest, log);
+	} else {
+		n = stack_unwind(ips, want, &scratch_mine->cache, first, &rest);
+	}
 
 	for (int i = 0; i < n && k < (unsigned)depth; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
@@ -440,6 +456,11 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 			if (m->id && m->rest == rest && m->n == k &&
 			    !memcmp(m->w, w, k * sizeof(*w))) {
 				uint32_t id = m->id;
+				if (log) {
+					stack_reuse_keep(&scratch_mine->reuse,
+							 st, py_on, log, rest,
+							 py_done, py, np, id);
+				}
 				scratch_leave();
 				return id;
 			}
@@ -461,6 +482,10 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			m->id = id;
 		}
+		if (log) {
+			stack_reuse_keep(&scratch_mine->reuse, st, py_on, log,
+					 rest, py_done, py, np, id);
+		}
 		scratch_leave();
 		return id;
 	}
@@ -469,6 +494,7 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 		 * unwind): the outer Python frames still say where the call
 		 * came from. */
 		if (py_on && !py_done) {
+			py_done = 1;
 			np = py_stack_capture(py, (unsigned)depth);
 		}
 		for (; pi < np && k < (unsigned)depth; pi++) {
@@ -480,19 +506,35 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 		}
 	}
 	uint32_t id = stack_intern(w, k);
+	if (log) {
+		stack_reuse_keep(&scratch_mine->reuse, st, py_on, log, 0,
+				 py_done, py, np, id);
+	}
 	scratch_leave();
 	return id;
 }
 
 uint32_t stack_capture(void)
 {
-	return capture(stack_depth, 0);
+	return capture(stack_depth, 0, NULL);
+}
+
+uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
+{
+	struct stack_unwind_start st = {
+		.ip = *slot,
+		.sp = (uintptr_t)(slot + 1),
+		.rbp = rbp,
+		.rbx = rbx,
+	};
+
+	return capture(stack_depth, 0, &st);
 }
 
 uint32_t stack_capture_from_signal(int depth, uintptr_t restorer)
 {
 	return capture(depth > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : depth,
-		       restorer);
+		       restorer, NULL);
 }
 
 uint32_t stack_intern_thread(void *const *ips, int n, const struct py_frame *py,
