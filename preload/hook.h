@@ -41,6 +41,8 @@
  *   hook_aten.c    PyTorch's names of its operators (@torch)
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
+ *   hook_rt_walk.c the shadow stacks as call stack walks see them (the
+ *                  hooked calls' callers); hook_rt.h is the frames' map
  *   hook_tramp.S   the stubs and the trampolines' fast paths
  *   hook_table.c   the hook table: stub i's function and its record's facts
  *   hook_elf.c     reading an object's dynamic section
@@ -49,8 +51,9 @@
  * assembly calls the C general paths, and the C side computes the stubs'
  * addresses (hook_stub() and friends below). That is the one loop among
  * these files (preload.h says why it stays). Outside the engine, hook_dl.c
- * and hook_rt.c call the stack capture (stack.h), and the stubs read
- * state.c's flag (state_api_recording).
+ * and hook_rt.c call the stack capture (stack.h), hook_rt_walk.c gives the
+ * walk its way through hooked calls, and the stubs read state.c's flag
+ * (state_api_recording) and the capture's depth (stack_depth).
  *
  * Threads: everything the patcher does (hook_dl.c and below, except the
  * runtime) runs under the patcher's lock, which nobody blocks on (see

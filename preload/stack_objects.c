@@ -48,7 +48,7 @@ static struct stack_objs *table;
 static uint32_t table_gen;
 struct load_ctx {
 	struct stack_objs *t; /* NULL: count the objects */
-	uint32_t room;	     /* how many t has room for */
+	uint32_t room;	      /* how many t has room for */
 	uint32_t count;
 	unsigned long long adds, subs;
 };
@@ -129,7 +129,7 @@ int stack_unwind_load(void)
 	size_t bytes =
 		sizeof(struct stack_objs) + c.room * sizeof(struct unw_obj);
 	struct stack_objs *t = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED) {
 		return -1;
 	}
