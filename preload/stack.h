@@ -429,22 +429,26 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 
 /* ---- reuse (stack_reuse.c) --------------------------------------------- */
 
-#define STACK_REUSE_SLOTS 512
-#define STACK_REUSE_PY	  16 /* Python frames an entry compares */
+#define STACK_REUSE_SETS 128 /* of 4 entries */
+#define STACK_REUSE_PY	 16  /* Python frames an entry compares */
 
 /* The stack last captured from one start, with what it was made of. */
 struct stack_reuse_ent {
-	uintptr_t ip, sp, rbp, rbx; /* the start; ip 0: free */
-	uint32_t id, rest;	    /* the stack; the enclosing call's */
-	uint32_t np;		    /* Python frames read: py[0..np) */
+	uintptr_t rbp, rbx; /* the start's, where the walk used them */
+	uint32_t id, rest;  /* the stack; the enclosing call's */
+	uint32_t np;	    /* Python frames read: py[0..np) */
 	uint8_t py_on, py_read;
 	struct stack_walk_log log;
 	struct py_frame py[STACK_REUSE_PY];
 };
 
-/* A thread's entries, in zero-filled memory the thread alone writes. */
+/* A thread's entries, in sets of 4 by their start, in zero-filled memory
+ * the thread alone writes. key[set][way] is the start of e[set][way]
+ * (ip 0: free), its set's keys in one cache line. */
 struct stack_reuse {
-	struct stack_reuse_ent e[STACK_REUSE_SLOTS];
+	uintptr_t key[STACK_REUSE_SETS][4][2];
+	struct stack_reuse_ent e[STACK_REUSE_SETS][4];
+	uint32_t next; /* the way the next entry replaces */
 };
 
 /*

@@ -13,8 +13,8 @@
  * the capture costs a few loads of words the thread's stack holds in its
  * cache, no walk of rules, no interning.
  *
- * The entries are the thread's own (in its capture scratch, stack.c), one
- * per (return address, stack pointer) slot of a direct-mapped table; only
+ * The entries are the thread's own (in its capture scratch, stack.c), in
+ * sets of four by (return address, stack pointer), replaced by turns; only
  * a capture that is not nested in another (a signal handler's) reads or
  * writes them, so none sees one half written.
  */
@@ -22,21 +22,30 @@
 
 #include "stack.h"
 
-static inline uint32_t slot_of(uintptr_t ip, uintptr_t sp)
+static inline uint32_t set_of(uintptr_t ip, uintptr_t sp)
 {
 	uint64_t h = (ip ^ (sp << 17)) * 0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)(h >> 40) & (STACK_REUSE_SLOTS - 1);
+	return (uint32_t)(h >> 40) & (STACK_REUSE_SETS - 1);
 }
 
 uint32_t stack_reuse_find(const struct stack_reuse *r,
 			  const struct stack_unwind_start *st, int py_on,
 			  struct py_frame *py, unsigned depth)
 {
-	const struct stack_reuse_ent *e = &r->e[slot_of(st->ip, st->sp)];
+	uint32_t set = set_of(st->ip, st->sp);
+	const uintptr_t(*key)[2] = r->key[set];
+	int way = key[0][0] == st->ip && key[0][1] == st->sp   ? 0
+		  : key[1][0] == st->ip && key[1][1] == st->sp ? 1
+		  : key[2][0] == st->ip && key[2][1] == st->sp ? 2
+		  : key[3][0] == st->ip && key[3][1] == st->sp ? 3
+							       : -1;
+	if (way < 0) {
+		return 0;
+	}
+	const struct stack_reuse_ent *e = &r->e[set][way];
 
-	if (e->ip != st->ip || e->sp != st->sp || !e->id ||
-	    e->py_on != (uint8_t)py_on ||
+	if (e->py_on != (uint8_t)py_on ||
 	    (e->log.rbp_in && e->rbp != st->rbp) ||
 	    (e->log.rbx_in && e->rbx != st->rbx) ||
 	    !stack_unwind_check(&e->log, e->rest)) {
@@ -60,15 +69,28 @@ void stack_reuse_keep(struct stack_reuse *r,
 	if (!log->ok || !id || (py_read && np > STACK_REUSE_PY)) {
 		return;
 	}
-	struct stack_reuse_ent *e = &r->e[slot_of(st->ip, st->sp)];
+	uint32_t set = set_of(st->ip, st->sp), way = 0;
+	uintptr_t(*key)[2] = r->key[set];
 
-	e->ip = 0;
+	/* The entry this start has, else a free one, else the next by
+	 * turns. */
+	while (way < 4 && (key[way][0] != st->ip || key[way][1] != st->sp)) {
+		way++;
+	}
+	for (uint32_t k = 0; way == 4 && k < 4; k++) {
+		way = key[k][0] == 0 ? k : 4;
+	}
+	if (way == 4) {
+		way = r->next++ & 3;
+	}
+	struct stack_reuse_ent *e = &r->e[set][way];
+
+	key[way][0] = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->sp = st->sp;
-	e->rbp = st->rbp;
-	e->rbx = st->rbx;
 	e->id = id;
 	e->rest = rest;
+	e->rbp = st->rbp;
+	e->rbx = st->rbx;
 	e->py_on = (uint8_t)py_on;
 	e->py_read = (uint8_t)py_read;
 	e->np = py_read ? np : 0;
@@ -80,6 +102,7 @@ void stack_reuse_keep(struct stack_reuse *r,
 	e->log.rbx_in = log->rbx_in;
 	e->log.through = log->through;
 	memcpy(e->log.w, log->w, log->n * sizeof(log->w[0]));
+	key[way][1] = st->sp;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->ip = st->ip;
+	key[way][0] = st->ip;
 }
