@@ -312,7 +312,7 @@ int stack_unwind_thread(int tid, const struct stack_unwind_start *st,
 
 /* ---- a walk read again (stack_unwind.c, for stack_reuse.c) ------------ */
 
-#define STACK_LOG_MAX 48
+#define STACK_LOG_MAX 48 /* under 256: a uint8_t counts them */
 
 /*
  * What a walk from a known start (stack_unwind_from()) read: every stack
@@ -324,7 +324,8 @@ int stack_unwind_thread(int tid, const struct stack_unwind_start *st,
  * without rules, more than STACK_LOG_MAX words).
  */
 struct stack_walk_log {
-	uint32_t n, gen; /* words; the object table walked with */
+	uint32_t gen; /* the object table walked with */
+	uint8_t n;    /* words */
 	uint8_t ok, rbp_in, rbx_in;
 	uintptr_t through; /* the hooked call's exit it stopped at (rest) */
 	uintptr_t w[STACK_LOG_MAX][2];
@@ -432,15 +433,16 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 #define STACK_REUSE_SETS 128 /* of 4 entries */
 #define STACK_REUSE_PY	 16  /* Python frames an entry compares */
 
-/* The stack last captured from one start, with what it was made of. */
+/* The stack last captured from one start, with what it was made of; what
+ * a reuse reads first, in its first cache line. */
 struct stack_reuse_ent {
-	uintptr_t rbp, rbx; /* the start's, where the walk used them */
-	uint32_t id, rest;  /* the stack; the enclosing call's */
-	uint32_t np;	    /* Python frames read: py[0..np) */
+	uint32_t id, rest; /* the stack; the enclosing call's */
+	uint32_t np;	   /* Python frames read: py[0..np) */
 	uint8_t py_on, py_read;
 	struct stack_walk_log log;
 	struct py_frame py[STACK_REUSE_PY];
-};
+	uintptr_t rbp, rbx; /* the start's, where the walk used them */
+} __attribute__((aligned(64)));
 
 /* A thread's entries, in sets of 4 by their start, in zero-filled memory
  * the thread alone writes. key[set][way] is the start of e[set][way]
