@@ -222,25 +222,17 @@ void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
 
 /*
  * HOT, async-signal-safe. Called by the trampoline on entry to hooked
- * function idx whose return address is at *slot, with rbx the caller's
- * %rbx. Pushes a shadow frame (the new top frame; the trampoline then
- * points %rbx at it), stores hook_resume_addr(idx) in *slot and returns
- * 1; the stub's call then stores hook_exit_addr(idx) there. Returns 0
- * when the call goes untimed (the shadow stack is full, or could not be
- * mapped: counted), with *slot left alone. sid is the call's stack
- * (hook_rt_stack()), 0 for none: its record goes out with the entry
- * tick. Keeps errno.
+ * function idx whose return address is at *slot, with rbx and rbp the
+ * caller's %rbx and %rbp. Pushes a shadow frame (the new top frame; the
+ * trampoline then points %rbx at it), stores hook_resume_addr(idx) in
+ * *slot and returns 1; the stub's call then stores hook_exit_addr(idx)
+ * there. Returns 0 when the call goes untimed (the shadow stack is full,
+ * or could not be mapped: counted), with *slot left alone. With
+ * MXPROF_STACKS, first captures the caller's stack (stack_capture_at(),
+ * while *slot still holds the caller's address), whose record goes out
+ * with the entry tick. Keeps errno.
  */
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid);
-
-/*
- * HOT, async-signal-safe. Called by the trampoline's general entry path
- * before hook_rt_enter(), while the caller's return address is still in
- * its slot, with the caller's %rbp and %rbx: returns the id of the calling
- * thread's stack from the caller on (stack_capture_at()), 0 when stacks
- * are off. Keeps errno.
- */
-uint32_t hook_rt_stack(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx);
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp);
 
 /* What a call's exit restores: the caller's return address and %rbx
  * (returned in %rax and %rdx). */

@@ -232,19 +232,13 @@ static int limbo_take(struct hook_stack *s, uintptr_t *slot,
 	return 0;
 }
 
-uint32_t hook_rt_stack(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
-{
-	int saved = errno;
-	uint32_t sid = stack_depth ? stack_capture_at(slot, rbp, rbx) : 0;
-
-	errno = saved;
-	return sid;
-}
-
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 {
 	struct hook_stack *s = hook_rt_stk;
 	int saved = errno;
+	/* The call's stack, taken while the slot still holds the caller's
+	 * address. */
+	uint32_t sid = stack_depth ? stack_capture_at(slot, rbp, rbx) : 0;
 
 	if (__builtin_expect(!s, 0)) {
 		s = stack_attach();
@@ -497,20 +491,12 @@ void hook_rt_init(void)
 {
 }
 
-uint32_t hook_rt_stack(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
-{
-	(void)slot;
-	(void)rbp;
-	(void)rbx;
-	return 0;
-}
-
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 {
 	(void)idx;
 	(void)slot;
 	(void)rbx;
-	(void)sid;
+	(void)rbp;
 	return 0;
 }
 

@@ -238,20 +238,11 @@ hook_tramp_enter:
 	movq	%r10, 184(%rsp)
 	movq	216(%rsp), %r11
 	movq	%r11, 192(%rsp)
-	/* The call's stack (MXPROF_STACKS), taken while the slot still holds
-	 * the caller's address and the rules here are the plain ones (the
-	 * return address at the CFA - 8), which an unwinder's fast path
-	 * walks through. The walk starts at the caller: its return address
-	 * in the slot, %rbp and %rbx as it left them (both untouched so
-	 * far; the argument registers are saved above). Its id waits at
-	 * 200, the padding. */
-	leaq	216(%rsp), %rdi
-	movq	%rbp, %rsi
-	movq	%rbx, %rdx
-	call	hook_rt_stack
-	movl	%eax, 200(%rsp)
 	/* hook_rt_enter() moves the caller's address out of the slot: from
-	 * here on the rules describe the stub's caller, through the copy. */
+	 * here on the rules describe the stub's caller, through the copy.
+	 * With MXPROF_STACKS it captures the call's stack first, from the
+	 * caller on: its return address in the slot, %rbx and %rbp as it
+	 * left them (both untouched so far). */
 	.cfi_def_cfa_offset 224
 	.cfi_offset %rip, -32
 
@@ -261,7 +252,7 @@ hook_tramp_enter:
 	shrq	$HOOK_STUB_SIZE_LOG2, %rdi
 	leaq	216(%rsp), %rsi
 	movq	%rbx, %rdx
-	movl	200(%rsp), %ecx
+	movq	%rbp, %rcx
 	call	hook_rt_enter
 	movl	%eax, %r11d
 

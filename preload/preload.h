@@ -53,7 +53,7 @@
  *
  * The one loop left, and why: hook_tramp.S <-> hook_rt.c. They are the
  * two halves of one runtime: the stubs' fast paths call the C general
- * paths (hook_rt_enter, hook_rt_exit, hook_rt_stack) and reach the
+ * paths (hook_rt_enter, hook_rt_exit) and reach the
  * thread's shadow stack (hook_rt_tls, in hook_rt_walk.c), and the C side
  * computes the address of stub i (hook_stub(), from hook_tramp_stubs) to make a
  * hooked function return into its stub. Passing either side to the other at
