@@ -431,7 +431,7 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 /* ---- reuse (stack_reuse.c) --------------------------------------------- */
 
 #define STACK_REUSE_SETS 128 /* of 4 entries */
-#define STACK_REUSE_PY	 16  /* Python frames an entry compares */
+#define STACK_REUSE_PY	 32  /* Python frames an entry compares */
 
 /* The stack last captured from one start, with what it was made of; what
  * a reuse reads first, in its first cache line. */

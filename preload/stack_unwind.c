@@ -288,6 +288,16 @@ static inline void log_word(struct stack_walk_log *log, uintptr_t addr,
 	}
 }
 
+/* The walk can no longer be replayed: *log says so, and is no longer
+ * written (its pointer is cleared). */
+static inline void log_off(struct stack_walk_log **log)
+{
+	if (*log) {
+		(*log)->ok = 0;
+		*log = NULL;
+	}
+}
+
 /* Where the walk's %rbp and %rbx came from, for its log: the start's
  * values (in0), or words read from the stack at addr not yet in the log
  * (pend): a saved value matters only once a rule finds a CFA from it. */
@@ -379,6 +389,9 @@ walk(struct regs r, int first, void **ips, int max,
 		if (__builtin_expect(p & P_FAST, 1)) {
 			if (log) {
 				log_fast(log, &lr, &r, p);
+				if (!log->ok) {
+					log = NULL; /* full: no use going on */
+				}
 			} else {
 				step_fast(&r, p);
 			}
@@ -400,9 +413,7 @@ walk(struct regs r, int first, void **ips, int max,
 					reloaded = 1;
 					if (stack_unwind_load() > 0) {
 						t = stack_objs_get(&gen);
-						if (log) {
-							log->ok = 0;
-						}
+						log_off(&log);
 						continue;
 					}
 				}
@@ -414,16 +425,14 @@ walk(struct regs r, int first, void **ips, int max,
 				}
 			}
 			if (!e || e->ra_where == W_UNDEF) {
-				if (log && !e) {
-					log->ok = 0;
+				if (!e) {
+					log_off(&log);
 				}
 				break;
 			}
-			if (log) {
-				/* Rare frames (a signal frame's): not
-				 * replayed. */
-				log->ok = 0;
-			}
+			/* Rare frames (a signal frame's): not
+			 * replayed. */
+			log_off(&log);
 			signal = e->signal;
 			step_full(&r, e);
 		}
@@ -441,9 +450,7 @@ walk(struct regs r, int first, void **ips, int max,
 			uint32_t sid;
 			int got = thru(r.ip, &k, &ret, &csp, &crbx, &sid);
 			if (got == 0) {
-				if (log) {
-					log->ok = 0;
-				}
+				log_off(&log);
 				break;
 			}
 			if (got > 0 && sid) {
@@ -456,11 +463,9 @@ walk(struct regs r, int first, void **ips, int max,
 				break;
 			}
 			if (got > 0) {
-				if (log) {
-					/* Its caller lives in the shadow
-					 * frame, not on the stack. */
-					log->ok = 0;
-				}
+				/* Its caller lives in the shadow frame, not
+				 * on the stack. */
+				log_off(&log);
 				r.ip = ret;
 				r.sp = csp;
 				r.rbx = crbx;
