@@ -11,6 +11,10 @@
  * frames say more. Python frames the native walk did not reach (it stops at a
  * frame without unwind information) follow the native ones.
  *
+ * stack_capture_at(), a hooked call's, walks from the call's caller and
+ * first asks stack_reuse.c whether the last stack captured from there
+ * still holds: then its id is the answer, without a walk.
+ *
  * A stack is a list of 64-bit words: a native frame's return address, or
  * STACK_PY with the index of a Python frame's entry in pynames, a table
  * keyed by code object and instruction whose entry is named the first time
@@ -27,8 +31,9 @@
  * up: each thread maps a scratch area at its first capture, with a level
  * for each capture nested in another (a signal handler's), and unmaps it
  * when it ends; the walk's cache of unwind rules lives there too, one
- * for all levels. The capture itself then needs under 1 KiB of stack,
- * whatever the depth. A capture nested
+ * for all levels, and the stacks kept for reuse (stack_reuse.c), which
+ * only the first level uses. The capture itself then needs under 1 KiB
+ * of stack, whatever the depth. A capture nested
  * deeper than the levels, or one whose scratch cannot be mapped, is left
  * out and counted (stack_skipped()).
  */
@@ -391,12 +396,14 @@ capture(int depth, uintptr_t cut, const struct stack_unwind_start *st)
 	struct stack_walk_log *log = st && first ? &l->log : NULL;
 
 	if (log) {
+		int no_log;
 		uint32_t id = stack_reuse_find(&scratch_mine->reuse, st, py_on,
-					       py, (unsigned)depth);
+					       py, (unsigned)depth, &no_log);
 		if (id) {
 			scratch_leave();
 			return id;
 		}
+		log = no_log ? NULL : log;
 		n = stack_unwind_from(st, ips, want, &scratch_mine->cache, 1,
 				      &rest, log);
 	} else {

@@ -312,7 +312,7 @@ int stack_unwind_thread(int tid, const struct stack_unwind_start *st,
 
 /* ---- a walk read again (stack_unwind.c, for stack_reuse.c) ------------ */
 
-#define STACK_LOG_MAX 48 /* under 256: a uint8_t counts them */
+#define STACK_LOG_MAX 64 /* under 256: a uint8_t counts them */
 
 /*
  * What a walk from a known start (stack_unwind_from()) read: every stack
@@ -431,16 +431,23 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 /* ---- reuse (stack_reuse.c) --------------------------------------------- */
 
 #define STACK_REUSE_SETS 128 /* of 4 entries */
-#define STACK_REUSE_PY	 32  /* Python frames an entry compares */
+/* How many captures from a start whose walk could not be kept walk
+ * without noting their words before one tries again. */
+#define STACK_REUSE_SKIP 64
 
-/* The stack last captured from one start, with what it was made of; what
- * a reuse reads first, in its first cache line. */
+/*
+ * The stack last captured from one start, with what it was made of; what
+ * a reuse reads first, in its first cache line. The Python frames the
+ * capture read follow the walk's words in log.w, each as its code object
+ * and its offset, with entry in the high half: np of them from
+ * w[log.n] on. An entry whose id is 0 holds no stack: its start's walk
+ * could not be kept, and the next skip captures from there do not note
+ * their words.
+ */
 struct stack_reuse_ent {
 	uint32_t id, rest; /* the stack; the enclosing call's */
-	uint32_t np;	   /* Python frames read: py[0..np) */
-	uint8_t py_on, py_read;
+	uint8_t py_on, py_read, np, skip;
 	struct stack_walk_log log;
-	struct py_frame py[STACK_REUSE_PY];
 	uintptr_t rbp, rbx; /* the start's, where the walk used them */
 } __attribute__((aligned(64)));
 
@@ -458,20 +465,22 @@ struct stack_reuse {
  * st when a capture from there now would give the same: the same walk
  * (stack_unwind_check()), py_on the same (CPython found or not), and,
  * where that capture read the Python frames, the same frames now (read
- * into py, at most depth). 0 otherwise. Call it only outside a capture
- * nested in another.
+ * into py, at most depth). 0 otherwise, with *no_log set when the walk
+ * from there need not note its words (one could not be kept lately).
+ * Call it only outside a capture nested in another.
  */
-uint32_t stack_reuse_find(const struct stack_reuse *r,
+uint32_t stack_reuse_find(struct stack_reuse *r,
 			  const struct stack_unwind_start *st, int py_on,
-			  struct py_frame *py, unsigned depth);
+			  struct py_frame *py, unsigned depth, int *no_log);
 
 /*
  * Keeps stack id, captured from st by a walk that read log and stopped at
  * an enclosing hooked call whose stack is rest (0: none), and, where
- * py_read, with Python frames py[0..np), for stack_reuse_find(). Nothing
- * is kept for a walk that cannot be checked (log->ok 0) or for more
- * Python frames than an entry holds. Call it only outside a capture
- * nested in another.
+ * py_read, with Python frames py[0..np), for stack_reuse_find(). A walk
+ * that cannot be checked (log->ok 0), or whose words and Python frames
+ * do not fit an entry, is kept as such: the next captures from there walk
+ * without noting their words. Call it only outside a capture nested in
+ * another.
  */
 void stack_reuse_keep(struct stack_reuse *r,
 		      const struct stack_unwind_start *st, int py_on,

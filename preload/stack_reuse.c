@@ -8,10 +8,13 @@
  * where it reads them walks the same frames (stack_unwind_check()), and
  * where it stops at an enclosing hooked call, that call's stack is the
  * rest. The Python frames the capture read are compared too (a Python
- * loop calls from the same native place at each line). When all of it is
- * as it was, the stack is the one captured then, and its id is known:
- * the capture costs a few loads of words the thread's stack holds in its
- * cache, no walk of rules, no interning.
+ * loop calls from the same native place at each line). A place whose
+ * walk cannot be kept (it passed a signal frame, or a hooked call without
+ * a stack, or read more words than an entry holds) is noted too, so that
+ * the next captures from there walk without noting their words. When all of it
+ * is as it was, the stack is the one captured then, and its id is known: the
+ * capture costs a few loads of words the thread's stack holds in its cache, no
+ * walk of rules, no interning.
  *
  * The entries are the thread's own (in its capture scratch, stack.c), in
  * sets of four by (return address, stack pointer), replaced by turns; only
@@ -29,22 +32,45 @@ static inline uint32_t set_of(uintptr_t ip, uintptr_t sp)
 	return (uint32_t)(h >> 40) & (STACK_REUSE_SETS - 1);
 }
 
-uint32_t stack_reuse_find(const struct stack_reuse *r,
+/* Python frame f as an entry keeps it. */
+static inline void py_pack(const struct py_frame *f, uintptr_t w[2])
+{
+	w[0] = f->code;
+	w[1] = f->offset | (uintptr_t)f->entry << 32;
+}
+
+/* The way of start st in its set, -1 when it has none. */
+static inline int way_of(const uintptr_t (*key)[2],
+			 const struct stack_unwind_start *st)
+{
+	for (int w = 0; w < 4; w++) {
+		if (key[w][0] == st->ip && key[w][1] == st->sp) {
+			return w;
+		}
+	}
+	return -1;
+}
+
+uint32_t stack_reuse_find(struct stack_reuse *r,
 			  const struct stack_unwind_start *st, int py_on,
-			  struct py_frame *py, unsigned depth)
+			  struct py_frame *py, unsigned depth, int *no_log)
 {
 	uint32_t set = set_of(st->ip, st->sp);
-	const uintptr_t(*key)[2] = r->key[set];
-	int way = key[0][0] == st->ip && key[0][1] == st->sp   ? 0
-		  : key[1][0] == st->ip && key[1][1] == st->sp ? 1
-		  : key[2][0] == st->ip && key[2][1] == st->sp ? 2
-		  : key[3][0] == st->ip && key[3][1] == st->sp ? 3
-							       : -1;
+	int way = way_of(r->key[set], st);
+
+	*no_log = 0;
 	if (way < 0) {
 		return 0;
 	}
-	const struct stack_reuse_ent *e = &r->e[set][way];
+	struct stack_reuse_ent *e = &r->e[set][way];
 
+	if (!e->id) {
+		if (e->skip) {
+			e->skip--;
+			*no_log = 1;
+		}
+		return 0;
+	}
 	if (e->py_on != (uint8_t)py_on ||
 	    (e->log.rbp_in && e->rbp != st->rbp) ||
 	    (e->log.rbx_in && e->rbx != st->rbx) ||
@@ -53,8 +79,18 @@ uint32_t stack_reuse_find(const struct stack_reuse *r,
 	}
 	if (e->py_read) {
 		unsigned np = py_stack_capture(py, depth);
-		if (np != e->np || memcmp(py, e->py, np * sizeof(*py))) {
+		const uintptr_t(*pw)[2] = &e->log.w[e->log.n];
+
+		if (np != e->np) {
 			return 0;
+		}
+		for (unsigned i = 0; i < np; i++) {
+			uintptr_t w[2];
+
+			py_pack(&py[i], w);
+			if (w[0] != pw[i][0] || w[1] != pw[i][1]) {
+				return 0;
+			}
 		}
 	}
 	return e->id;
@@ -66,42 +102,43 @@ void stack_reuse_keep(struct stack_reuse *r,
 		      int py_read, const struct py_frame *py, unsigned np,
 		      uint32_t id)
 {
-	if (!log->ok || !id || (py_read && np > STACK_REUSE_PY)) {
-		return;
-	}
-	uint32_t set = set_of(st->ip, st->sp), way = 0;
+	uint32_t set = set_of(st->ip, st->sp);
 	uintptr_t(*key)[2] = r->key[set];
+	int way = way_of(key, st);
+	int fits = log->ok && id && (!py_read || log->n + np <= STACK_LOG_MAX);
 
 	/* The entry this start has, else a free one, else the next by
 	 * turns. */
-	while (way < 4 && (key[way][0] != st->ip || key[way][1] != st->sp)) {
-		way++;
+	for (int k = 0; way < 0 && k < 4; k++) {
+		way = key[k][0] == 0 ? k : -1;
 	}
-	for (uint32_t k = 0; way == 4 && k < 4; k++) {
-		way = key[k][0] == 0 ? k : 4;
-	}
-	if (way == 4) {
-		way = r->next++ & 3;
+	if (way < 0) {
+		way = (int)(r->next++ & 3);
 	}
 	struct stack_reuse_ent *e = &r->e[set][way];
 
 	key[way][0] = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	e->id = id;
+	e->id = fits ? id : 0;
+	e->skip = fits ? 0 : STACK_REUSE_SKIP;
 	e->rest = rest;
 	e->rbp = st->rbp;
 	e->rbx = st->rbx;
 	e->py_on = (uint8_t)py_on;
 	e->py_read = (uint8_t)py_read;
-	e->np = py_read ? np : 0;
-	memcpy(e->py, py, e->np * sizeof(*py));
-	e->log.n = log->n;
-	e->log.gen = log->gen;
-	e->log.ok = 1;
-	e->log.rbp_in = log->rbp_in;
-	e->log.rbx_in = log->rbx_in;
-	e->log.through = log->through;
-	memcpy(e->log.w, log->w, log->n * sizeof(log->w[0]));
+	e->np = (uint8_t)(fits && py_read ? np : 0);
+	if (fits) {
+		e->log.n = log->n;
+		e->log.gen = log->gen;
+		e->log.ok = 1;
+		e->log.rbp_in = log->rbp_in;
+		e->log.rbx_in = log->rbx_in;
+		e->log.through = log->through;
+		memcpy(e->log.w, log->w, log->n * sizeof(log->w[0]));
+		for (unsigned i = 0; i < e->np; i++) {
+			py_pack(&py[i], e->log.w[log->n + i]);
+		}
+	}
 	key[way][1] = st->sp;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	key[way][0] = st->ip;

@@ -499,6 +499,10 @@ int stack_unwind_from(const struct stack_unwind_start *st, void **ips, int max,
 {
 	struct regs r = {st->ip, st->sp, st->rbp, st->rbx};
 
+	/* Two walks, so that the one without a log has none of its code. */
+	if (!log) {
+		return walk(r, 1, ips, max, cache, fill, rest, NULL);
+	}
 	return walk(r, 1, ips, max, cache, fill, rest, log);
 }
 
