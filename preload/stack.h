@@ -430,7 +430,7 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 
 /* ---- reuse (stack_reuse.c) --------------------------------------------- */
 
-#define STACK_REUSE_SETS 128 /* of 4 entries */
+#define STACK_REUSE_SLOTS 1024
 /* How many captures from a start whose walk could not be kept walk
  * without noting their words before one tries again. */
 #define STACK_REUSE_SKIP 64
@@ -445,19 +445,18 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
  * their words.
  */
 struct stack_reuse_ent {
+	uintptr_t ip, sp;  /* the start; ip 0: free */
 	uint32_t id, rest; /* the stack; the enclosing call's */
 	uint8_t py_on, py_read, np, skip;
 	struct stack_walk_log log;
 	uintptr_t rbp, rbx; /* the start's, where the walk used them */
 } __attribute__((aligned(64)));
 
-/* A thread's entries, in sets of 4 by their start, in zero-filled memory
- * the thread alone writes. key[set][way] is the start of e[set][way]
- * (ip 0: free), its set's keys in one cache line. */
+/* A thread's entries, one a slot by their start (a lookup reads one
+ * cache line before the walk's words), in zero-filled memory the thread
+ * alone writes. */
 struct stack_reuse {
-	uintptr_t key[STACK_REUSE_SETS][4][2];
-	struct stack_reuse_ent e[STACK_REUSE_SETS][4];
-	uint32_t next; /* the way the next entry replaces */
+	struct stack_reuse_ent e[STACK_REUSE_SLOTS];
 };
 
 /*

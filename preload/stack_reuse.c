@@ -16,8 +16,8 @@
  * capture costs a few loads of words the thread's stack holds in its cache, no
  * walk of rules, no interning.
  *
- * The entries are the thread's own (in its capture scratch, stack.c), in
- * sets of four by (return address, stack pointer), replaced by turns; only
+ * The entries are the thread's own (in its capture scratch, stack.c), one
+ * a slot of a direct-mapped table by (return address, stack pointer); only
  * a capture that is not nested in another (a signal handler's) reads or
  * writes them, so none sees one half written.
  */
@@ -25,11 +25,11 @@
 
 #include "stack.h"
 
-static inline uint32_t set_of(uintptr_t ip, uintptr_t sp)
+static inline uint32_t slot_of(uintptr_t ip, uintptr_t sp)
 {
 	uint64_t h = (ip ^ (sp << 17)) * 0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)(h >> 40) & (STACK_REUSE_SETS - 1);
+	return (uint32_t)(h >> 40) & (STACK_REUSE_SLOTS - 1);
 }
 
 /* Python frame f as an entry keeps it. */
@@ -39,31 +39,16 @@ static inline void py_pack(const struct py_frame *f, uintptr_t w[2])
 	w[1] = f->offset | (uintptr_t)f->entry << 32;
 }
 
-/* The way of start st in its set, -1 when it has none. */
-static inline int way_of(const uintptr_t (*key)[2],
-			 const struct stack_unwind_start *st)
-{
-	for (int w = 0; w < 4; w++) {
-		if (key[w][0] == st->ip && key[w][1] == st->sp) {
-			return w;
-		}
-	}
-	return -1;
-}
-
 uint32_t stack_reuse_find(struct stack_reuse *r,
 			  const struct stack_unwind_start *st, int py_on,
 			  struct py_frame *py, unsigned depth, int *no_log)
 {
-	uint32_t set = set_of(st->ip, st->sp);
-	int way = way_of(r->key[set], st);
+	struct stack_reuse_ent *e = &r->e[slot_of(st->ip, st->sp)];
 
 	*no_log = 0;
-	if (way < 0) {
+	if (e->ip != st->ip || e->sp != st->sp) {
 		return 0;
 	}
-	struct stack_reuse_ent *e = &r->e[set][way];
-
 	if (!e->id) {
 		if (e->skip) {
 			e->skip--;
@@ -102,22 +87,10 @@ void stack_reuse_keep(struct stack_reuse *r,
 		      int py_read, const struct py_frame *py, unsigned np,
 		      uint32_t id)
 {
-	uint32_t set = set_of(st->ip, st->sp);
-	uintptr_t(*key)[2] = r->key[set];
-	int way = way_of(key, st);
 	int fits = log->ok && id && (!py_read || log->n + np <= STACK_LOG_MAX);
+	struct stack_reuse_ent *e = &r->e[slot_of(st->ip, st->sp)];
 
-	/* The entry this start has, else a free one, else the next by
-	 * turns. */
-	for (int k = 0; way < 0 && k < 4; k++) {
-		way = key[k][0] == 0 ? k : -1;
-	}
-	if (way < 0) {
-		way = (int)(r->next++ & 3);
-	}
-	struct stack_reuse_ent *e = &r->e[set][way];
-
-	key[way][0] = 0;
+	e->ip = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->id = fits ? id : 0;
 	e->skip = fits ? 0 : STACK_REUSE_SKIP;
@@ -139,7 +112,7 @@ void stack_reuse_keep(struct stack_reuse *r,
 			py_pack(&py[i], e->log.w[log->n + i]);
 		}
 	}
-	key[way][1] = st->sp;
+	e->sp = st->sp;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	key[way][0] = st->ip;
+	e->ip = st->ip;
 }
