@@ -376,7 +376,10 @@ int stack_py_frame(uint64_t w, struct py_frame *f)
 static inline __attribute__((always_inline)) uint32_t
 capture(int depth, uintptr_t cut, const struct stack_unwind_start *st)
 {
-	int want = depth + 16, py_done = 0, n;
+	/* Room for the frames left out: mxprof's own (three from a hooked
+	 * call's entry, which a walk from st does not meet) and the
+	 * interpreter's. */
+	int want = depth + (st ? 13 : 16), py_done = 0, n;
 	unsigned np = 0, pi = 0, k = 0;
 	uint32_t rest;
 
