@@ -372,9 +372,12 @@ int stack_py_frame(uint64_t w, struct py_frame *f)
 
 /* The capture of stack_capture() at depth; cut non-zero: the frames up
  * to the native one at cut (a signal frame's restorer) are left out. st:
- * the walk starts there (stack_capture_at()), else at the caller. */
+ * the walk starts there (stack_capture_at()), else at the caller. asked:
+ * -1, or stack_reuse_find() was asked already and found nothing, and
+ * this is its no_log. */
 static inline __attribute__((always_inline)) uint32_t
-capture(int depth, uintptr_t cut, const struct stack_unwind_start *st)
+capture(int depth, uintptr_t cut, const struct stack_unwind_start *st,
+	int asked)
 {
 	/* Room for the frames left out: mxprof's own (three from a hooked
 	 * call's entry, which a walk from st does not meet) and the
@@ -399,12 +402,15 @@ capture(int depth, uintptr_t cut, const struct stack_unwind_start *st)
 	struct stack_walk_log *log = st && first ? &l->log : NULL;
 
 	if (log) {
-		int no_log;
-		uint32_t id = stack_reuse_find(&scratch_mine->reuse, st, py_on,
-					       py, (unsigned)depth, &no_log);
-		if (id) {
-			scratch_leave();
-			return id;
+		int no_log = asked;
+		if (asked < 0) {
+			uint32_t id = stack_reuse_find(
+				&scratch_mine->reuse, st, py_on, py,
+				(unsigned)depth, &no_log);
+			if (id) {
+				scratch_leave();
+				return id;
+			}
 		}
 		log = no_log ? NULL : log;
 		n = stack_unwind_from(st, ips, want, &scratch_mine->cache, 1,
@@ -526,7 +532,14 @@ capture(int depth, uintptr_t cut, const struct stack_unwind_start *st)
 
 uint32_t stack_capture(void)
 {
-	return capture(stack_depth, 0, NULL);
+	return capture(stack_depth, 0, NULL, -1);
+}
+
+/* stack_capture_at()'s capture when no stack could be reused. */
+static __attribute__((noinline)) uint32_t
+capture_at(const struct stack_unwind_start *st, int asked)
+{
+	return capture(stack_depth, 0, st, asked);
 }
 
 uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
@@ -537,14 +550,33 @@ uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
 		.rbp = rbp,
 		.rbx = rbx,
 	};
+	struct scratch *s = scratch_mine;
+	int asked = -1;
 
-	return capture(stack_depth, 0, &st);
+	/* The common case, without the frame of the whole capture: a
+	 * stack reused by a capture not nested in another (scratch_enter()
+	 * says why the plain counter is enough). */
+	if (s && scratch_nest == 0 && stack_depth > 0) {
+		uint32_t id;
+
+		scratch_nest = 1;
+		__asm__ volatile("" ::: "memory");
+		id = stack_reuse_find(
+			&s->reuse, &st,
+			__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE),
+			s->level[0].py, (unsigned)stack_depth, &asked);
+		scratch_leave();
+		if (id) {
+			return id;
+		}
+	}
+	return capture_at(&st, asked);
 }
 
 uint32_t stack_capture_from_signal(int depth, uintptr_t restorer)
 {
 	return capture(depth > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : depth,
-		       restorer, NULL);
+		       restorer, NULL, -1);
 }
 
 uint32_t stack_intern_thread(void *const *ips, int n, const struct py_frame *py,
