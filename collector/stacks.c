@@ -33,7 +33,12 @@
 #include "hmap.h"
 #include "internal.h"
 
-#define STACK_SLOTS    (1u << 16) /* ids 1 .. STACK_SLOTS - 1 */
+#define STACK_SLOTS (1u << 16) /* ids 1 .. STACK_SLOTS - 1 */
+#ifdef MADV_POPULATE_WRITE
+#define MXPROF_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define MXPROF_MADV_POPULATE_WRITE 23
+#endif
 #define STACK_WORDS    (1u << 22) /* frame words of every stack */
 #define STACK_PEND_MAX 4096	  /* open spans with a stack, per thread */
 
@@ -70,6 +75,10 @@ static struct stack_mem *mem_get(void)
 	if (m == MAP_FAILED) {
 		return NULL;
 	}
+	/* The first stacks land all over the entries: their pages in one
+	 * system call rather than a page fault each (Linux 5.14 and later;
+	 * elsewhere they fault in as used). */
+	madvise(m->ents, sizeof(m->ents), MXPROF_MADV_POPULATE_WRITE);
 	struct stack_mem *none = NULL;
 	if (!__atomic_compare_exchange_n(&mem, &none, m, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {

@@ -41,6 +41,8 @@
  *   hook_aten.c    PyTorch's names of its operators (@torch)
  *   hook_rt.c      the per-thread shadow stack: the trampolines' general
  *                  paths, and the exception hooks
+ *   hook_rt_walk.c the shadow stacks as call stack walks see them (the
+ *                  hooked calls' callers); hook_rt.h is the frames' map
  *   hook_tramp.S   the stubs and the trampolines' fast paths
  *   hook_table.c   the hook table: stub i's function and its record's facts
  *   hook_elf.c     reading an object's dynamic section
@@ -49,8 +51,9 @@
  * assembly calls the C general paths, and the C side computes the stubs'
  * addresses (hook_stub() and friends below). That is the one loop among
  * these files (preload.h says why it stays). Outside the engine, hook_dl.c
- * and hook_rt.c call the stack capture (stack.h), and the stubs read
- * state.c's flag (state_api_recording).
+ * and hook_rt.c call the stack capture (stack.h), hook_rt_walk.c gives the
+ * walk its way through hooked calls, and the stubs read state.c's flag
+ * (state_api_recording) and the capture's depth (stack_depth).
  *
  * Threads: everything the patcher does (hook_dl.c and below, except the
  * runtime) runs under the patcher's lock, which nobody blocks on (see
@@ -219,24 +222,17 @@ void *hook_tramp_call_as(void *fn, const void *gadget, uintptr_t a, uintptr_t b,
 
 /*
  * HOT, async-signal-safe. Called by the trampoline on entry to hooked
- * function idx whose return address is at *slot, with rbx the caller's
- * %rbx. Pushes a shadow frame (the new top frame; the trampoline then
- * points %rbx at it), stores hook_resume_addr(idx) in *slot and returns
- * 1; the stub's call then stores hook_exit_addr(idx) there. Returns 0
- * when the call goes untimed (the shadow stack is full, or could not be
- * mapped: counted), with *slot left alone. sid is the call's stack
- * (hook_rt_stack()), 0 for none: its record goes out with the entry
- * tick. Keeps errno.
+ * function idx whose return address is at *slot, with rbx and rbp the
+ * caller's %rbx and %rbp. Pushes a shadow frame (the new top frame; the
+ * trampoline then points %rbx at it), stores hook_resume_addr(idx) in
+ * *slot and returns 1; the stub's call then stores hook_exit_addr(idx)
+ * there. Returns 0 when the call goes untimed (the shadow stack is full,
+ * or could not be mapped: counted), with *slot left alone. With
+ * MXPROF_STACKS, first captures the caller's stack (stack_capture_at(),
+ * while *slot still holds the caller's address), whose record goes out
+ * with the entry tick. Keeps errno.
  */
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid);
-
-/*
- * HOT, async-signal-safe. Called by the trampoline's general entry path
- * before hook_rt_enter(), while the caller's return address is still in
- * its slot: returns the id of the calling thread's stack (stack.h), 0 when
- * stacks are off. Keeps errno.
- */
-uint32_t hook_rt_stack(void);
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp);
 
 /* What a call's exit restores: the caller's return address and %rbx
  * (returned in %rax and %rdx). */

@@ -62,38 +62,11 @@
 
 #include "source.h"
 #include "hook.h"
+#include "hook_rt.h"
 #include "stack.h"
 #include "ticks.h"
 
 #if defined(__x86_64__)
-
-#define HOOK_RT_BUILDING ((uintptr_t *)UINTPTR_MAX)
-
-struct hook_frame {
-	uintptr_t *slot;    /* where the return address is           */
-	uintptr_t ret;	    /* the caller's real return address       */
-	uint64_t t0;	    /* entry tick                             */
-	uint32_t at;	    /* hook_resume_addr(idx) - stubs           */
-	uint32_t unwinding; /* armed when an exception began to unwind */
-	uintptr_t rbx;	    /* the caller's %rbx (hook_tramp.S)        */
-};
-
-/* Dropped frames kept in case their call returns after all. */
-#define HOOK_RT_LIMBO 256
-
-/* The frames in use are f[0] .. hook_rt_tls.top - 1. base sits right
- * below f[0] with a slot of HOOK_RT_BUILDING, so that "the frame below
- * top" always exists for the trampolines: it never matches a slot, and it
- * is above every new call's slot. limbo holds copies of the last
- * HOOK_RT_LIMBO frames dropped, the newest at limbo_next - 1; a slot of
- * NULL marks a free or reclaimed entry. The trampolines never read it. */
-struct hook_stack {
-	struct hook_frame base;
-	struct hook_frame f[HOOK_RT_DEPTH];
-	uint32_t sid[HOOK_RT_DEPTH]; /* f[i]'s stack (hook_rt_enter) */
-	struct hook_frame limbo[HOOK_RT_LIMBO];
-	uint32_t limbo_next;
-};
 
 /* hook_tramp.S reads and writes the frames too (hook_abi.h). */
 _Static_assert(sizeof(struct hook_frame) == HOOK_FRAME_SIZE, "abi");
@@ -135,11 +108,6 @@ _Static_assert(offsetof(struct coll_rec, flags) -
 	       "abi: on_error shifts the error flag by 24 bits");
 _Static_assert(HOOK_STUB_SIZE == 1u << HOOK_STUB_SIZE_LOG2, "abi");
 
-/* The top of the thread's stack and hook_tramp.S's end of it (NULL
- * unless ticks are TSC cycles), and the stack itself. */
-__thread struct hook_tls hook_rt_tls __attribute__((tls_model("initial-exec")));
-static __thread struct hook_stack *stack
-	__attribute__((tls_model("initial-exec")));
 static pthread_key_t stack_key;
 static int stack_key_ok;
 
@@ -147,75 +115,24 @@ static uint64_t overflows;
 static uint64_t lost;
 static int switch_said; /* the line about stack switching was written */
 
-/*
- * The threads' shadow stacks by thread id, for a walk of another thread
- * (walk_through_tid): an entry is claimed by compare-and-swap on its tid
- * at the thread's first hooked call and cleared when the stack goes back.
- * A thread past the table's size is walked only to its first hooked
- * call.
- */
-#define HOOK_RT_THREADS 4096
-static struct {
-	int tid; /* 0: free */
-	struct hook_stack *s;
-} stacks_of[HOOK_RT_THREADS];
-
-static void stacks_of_put(struct hook_stack *s)
-{
-	int tid = (int)syscall(SYS_gettid);
-
-	for (uint32_t k = 0, i = (uint32_t)tid % HOOK_RT_THREADS;
-	     k < HOOK_RT_THREADS; k++, i = (i + 1) % HOOK_RT_THREADS) {
-		int zero = 0;
-		if (__atomic_compare_exchange_n(&stacks_of[i].tid, &zero, -1, 0,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&stacks_of[i].s, s, __ATOMIC_RELEASE);
-			__atomic_store_n(&stacks_of[i].tid, tid,
-					 __ATOMIC_RELEASE);
-			return;
-		}
-	}
-}
-
-static void stacks_of_drop(struct hook_stack *s)
-{
-	for (uint32_t i = 0; i < HOOK_RT_THREADS; i++) {
-		if (__atomic_load_n(&stacks_of[i].s, __ATOMIC_ACQUIRE) == s &&
-		    __atomic_load_n(&stacks_of[i].tid, __ATOMIC_ACQUIRE) > 0) {
-			__atomic_store_n(&stacks_of[i].s, NULL,
-					 __ATOMIC_RELEASE);
-			__atomic_store_n(&stacks_of[i].tid, 0,
-					 __ATOMIC_RELEASE);
-			return;
-		}
-	}
-}
-
 /* Thread exit: the stack goes back. */
 static void stack_free(void *p)
 {
-	stacks_of_drop(p);
-	if (p == stack) {
+	hook_rt_walk_drop(p);
+	if (p == hook_rt_stk) {
 		hook_rt_tls.top = NULL;
 		hook_rt_tls.end = NULL;
-		stack = NULL;
+		hook_rt_stk = NULL;
 	}
 	munmap(p, sizeof(struct hook_stack));
 }
 
-static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
-			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid);
-static int walk_through_tid(int tid, uintptr_t ip, uintptr_t sp, uintptr_t *ret,
-			    uintptr_t *rbx);
-
 void hook_rt_init(void)
 {
-	stack_set_through_tid(walk_through_tid);
 	if (!stack_key_ok && pthread_key_create(&stack_key, stack_free) == 0) {
 		stack_key_ok = 1;
 	}
-	stack_set_through(walk_through, (uintptr_t)hook_tramp_stubs,
+	hook_rt_walk_init((uintptr_t)hook_tramp_stubs,
 			  (uintptr_t)hook_stub(HOOK_MAX));
 }
 
@@ -234,12 +151,12 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 	if (stack_key_ok) {
 		pthread_setspecific(stack_key, s);
 	}
-	stack = s;
-	stacks_of_put(s);
+	hook_rt_stk = s;
+	hook_rt_walk_put(s);
 	hook_rt_tls.top = s->f;
-	/* With stacks every call takes the general paths, which capture
-	 * them. */
-	if (ticks_use_tsc.on && stack_depth == 0) {
+	/* With stacks every call takes the general entry path, which
+	 * captures them (hook_tramp.S). */
+	if (ticks_use_tsc.on) {
 		hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
 	}
 	return s;
@@ -262,98 +179,6 @@ static int frame_armed(const struct hook_frame *f)
 {
 	return *f->slot == hook_exit_addr(frame_idx(f)) ||
 	       *f->slot == hook_resume_addr(frame_idx(f));
-}
-
-/* How many frames are in use. */
-static inline uint32_t depth(const struct hook_stack *s)
-{
-	return (uint32_t)(hook_rt_tls.top - s->f);
-}
-
-/* The stack walk's way through a hooked call this thread is in
- * (stack_through_fn): ip is a return address among the stubs. A call
- * whose function returns to ip is a live frame of that stub whose slot
- * holds ip; frames are searched from *k down, the walk meeting calls
- * innermost first. */
-static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
-			uintptr_t *sp, uintptr_t *rbx, uint32_t *sid)
-{
-	uintptr_t off = ip - (uintptr_t)hook_tramp_stubs;
-	struct hook_stack *s = stack;
-
-	if ((off & (HOOK_STUB_SIZE - 1)) != HOOK_STUB_EXIT) {
-		return -1;
-	}
-	if (!s) {
-		return 0;
-	}
-	uint32_t at = (uint32_t)(off - HOOK_STUB_EXIT + HOOK_STUB_RESUME);
-	uint32_t d = depth(s);
-	uint32_t i = *k < d ? *k : d;
-
-	while (i > 0) {
-		const struct hook_frame *f = &s->f[--i];
-		uintptr_t *slot = f->slot;
-
-		if (f->at == at && slot != HOOK_RT_BUILDING && *slot == ip) {
-			*k = i;
-			*ret = f->ret;
-			*sp = (uintptr_t)(slot + 1);
-			*rbx = f->rbx;
-			*sid = s->sid[i];
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * Another thread's way through a hooked call (stack_through_tid_fn): the
- * frame of thread tid whose slot lies just below sp and still holds ip.
- * The frames in use are f[0] up to the thread's top, which only it can
- * see; the lowest frame with that slot is the one in use (the frames
- * below a live one are live, and live calls have distinct slots). Reads
- * with stack_read_word(): the thread may end meanwhile.
- */
-static int walk_through_tid(int tid, uintptr_t ip, uintptr_t sp, uintptr_t *ret,
-			    uintptr_t *rbx)
-{
-	uintptr_t off = ip - (uintptr_t)hook_tramp_stubs, held;
-	struct hook_stack *s = NULL;
-
-	if ((off & (HOOK_STUB_SIZE - 1)) != HOOK_STUB_EXIT) {
-		return -1;
-	}
-	for (uint32_t i = 0; i < HOOK_RT_THREADS; i++) {
-		if (__atomic_load_n(&stacks_of[i].tid, __ATOMIC_ACQUIRE) ==
-		    tid) {
-			s = __atomic_load_n(&stacks_of[i].s, __ATOMIC_ACQUIRE);
-			break;
-		}
-	}
-	if (!s || stack_read_word(sp - 8, &held) < 0 || held != ip) {
-		return 0;
-	}
-	uint32_t at = (uint32_t)(off - HOOK_STUB_EXIT + HOOK_STUB_RESUME);
-	for (uint32_t i = 0; i < HOOK_RT_DEPTH; i++) {
-		const struct hook_frame *f = &s->f[i];
-		uintptr_t slot, fat;
-
-		if (stack_read_word((uintptr_t)&f->slot, &slot) < 0) {
-			return 0;
-		}
-		if (slot != sp - 8) {
-			continue;
-		}
-		if (stack_read_word((uintptr_t)&f->at, &fat) < 0 ||
-		    (uint32_t)fat != at ||
-		    stack_read_word((uintptr_t)&f->ret, ret) < 0 ||
-		    stack_read_word((uintptr_t)&f->rbx, rbx) < 0) {
-			return 0;
-		}
-		return 1;
-	}
-	return 0;
 }
 
 /*
@@ -407,19 +232,13 @@ static int limbo_take(struct hook_stack *s, uintptr_t *slot,
 	return 0;
 }
 
-uint32_t hook_rt_stack(void)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 {
+	struct hook_stack *s = hook_rt_stk;
 	int saved = errno;
-	uint32_t sid = stack_depth ? stack_capture() : 0;
-
-	errno = saved;
-	return sid;
-}
-
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
-{
-	struct hook_stack *s = stack;
-	int saved = errno;
+	/* The call's stack, taken while the slot still holds the caller's
+	 * address. */
+	uint32_t sid = stack_depth ? stack_capture_at(slot, rbp, rbx) : 0;
 
 	if (__builtin_expect(!s, 0)) {
 		s = stack_attach();
@@ -565,7 +384,7 @@ struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 {
 	int saved = errno; /* what the hooked function left */
 	uint64_t t1 = ticks_now();
-	struct hook_stack *s = stack;
+	struct hook_stack *s = hook_rt_stk;
 	uint32_t d = s ? depth(s) : 0;
 	uint32_t k = d;
 
@@ -596,7 +415,7 @@ struct hook_rt_ret hook_rt_exit(uintptr_t *slot, uintptr_t rax)
 
 void hook_rt_unwind_begin(void)
 {
-	struct hook_stack *s = stack;
+	struct hook_stack *s = hook_rt_stk;
 	int saved = errno;
 
 	if (!s) {
@@ -614,7 +433,7 @@ void hook_rt_unwind_begin(void)
 void hook_rt_unwind_end(uintptr_t sp)
 {
 	int saved = errno;
-	struct hook_stack *s = stack;
+	struct hook_stack *s = hook_rt_stk;
 	uint64_t t1 = ticks_now();
 
 	if (!s) {
@@ -647,7 +466,7 @@ void hook_rt_unwind_end(uintptr_t sp)
 
 int hook_rt_innermost(void)
 {
-	const struct hook_stack *s = stack;
+	const struct hook_stack *s = hook_rt_stk;
 	const struct hook_frame *top = hook_rt_tls.top;
 
 	if (!s || !top || top <= s->f) {
@@ -672,17 +491,12 @@ void hook_rt_init(void)
 {
 }
 
-uint32_t hook_rt_stack(void)
-{
-	return 0;
-}
-
-int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uint32_t sid)
+int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 {
 	(void)idx;
 	(void)slot;
 	(void)rbx;
-	(void)sid;
+	(void)rbp;
 	return 0;
 }
 

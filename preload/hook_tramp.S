@@ -133,8 +133,10 @@ hook_tramp_stubs:
  * real function with the stack and %rbx untouched.
  *
  * The TSC path takes the common case: the thread has a shadow stack with room
- * (top < end, which fails while either is NULL), and the frame below its top is
- * live because its slot lies above this call's (the base frame's always does).
+ * (top < end, which fails while either is NULL), no call stacks are captured
+ * (MXPROF_STACKS: the general path captures them), and the frame below its top
+ * is live because its slot lies above this call's (the base frame's always
+ * does).
  * Two pushes give the registers rdtsc writes; the resume address is then at
  * 16(%rsp) and the slot at 24(%rsp). Frames are published in the same order as
  * hook_rt_enter() does, for the same signal-handler reasons: the top moves past
@@ -167,6 +169,8 @@ hook_tramp_enter:
 	movq	%fs:HOOK_TLS_TOP(%r11), %rax	/* f: the next free frame */
 	cmpq	%fs:HOOK_TLS_END(%r11), %rax
 	jae	.Lenter_other
+	cmpl	$0, stack_depth(%rip)		/* a stack to capture */
+	jne	.Lenter_other
 	leaq	24(%rsp), %rdx			/* slot */
 	cmpq	%rdx, (HOOK_FRAME_SLOT - HOOK_FRAME_SIZE)(%rax)
 	jbe	.Lenter_other			/* maybe left by longjmp */
@@ -234,14 +238,11 @@ hook_tramp_enter:
 	movq	%r10, 184(%rsp)
 	movq	216(%rsp), %r11
 	movq	%r11, 192(%rsp)
-	/* The call's stack (MXPROF_STACKS), taken while the slot still holds
-	 * the caller's address and the rules here are the plain ones (the
-	 * return address at the CFA - 8), which an unwinder's fast path
-	 * walks through. Its id waits at 200, the padding. */
-	call	hook_rt_stack
-	movl	%eax, 200(%rsp)
 	/* hook_rt_enter() moves the caller's address out of the slot: from
-	 * here on the rules describe the stub's caller, through the copy. */
+	 * here on the rules describe the stub's caller, through the copy.
+	 * With MXPROF_STACKS it captures the call's stack first, from the
+	 * caller on: its return address in the slot, %rbx and %rbp as it
+	 * left them (both untouched so far). */
 	.cfi_def_cfa_offset 224
 	.cfi_offset %rip, -32
 
@@ -251,7 +252,7 @@ hook_tramp_enter:
 	shrq	$HOOK_STUB_SIZE_LOG2, %rdi
 	leaq	216(%rsp), %rsi
 	movq	%rbx, %rdx
-	movl	200(%rsp), %ecx
+	movq	%rbp, %rcx
 	call	hook_rt_enter
 	movl	%eax, %r11d
 

@@ -43,20 +43,20 @@
  *
  * Who calls whom: the entry points (api, set_config, nvtx) call init's
  * preload_init_once() and state.c; init.c calls everything it sets up;
- * the hook engine calls stack.c (hook_dl, hook_rt; hook_rt gives the
+ * the hook engine calls stack.c (hook_dl, hook_rt; hook_rt_walk gives the
  * native walk its way through hooked calls: stack_set_through) and reads
- * state.c's flag (hook_tramp.S); stack_name.c calls stack.c and
- * hook_demangle.c; state.c calls config.c, config.c settings.c and
+ * state.c's flag and stack.c's depth (hook_tramp.S); stack_name.c calls stack.c
+ * and hook_demangle.c; state.c calls config.c, config.c settings.c and
  * continue.c. Everything may call collector/ (collector.h), which never
  * calls back but through what it is given (sources, the namer, the
  * tick).
  *
  * The one loop left, and why: hook_tramp.S <-> hook_rt.c. They are the
  * two halves of one runtime: the stubs' fast paths call the C general
- * paths (hook_rt_enter, hook_rt_exit, hook_rt_stack) and reach the
- * thread's shadow stack (hook_rt_tls), and the C side computes the
- * address of stub i (hook_stub(), from hook_tramp_stubs) to make a hooked
- * function return into its stub. Passing either side to the other at
+ * paths (hook_rt_enter, hook_rt_exit) and reach the
+ * thread's shadow stack (hook_rt_tls, in hook_rt_walk.c), and the C side
+ * computes the address of stub i (hook_stub(), from hook_tramp_stubs) to make a
+ * hooked function return into its stub. Passing either side to the other at
  * start-up would put a load through a pointer on every hooked call.
  * tests/integration/house_loops.sh fails on any other loop.
  */

@@ -11,6 +11,10 @@
  * frames say more. Python frames the native walk did not reach (it stops at a
  * frame without unwind information) follow the native ones.
  *
+ * stack_capture_at(), a hooked call's, walks from the call's caller and
+ * first asks stack_reuse.c whether the last stack captured from there
+ * still holds: then its id is the answer, without a walk.
+ *
  * A stack is a list of 64-bit words: a native frame's return address, or
  * STACK_PY with the index of a Python frame's entry in pynames, a table
  * keyed by code object and instruction whose entry is named the first time
@@ -27,8 +31,9 @@
  * up: each thread maps a scratch area at its first capture, with a level
  * for each capture nested in another (a signal handler's), and unmaps it
  * when it ends; the walk's cache of unwind rules lives there too, one
- * for all levels. The capture itself then needs under 1 KiB of stack,
- * whatever the depth. A capture nested
+ * for all levels, and the stacks kept for reuse (stack_reuse.c), which
+ * only the first level uses. The capture itself then needs under 1 KiB
+ * of stack, whatever the depth. A capture nested
  * deeper than the levels, or one whose scratch cannot be mapped, is left
  * out and counted (stack_skipped()).
  */
@@ -128,6 +133,7 @@ static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 
 /* One capture's arrays. */
 struct scratch_level {
+	struct stack_walk_log log; /* the walk's reads, for the reuse */
 	void *ips[STACK_DEPTH_MAX + 16];
 	struct py_frame py[STACK_DEPTH_MAX];
 	uint64_t w[STACK_DEPTH_MAX];
@@ -147,6 +153,7 @@ struct nest_memo {
 
 struct scratch {
 	struct stack_unwind_cache cache; /* the walk's rules, all levels' */
+	struct stack_reuse reuse;	 /* the first level's */
 	struct nest_memo nest[NEST_SLOTS];
 	struct scratch_level level[SCRATCH_LEVELS];
 };
@@ -364,11 +371,18 @@ int stack_py_frame(uint64_t w, struct py_frame *f)
 /* ---- capture --------------------------------------------------------- */
 
 /* The capture of stack_capture() at depth; cut non-zero: the frames up
- * to the native one at cut (a signal frame's restorer) are left out. */
-static inline __attribute__((always_inline)) uint32_t capture(int depth,
-							      uintptr_t cut)
+ * to the native one at cut (a signal frame's restorer) are left out. st:
+ * the walk starts there (stack_capture_at()), else at the caller. asked:
+ * -1, or stack_reuse_find() was asked already and found nothing, and
+ * this is its no_log. */
+static inline __attribute__((always_inline)) uint32_t
+capture(int depth, uintptr_t cut, const struct stack_unwind_start *st,
+	int asked)
 {
-	int want = depth + 16, py_done = 0;
+	/* Room for the frames left out: mxprof's own (three from a hooked
+	 * call's entry, which a walk from st does not meet) and the
+	 * interpreter's. */
+	int want = depth + (st ? 13 : 16), py_done = 0, n;
 	unsigned np = 0, pi = 0, k = 0;
 	uint32_t rest;
 
@@ -383,9 +397,27 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 	void **ips = l->ips;
 	struct py_frame *py = l->py;
 	uint64_t *w = l->w;
-	int n = stack_unwind(ips, want, &scratch_mine->cache, scratch_nest == 1,
-			     &rest);
 	int py_on = __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE);
+	int first = scratch_nest == 1;
+	struct stack_walk_log *log = st && first ? &l->log : NULL;
+
+	if (log) {
+		int no_log = asked;
+		if (asked < 0) {
+			uint32_t id = stack_reuse_find(
+				&scratch_mine->reuse, st, py_on, py,
+				(unsigned)depth, &no_log);
+			if (id) {
+				scratch_leave();
+				return id;
+			}
+		}
+		log = no_log ? NULL : log;
+		n = stack_unwind_from(st, ips, want, &scratch_mine->cache, 1,
+				      &rest, log);
+	} else {
+		n = stack_unwind(ips, want, &scratch_mine->cache, first, &rest);
+	}
 
 	for (int i = 0; i < n && k < (unsigned)depth; i++) {
 		uintptr_t ip = (uintptr_t)ips[i];
@@ -440,6 +472,11 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 			if (m->id && m->rest == rest && m->n == k &&
 			    !memcmp(m->w, w, k * sizeof(*w))) {
 				uint32_t id = m->id;
+				if (log) {
+					stack_reuse_keep(&scratch_mine->reuse,
+							 st, py_on, log, rest,
+							 py_done, py, np, id);
+				}
 				scratch_leave();
 				return id;
 			}
@@ -461,6 +498,10 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			m->id = id;
 		}
+		if (log) {
+			stack_reuse_keep(&scratch_mine->reuse, st, py_on, log,
+					 rest, py_done, py, np, id);
+		}
 		scratch_leave();
 		return id;
 	}
@@ -469,6 +510,7 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 		 * unwind): the outer Python frames still say where the call
 		 * came from. */
 		if (py_on && !py_done) {
+			py_done = 1;
 			np = py_stack_capture(py, (unsigned)depth);
 		}
 		for (; pi < np && k < (unsigned)depth; pi++) {
@@ -480,19 +522,61 @@ static inline __attribute__((always_inline)) uint32_t capture(int depth,
 		}
 	}
 	uint32_t id = stack_intern(w, k);
+	if (log) {
+		stack_reuse_keep(&scratch_mine->reuse, st, py_on, log, 0,
+				 py_done, py, np, id);
+	}
 	scratch_leave();
 	return id;
 }
 
 uint32_t stack_capture(void)
 {
-	return capture(stack_depth, 0);
+	return capture(stack_depth, 0, NULL, -1);
+}
+
+/* stack_capture_at()'s capture when no stack could be reused. */
+static __attribute__((noinline)) uint32_t
+capture_at(const struct stack_unwind_start *st, int asked)
+{
+	return capture(stack_depth, 0, st, asked);
+}
+
+uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
+{
+	struct stack_unwind_start st = {
+		.ip = *slot,
+		.sp = (uintptr_t)(slot + 1),
+		.rbp = rbp,
+		.rbx = rbx,
+	};
+	struct scratch *s = scratch_mine;
+	int asked = -1;
+
+	/* The common case, without the frame of the whole capture: a
+	 * stack reused by a capture not nested in another (scratch_enter()
+	 * says why the plain counter is enough). */
+	if (s && scratch_nest == 0 && stack_depth > 0) {
+		uint32_t id;
+
+		scratch_nest = 1;
+		__asm__ volatile("" ::: "memory");
+		id = stack_reuse_find(
+			&s->reuse, &st,
+			__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE),
+			s->level[0].py, (unsigned)stack_depth, &asked);
+		scratch_leave();
+		if (id) {
+			return id;
+		}
+	}
+	return capture_at(&st, asked);
 }
 
 uint32_t stack_capture_from_signal(int depth, uintptr_t restorer)
 {
 	return capture(depth > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : depth,
-		       restorer);
+		       restorer, NULL, -1);
 }
 
 uint32_t stack_intern_thread(void *const *ips, int n, const struct py_frame *py,

@@ -10,7 +10,8 @@
  *                  the collector's stack table (collector/stacks.c); the
  *                  record that ties the id to the event
  *   stack_unwind.c the native walk: mxprof's own unwinder over the
- *                  objects' .eh_frame_hdr tables, with a per-thread cache
+ *                  objects' .eh_frame_hdr tables (stack_objects.c finds
+ *                  an address's object), with a per-thread cache
  *                  of each return address's rules, through the hooked
  *                  calls the stack passes (the hook runtime gives their
  *                  callers: stack_set_through)
@@ -20,6 +21,9 @@
  *                  %rbp, hooked calls passed by that thread's shadow
  *                  frames: stack_set_through_tid); the rules from
  *                  stack_unwind.c
+ *   stack_reuse.c  a hooked call's stack without a walk: the last stack
+ *                  captured from the same place, checked by the words its
+ *                  walk read (stack_unwind_check()) and its Python frames
  *   stack_dwarf.c  one address's rules from DWARF call frame information,
  *                  for stack_unwind.c
  *   stack_name.c   frame names, off the hot path: a native address's
@@ -62,6 +66,16 @@ void stack_probe(void);
 /* HOT. Captures the calling thread's stack and returns its id in the
  * collector's stack table, 0 when off or when it did not fit. */
 uint32_t stack_capture(void);
+
+/*
+ * HOT. As stack_capture(), for a hooked call about to begin: the stack of
+ * the caller whose return address is at *slot (the call's slot; the
+ * caller's stack pointer is slot + 1) with %rbp and %rbx as the caller
+ * left them, without the frames of the capture itself. The same stack as
+ * stack_capture() gives there; a capture from a place whose stack is
+ * unchanged since the last one from there reuses its id (stack_reuse.c).
+ */
+uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx);
 
 /*
  * In a signal handler on the thread whose stack is wanted (threads_now.c):
@@ -186,6 +200,27 @@ typedef int (*stack_through_fn)(uintptr_t ip, uint32_t *k, uintptr_t *ret,
  * at start-up. */
 void stack_set_through(stack_through_fn fn, uintptr_t lo, uintptr_t hi);
 
+/* ---- the loaded objects (stack_objects.c) ---------------------------- */
+
+/* The loaded objects as a walk sees them (opaque). */
+struct stack_objs;
+
+/* HOT, async-signal-safe. The objects' table as last read, with its
+ * generation in *gen; NULL (gen 0) before the first read. */
+const struct stack_objs *stack_objs_get(uint32_t *gen);
+
+/* HOT. Non-zero when objects are found by the loader's own lock-free
+ * lookup, current the moment one comes or goes (glibc's
+ * _dl_find_object): then a table read again would find nothing new. */
+int stack_objs_current(void);
+
+/* HOT, async-signal-safe. The rules of code address at (a return address
+ * less one, or an interrupted instruction) in *e, from the object that
+ * holds it (in table t, or by the loader's lookup): 0, or -1 when there
+ * are none the walk can follow. Reads memory only. */
+int stack_objs_rule(const struct stack_objs *t, uintptr_t at,
+		    struct stack_unwind_rule *e);
+
 /* Reads the loaded objects' unwind tables (again after a dlopen: a table
  * that did not change is kept, with the rules cached from it). Returns 1
  * when it read a new table, 0 when the objects were unchanged, -1 when it
@@ -275,6 +310,48 @@ int stack_unwind_in_stubs(uintptr_t ip);
 int stack_unwind_thread(int tid, const struct stack_unwind_start *st,
 			void **ips, int max, int *end);
 
+/* ---- a walk read again (stack_unwind.c, for stack_reuse.c) ------------ */
+
+#define STACK_LOG_MAX 64 /* under 256: a uint8_t counts them */
+
+/*
+ * What a walk from a known start (stack_unwind_from()) read: every stack
+ * word, in the order read (w[i]: its address and value), and whether it
+ * used the start's %rbp or %rbx (before reading their callers' values
+ * from the stack). From the same start, a walk that finds the same words
+ * there walks the same frames; ok is 0 when the walk depended on anything
+ * else too (a signal frame, a hooked call it passed through, a frame
+ * without rules, more than STACK_LOG_MAX words).
+ */
+struct stack_walk_log {
+	uint32_t gen; /* the object table walked with */
+	uint8_t n;    /* words */
+	uint8_t ok, rbp_in, rbx_in;
+	uintptr_t through; /* the hooked call's exit it stopped at (rest) */
+	uintptr_t w[STACK_LOG_MAX][2];
+};
+
+/*
+ * HOT, async-signal-safe. As stack_unwind(), from frame st instead of the
+ * caller's: st->ip, a return address, is the first written, then its
+ * callers' (st->at_call and st->known are not read). log, when not NULL,
+ * gets what the walk read.
+ */
+int stack_unwind_from(const struct stack_unwind_start *st, void **ips, int max,
+		      struct stack_unwind_cache *cache, int fill,
+		      uint32_t *rest, struct stack_walk_log *log);
+
+/*
+ * HOT, async-signal-safe. Whether a walk from the start that log was made
+ * from (and, where log->rbp_in or rbx_in, the same %rbp or %rbx) would
+ * walk the same frames now and stop at the same hooked call, whose stack
+ * is rest: the objects are those it walked with, every word it read
+ * holds the same value, and the hooked call has that stack. Reads the
+ * words in order and stops at the first that differs, so it reads only
+ * what the walk itself would.
+ */
+int stack_unwind_check(const struct stack_walk_log *log, uint32_t rest);
+
 /* ---- naming (stack_name.c) ------------------------------------------------
  */
 
@@ -350,5 +427,64 @@ int py_stack_is_eval(uintptr_t ip);
  */
 int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 		      char *file, size_t flen);
+
+/* ---- reuse (stack_reuse.c) --------------------------------------------- */
+
+#define STACK_REUSE_SLOTS 1024
+/* How many captures from a start whose walk could not be kept walk
+ * without noting their words before one tries again. */
+#define STACK_REUSE_SKIP 64
+
+/*
+ * The stack last captured from one start, with what it was made of; what
+ * a reuse reads first, in its first cache line. The Python frames the
+ * capture read follow the walk's words in log.w, each as its code object
+ * and its offset, with entry in the high half: np of them from
+ * w[log.n] on. An entry whose id is 0 holds no stack: its start's walk
+ * could not be kept, and the next skip captures from there do not note
+ * their words.
+ */
+struct stack_reuse_ent {
+	uintptr_t ip, sp;  /* the start; ip 0: free */
+	uint32_t id, rest; /* the stack; the enclosing call's */
+	uint8_t py_on, py_read, np, skip;
+	struct stack_walk_log log;
+	uintptr_t rbp, rbx; /* the start's, where the walk used them */
+} __attribute__((aligned(64)));
+
+/* A thread's entries, one a slot by their start (a lookup reads one
+ * cache line before the walk's words), in zero-filled memory the thread
+ * alone writes. */
+struct stack_reuse {
+	struct stack_reuse_ent e[STACK_REUSE_SLOTS];
+};
+
+/*
+ * HOT, async-signal-safe. The id of the stack captured before from start
+ * st when a capture from there now would give the same: the same walk
+ * (stack_unwind_check()), py_on the same (CPython found or not), and,
+ * where that capture read the Python frames, the same frames now (read
+ * into py, at most depth). 0 otherwise, with *no_log set when the walk
+ * from there need not note its words (one could not be kept lately).
+ * Call it only outside a capture nested in another.
+ */
+uint32_t stack_reuse_find(struct stack_reuse *r,
+			  const struct stack_unwind_start *st, int py_on,
+			  struct py_frame *py, unsigned depth, int *no_log);
+
+/*
+ * Keeps stack id, captured from st by a walk that read log and stopped at
+ * an enclosing hooked call whose stack is rest (0: none), and, where
+ * py_read, with Python frames py[0..np), for stack_reuse_find(). A walk
+ * that cannot be checked (log->ok 0), or whose words and Python frames
+ * do not fit an entry, is kept as such: the next captures from there walk
+ * without noting their words. Call it only outside a capture nested in
+ * another.
+ */
+void stack_reuse_keep(struct stack_reuse *r,
+		      const struct stack_unwind_start *st, int py_on,
+		      const struct stack_walk_log *log, uint32_t rest,
+		      int py_read, const struct py_frame *py, unsigned np,
+		      uint32_t id);
 
 #endif

@@ -12,13 +12,10 @@
  * so it is safe in a signal handler.
  *
  * An address not yet cached is looked up in its object's .eh_frame_hdr
- * search table; the object is found by glibc's _dl_find_object (2.35 and
- * later: lock-free, and current the moment an object comes or goes), or
- * else in the table of objects stack_unwind_load() reads with
- * dl_iterate_phdr. That table is read at start-up and again after each
- * dlopen and dlclose mxprof sees (stack_probe()); when the set of objects
- * changed, it is a new generation, and rules cached from the old one are
- * worked out again (an address may now hold another object's code).
+ * search table (stack_objects.c finds the object); when the set of objects
+ * changed, their table is a new generation, and rules cached from the old
+ * one are worked out again (an address may now hold another object's
+ * code).
  *
  * A hooked call that the walk passes (one the captured call is nested in)
  * returns into its stub's exit (hook_tramp.S), and its caller's return
@@ -33,6 +30,14 @@
  * so a call nested in others walks only the frames since the innermost
  * of them.
  *
+ * A walk from a hooked call's caller (stack_unwind_from()) can note every
+ * stack word it read (struct stack_walk_log), and stack_unwind_check()
+ * then tells whether a walk from there would still find the same frames,
+ * by those words alone: what stack_reuse.c keeps a thread's stacks by.
+ * Saved %rbp and %rbx values are noted only once a rule finds a CFA from
+ * them: a register a function saved and nothing above it uses may hold
+ * anything (a loop's counter) without changing the frames.
+ *
  * The walk ends at a frame whose return address is undefined (_start, a
  * thread's start), at a frame without unwind information (code outside
  * every object, or an object without .eh_frame_hdr), or at rules it does
@@ -41,40 +46,15 @@
  * __restore_rt, whose rules find the interrupted registers in the
  * ucontext) are walked through.
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "stack.h"
 
 #if defined(__x86_64__)
 
-/* ---- the loaded objects ------------------------------------------------ */
+/* ---- the hooked calls' way ------------------------------------------ */
 
-struct unw_obj {
-	uintptr_t lo, hi;     /* the executable segments' extent */
-	const uint8_t *hdr;   /* .eh_frame_hdr */
-	const int32_t *table; /* its (start, FDE) pairs, sorted by start */
-	uint32_t count;
-};
-
-/* A table of objects, published whole: a reader never sees one half
- * built. Tables replaced by a later load are not unmapped (a walk on
- * another thread may still read them); a load that finds the objects
- * unchanged keeps the table it has. */
-struct unw_table {
-	uint32_t gen;
-	uint32_t n;
-	unsigned long long adds, subs;
-	struct unw_obj obj[];
-};
-
-#define UNW_OBJ_MAX 4096
-
-static struct unw_table *table;
-static uint32_t table_gen;
 static stack_through_fn through;
 static uintptr_t through_lo, through_hi;
 
@@ -83,148 +63,6 @@ void stack_set_through(stack_through_fn fn, uintptr_t lo, uintptr_t hi)
 	through_lo = lo;
 	through_hi = hi;
 	__atomic_store_n(&through, fn, __ATOMIC_RELEASE);
-}
-
-struct load_ctx {
-	struct unw_table *t; /* NULL: count the objects */
-	uint32_t room;	     /* how many t has room for */
-	uint32_t count;
-	unsigned long long adds, subs;
-};
-
-/* Reads the search table of the .eh_frame_hdr at hdr into o (all but
- * the range). Only its common layout: version 1, the entries as signed
- * 4-byte offsets from the header (datarel sdata4), their count as udata4.
- * Returns 0, or -1 for another. */
-static int hdr_read(const uint8_t *hdr, struct unw_obj *o)
-{
-	uint8_t enc = hdr[1] & 0x0f; /* eh_frame_ptr's */
-	size_t eh_size = enc == 0x0b || enc == 0x03 ? 4 : 8;
-	uint32_t count;
-
-	if (hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b ||
-	    (enc != 0x0b && enc != 0x03 && enc != 0x04 && enc != 0x0c &&
-	     enc != 0x00)) {
-		return -1;
-	}
-	memcpy(&count, hdr + 4 + eh_size, 4);
-	o->hdr = hdr;
-	o->count = count;
-	o->table = (const int32_t *)(hdr + 8 + eh_size);
-	return 0;
-}
-
-static int load_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct load_ctx *c = arg;
-	struct unw_table *t = c->t;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	const uint8_t *hdr = NULL;
-
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
-			    sizeof(info->dlpi_subs)) {
-		c->adds = info->dlpi_adds;
-		c->subs = info->dlpi_subs;
-	}
-	if (!t) {
-		c->count++;
-		return 0;
-	}
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		uintptr_t b = info->dlpi_addr + p->p_vaddr;
-
-		if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
-			lo = b < lo ? b : lo;
-			hi = b + p->p_memsz > hi ? b + p->p_memsz : hi;
-		} else if (p->p_type == PT_GNU_EH_FRAME) {
-			hdr = (const uint8_t *)b;
-		}
-	}
-	if (!hdr || hi <= lo || t->n >= c->room) {
-		return 0;
-	}
-	struct unw_obj *o = &t->obj[t->n];
-
-	if (hdr_read(hdr, o) == 0) {
-		o->lo = lo;
-		o->hi = hi;
-		t->n++;
-	}
-	return 0;
-}
-
-int stack_unwind_load(void)
-{
-	struct unw_table *old = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-	struct load_ctx c = {NULL, 0, 0, 0, 0};
-
-	dl_iterate_phdr(load_cb, &c);
-	if (old && c.adds == old->adds && c.subs == old->subs) {
-		return 0;
-	}
-	/* Room for a few objects loaded between the two passes. */
-	c.room = c.count + 16 < UNW_OBJ_MAX ? c.count + 16 : UNW_OBJ_MAX;
-	size_t bytes =
-		sizeof(struct unw_table) + c.room * sizeof(struct unw_obj);
-	struct unw_table *t = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED) {
-		return -1;
-	}
-	c.t = t;
-	dl_iterate_phdr(load_cb, &c);
-	t->adds = c.adds;
-	t->subs = c.subs;
-	t->gen = __atomic_add_fetch(&table_gen, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&table, t, __ATOMIC_RELEASE);
-	return 1;
-}
-
-#if defined(DLFO_STRUCT_HAS_EH_DBASE)
-/* glibc 2.35 and later: the loader's own lock-free, async-signal-safe
- * lookup, current the moment an object is loaded or unloaded. Weak, for
- * a run on an older glibc. */
-#pragma weak _dl_find_object
-#define HAVE_DL_FIND_OBJECT 1
-#else
-#define HAVE_DL_FIND_OBJECT 0
-#endif
-
-/* Does obj_find() see the objects as they are now? */
-static inline int current(void)
-{
-#if HAVE_DL_FIND_OBJECT
-	return _dl_find_object != NULL;
-#else
-	return 0;
-#endif
-}
-
-/* The object that holds ip, in *o (for a miss: not HOT). The loader's
- * lookup where it has one, else table t. Returns 0, or -1 when ip lies
- * in no object with a search table. */
-static int obj_find(const struct unw_table *t, uintptr_t ip, struct unw_obj *o)
-{
-#if HAVE_DL_FIND_OBJECT
-	if (_dl_find_object) {
-		struct dl_find_object f;
-
-		if (_dl_find_object((void *)ip, &f) != 0 || !f.dlfo_eh_frame) {
-			return -1;
-		}
-		o->lo = (uintptr_t)f.dlfo_map_start;
-		o->hi = (uintptr_t)f.dlfo_map_end;
-		return hdr_read(f.dlfo_eh_frame, o);
-	}
-#endif
-	for (uint32_t i = 0; i < t->n; i++) {
-		if (ip >= t->obj[i].lo && ip < t->obj[i].hi) {
-			*o = t->obj[i];
-			return 0;
-		}
-	}
-	return -1;
 }
 
 /* ---- the rule cache --------------------------------------------------- */
@@ -436,60 +274,137 @@ static void step_full(struct regs *r, const struct stack_unwind_rule *e)
 			: reg_value(e->rsp_where, e->rsp_off, 0, cfa, sp);
 }
 
-__attribute__((noinline)) int stack_unwind(void **ips, int max,
-					   struct stack_unwind_cache *cache,
-					   int fill, uint32_t *rest)
+/* Notes in log that the walk read word v at addr; a full log can no
+ * longer stand for the walk. */
+static inline void log_word(struct stack_walk_log *log, uintptr_t addr,
+			    uintptr_t v)
 {
-	const struct unw_table *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+	if (log->n < STACK_LOG_MAX) {
+		log->w[log->n][0] = addr;
+		log->w[log->n][1] = v;
+		log->n++;
+	} else {
+		log->ok = 0;
+	}
+}
+
+/* The walk can no longer be replayed: *log says so, and is no longer
+ * written (its pointer is cleared). */
+static inline void log_off(struct stack_walk_log **log)
+{
+	if (*log) {
+		(*log)->ok = 0;
+		*log = NULL;
+	}
+}
+
+/* Where the walk's %rbp and %rbx came from, for its log: the start's
+ * values (in0), or words read from the stack at addr not yet in the log
+ * (pend): a saved value matters only once a rule finds a CFA from it. */
+struct log_regs {
+	uint8_t rbp_in0, rbx_in0, rbp_pend, rbx_pend;
+	uintptr_t rbp_addr, rbx_addr;
+};
+
+/* Steps from *r by packed rule p as step_fast() does, noting in log what
+ * the step depends on. */
+static inline void log_fast(struct stack_walk_log *log, struct log_regs *lr,
+			    struct regs *r, uint64_t p)
+{
+	uint32_t kind = (uint32_t)(p >> P_CFA_SHIFT) & 3;
+
+	if (kind == CFA_RBP) {
+		log->rbp_in |= lr->rbp_in0;
+		if (lr->rbp_pend) {
+			log_word(log, lr->rbp_addr, r->rbp);
+			lr->rbp_pend = 0;
+		}
+	} else if (kind == CFA_RBX) {
+		log->rbx_in |= lr->rbx_in0;
+		if (lr->rbx_pend) {
+			log_word(log, lr->rbx_addr, r->rbx);
+			lr->rbx_pend = 0;
+		}
+	}
+	step_fast(r, p);
+	log_word(log, r->sp - 8, r->ip);
+	if (p & P_RBP_SAVE) {
+		lr->rbp_in0 = 0;
+		lr->rbp_pend = 1;
+		lr->rbp_addr = r->sp + (intptr_t)((int64_t)(p << 12) >> 52);
+	}
+	if (p & P_RBX_SAVE) {
+		lr->rbx_in0 = 0;
+		lr->rbx_pend = 1;
+		lr->rbx_addr = r->sp + (intptr_t)((int64_t)p >> 52);
+	}
+}
+
+/* The walk of stack_unwind() and stack_unwind_from(), from the frame r
+ * (first: r is the frame of a return address to be written as it is,
+ * else the frame whose caller is the first). */
+static inline __attribute__((always_inline)) int
+walk(struct regs r, int first, void **ips, int max,
+     struct stack_unwind_cache *cache, int fill, uint32_t *rest,
+     struct stack_walk_log *log)
+{
+	uint32_t gen;
+	const struct stack_objs *t = stack_objs_get(&gen);
 	stack_through_fn thru = __atomic_load_n(&through, __ATOMIC_ACQUIRE);
-	struct regs r;
 	uint32_t k = UINT32_MAX;
-	int n = 0, is_ret = 0, reloaded = 0;
+	int n = 0, is_ret = first, reloaded = 0;
+	struct log_regs lr = {1, 1, 0, 0, 0, 0};
 
 	*rest = 0;
+	if (log) {
+		log->n = 0;
+		log->ok = 1;
+		log->rbp_in = log->rbx_in = 0;
+		log->through = 0;
+		log->gen = gen;
+	}
 	if (!t) {
 		return 0;
 	}
-	__asm__ volatile("leaq 1f(%%rip), %0\n\t"
-			 "movq %%rsp, %1\n\t"
-			 "movq %%rbp, %2\n\t"
-			 "movq %%rbx, %3\n"
-			 "1:"
-			 : "=&r"(r.ip), "=&r"(r.sp), "=&r"(r.rbp),
-			   "=&r"(r.rbx));
 	while (n < max) {
 		uintptr_t at = r.ip - (uintptr_t)is_ret;
 		uintptr_t sp = r.sp;
 		uint64_t p;
 		int signal = 0;
 
+		if (first) {
+			first = 0;
+			goto arrived;
+		}
 		if (n < STACK_UNWIND_MEMO && cache->memo[n][0] == at &&
-		    ((cache->memo[n][1] ^ t->gen) & 0xffff) == 0) {
+		    ((cache->memo[n][1] ^ gen) & 0xffff) == 0) {
 			p = cache->memo[n][1];
 		} else {
-			p = fast_get(cache, at, t->gen);
+			p = fast_get(cache, at, gen);
 			if (fill && (p & P_FAST) && n < STACK_UNWIND_MEMO) {
 				memo_put(cache->memo[n], at, p);
 			}
 		}
 
 		if (__builtin_expect(p & P_FAST, 1)) {
-			step_fast(&r, p);
+			if (log) {
+				log_fast(log, &lr, &r, p);
+				if (!log->ok) {
+					log = NULL; /* full: no use going on */
+				}
+			} else {
+				step_fast(&r, p);
+			}
 		} else {
 			const struct stack_unwind_rule *e;
 			struct stack_unwind_rule tmp;
 
-			if (!p || full_get(cache, at, t->gen, &e) < 0) {
+			if (!p || full_get(cache, at, gen, &e) < 0) {
 				/* A miss: worked out now, and kept. */
-				struct unw_obj o;
-				e = obj_find(t, at, &o) == 0 &&
-						    stack_dwarf_rule(
-							    o.hdr, o.table,
-							    o.count, at,
-							    &tmp) == 0
-					    ? &tmp
-					    : NULL;
-				if (!e && fill && !reloaded && !current()) {
+				e = stack_objs_rule(t, at, &tmp) == 0 ? &tmp
+								      : NULL;
+				if (!e && fill && !reloaded &&
+				    !stack_objs_current()) {
 					/* Maybe an object loaded since (not
 					 * through a dlopen mxprof saw) that the
 					 * table lacks: read the objects again,
@@ -497,9 +412,8 @@ __attribute__((noinline)) int stack_unwind(void **ips, int max,
 					 * their rules. */
 					reloaded = 1;
 					if (stack_unwind_load() > 0) {
-						t = __atomic_load_n(
-							&table,
-							__ATOMIC_ACQUIRE);
+						t = stack_objs_get(&gen);
+						log_off(&log);
 						continue;
 					}
 				}
@@ -507,12 +421,18 @@ __attribute__((noinline)) int stack_unwind(void **ips, int max,
 					if (!e) {
 						tmp.cfa_kind = RULE_NONE;
 					}
-					cache_put(cache, at, &tmp, t->gen);
+					cache_put(cache, at, &tmp, gen);
 				}
 			}
 			if (!e || e->ra_where == W_UNDEF) {
+				if (!e) {
+					log_off(&log);
+				}
 				break;
 			}
+			/* Rare frames (a signal frame's): not
+			 * replayed. */
+			log_off(&log);
 			signal = e->signal;
 			step_full(&r, e);
 		}
@@ -522,6 +442,7 @@ __attribute__((noinline)) int stack_unwind(void **ips, int max,
 			break;
 		}
 		is_ret = !signal;
+	arrived:
 		if (r.ip >= through_lo && r.ip < through_hi && thru) {
 			/* A hooked call's exit: its caller from the shadow
 			 * frame. */
@@ -529,15 +450,22 @@ __attribute__((noinline)) int stack_unwind(void **ips, int max,
 			uint32_t sid;
 			int got = thru(r.ip, &k, &ret, &csp, &crbx, &sid);
 			if (got == 0) {
+				log_off(&log);
 				break;
 			}
 			if (got > 0 && sid) {
 				/* The rest is the stack that call began
 				 * with. */
 				*rest = sid;
+				if (log) {
+					log->through = r.ip;
+				}
 				break;
 			}
 			if (got > 0) {
+				/* Its caller lives in the shadow frame, not
+				 * on the stack. */
+				log_off(&log);
 				r.ip = ret;
 				r.sp = csp;
 				r.rbx = crbx;
@@ -549,18 +477,63 @@ __attribute__((noinline)) int stack_unwind(void **ips, int max,
 	return n;
 }
 
-/* ---- for another thread's walk (stack_unwind_thread.c) ---------------- */
-
-int stack_unwind_rule_at(uintptr_t at, struct stack_unwind_rule *e)
+__attribute__((noinline)) int stack_unwind(void **ips, int max,
+					   struct stack_unwind_cache *cache,
+					   int fill, uint32_t *rest)
 {
-	const struct unw_table *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-	struct unw_obj o;
+	struct regs r;
 
-	if ((!t && !current()) || obj_find(t, at, &o) < 0) {
-		return -1;
-	}
-	return stack_dwarf_rule(o.hdr, o.table, o.count, at, e);
+	__asm__ volatile("leaq 1f(%%rip), %0\n\t"
+			 "movq %%rsp, %1\n\t"
+			 "movq %%rbp, %2\n\t"
+			 "movq %%rbx, %3\n"
+			 "1:"
+			 : "=&r"(r.ip), "=&r"(r.sp), "=&r"(r.rbp),
+			   "=&r"(r.rbx));
+	return walk(r, 0, ips, max, cache, fill, rest, NULL);
 }
+
+int stack_unwind_from(const struct stack_unwind_start *st, void **ips, int max,
+		      struct stack_unwind_cache *cache, int fill,
+		      uint32_t *rest, struct stack_walk_log *log)
+{
+	struct regs r = {st->ip, st->sp, st->rbp, st->rbx};
+
+	/* Two walks, so that the one without a log has none of its code. */
+	if (!log) {
+		return walk(r, 1, ips, max, cache, fill, rest, NULL);
+	}
+	return walk(r, 1, ips, max, cache, fill, rest, log);
+}
+
+int stack_unwind_check(const struct stack_walk_log *log, uint32_t rest)
+{
+	uint32_t gen;
+
+	if (!stack_objs_get(&gen) || gen != log->gen) {
+		return 0;
+	}
+	for (uint32_t i = 0; i < log->n; i++) {
+		if (load(log->w[i][0]) != log->w[i][1]) {
+			return 0;
+		}
+	}
+	if (log->through) {
+		stack_through_fn thru =
+			__atomic_load_n(&through, __ATOMIC_ACQUIRE);
+		uintptr_t ret, csp, crbx;
+		uint32_t k = UINT32_MAX, sid = 0;
+
+		if (!thru ||
+		    thru(log->through, &k, &ret, &csp, &crbx, &sid) <= 0 ||
+		    sid != rest) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ---- for another thread's walk (stack_unwind_thread.c) ---------------- */
 
 int stack_unwind_in_stubs(uintptr_t ip)
 {
@@ -569,11 +542,6 @@ int stack_unwind_in_stubs(uintptr_t ip)
 
 #else /* !__x86_64__ */
 
-int stack_unwind_load(void)
-{
-	return 0;
-}
-
 void stack_set_through(stack_through_fn fn, uintptr_t lo, uintptr_t hi)
 {
 	(void)fn;
@@ -581,16 +549,25 @@ void stack_set_through(stack_through_fn fn, uintptr_t lo, uintptr_t hi)
 	(void)hi;
 }
 
-int stack_unwind_rule_at(uintptr_t at, struct stack_unwind_rule *e)
-{
-	(void)at;
-	(void)e;
-	return -1;
-}
-
 int stack_unwind_in_stubs(uintptr_t ip)
 {
 	(void)ip;
+	return 0;
+}
+
+int stack_unwind_from(const struct stack_unwind_start *st, void **ips, int max,
+		      struct stack_unwind_cache *cache, int fill,
+		      uint32_t *rest, struct stack_walk_log *log)
+{
+	(void)st;
+	(void)log;
+	return stack_unwind(ips, max, cache, fill, rest);
+}
+
+int stack_unwind_check(const struct stack_walk_log *log, uint32_t rest)
+{
+	(void)log;
+	(void)rest;
 	return 0;
 }
 

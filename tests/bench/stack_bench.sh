@@ -21,7 +21,8 @@
 # Debian's libsqlite3, every sqlite3_* call hooked (it calls itself through
 # its PLT, so calls nest): the script's time without mxprof, with it, and
 # with MXPROF_STACKS=32, and the ratio of the last two, by wall time and
-# by the CPU time of the thread that runs it.
+# by the CPU time of the thread that runs it; a last line gives the
+# verdict on that ratio against its target, at most 2x.
 # Prints ns per call for each and the cost added per captured stack. Each
 # is launched RUNS times and keeps its best round. Figures, not a test.
 set -eu
@@ -230,4 +231,12 @@ if python3 -c 'import sqlite3' 2>/dev/null; then
 	printf '%-30s %10s %10s %12s %8s\n' "CPU of the thread" "${sq_plain#* }" \
 		"${sq_0#* }" "${sq_32#* }" \
 		"$(awk -v a="${sq_32#* }" -v b="${sq_0#* }" 'BEGIN { printf "%.2f", a / b }')"
+	# The verdict: stacks at most double the hooked script's time (the
+	# CPU of its thread, which the other processes on the machine
+	# disturb least). A figure, not a test.
+	awk -v a="${sq_32#* }" -v b="${sq_0#* }" -v w="${sq_32% *}" -v wb="${sq_0% *}" 'BEGIN {
+		r = a / b
+		printf "sqlite3 verdict: stacks cost %.2fx the hooked time (CPU of the thread; wall %.2fx): %s the 2x target\n",
+			r, w / wb, r <= 2 ? "within" : "over"
+	}'
 fi

@@ -10,6 +10,10 @@
 #    program is known to have; the outer calls get theirs too;
 #  - the same with both objects built with frame pointers (-O0: %rbp
 #    based frames above the hooked calls) and without (-O2);
+#  - nest_8 called from the same place with the same stack pointer by
+#    turns through two callers (stack_nested alike) gets each caller's
+#    stack each time: a stack reused from the last capture there must be
+#    the one a walk finds;
 #  - strace (where installed): the capture makes no system call, so the
 #    main thread's rt_sigprocmask, mincore, msync, read and write count
 #    as much for 100 nested calls as for 3000 (12,000 stacks).
@@ -75,6 +79,16 @@ for opt in O2 O0; do
 		"$(names "$D/n.json" nest_6)"
 	expect_eq "$opt: nest_5, in none" \
 		"$outer main" "$(names "$D/n.json" nest_5 15)"
+
+	"$D/$P" alike 1000 >"$D/plain.txt"
+	MXPROF_STACKS=16 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/a.json" \
+		MXPROF_HOOK="$L:nest_*" LD_PRELOAD="$PRELOAD" \
+		"$D/$P" alike 1000 >"$D/mx.txt"
+	diff "$D/plain.txt" "$D/mx.txt" || fail "$opt: alike: output differs"
+	expect_eq "$opt: one place, two callers by turns: each its own stack" \
+		"500 nest_8 <- same [$P] <- mid [$P] <- a_1 [$P] <- main [$P]
+500 nest_8 <- same [$P] <- mid [$P] <- a_2 [$P] <- main [$P]" \
+		"$(stacks "$D/a.json" 4 | grep ' nest_8 ' | sort -k6)"
 done
 
 if ! command -v strace >/dev/null; then

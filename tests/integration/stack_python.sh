@@ -5,6 +5,9 @@
 #  - caller_py() -> leaf_py() -> zlib.crc32, 3 calls: the Python frames
 #    leaf_py (stack_script.py:8) <- caller_py (...:14) <- <module> (...:22),
 #    and the call site leaf_py's line;
+#  - two_lines() -> zlib.crc32 by turns from two lines, 4 calls from the
+#    same native place: each call has its own line (a stack reused from
+#    the last capture there must have the same Python frames);
 #  - sqlite3's execute and fetchall, which release the GIL around
 #    sqlite3_step: the Python line that called them, query (...:19);
 #  - the output is the same as without mxprof.
@@ -28,6 +31,8 @@ for py in "${pythons[@]}"; do
 	diff "plain.$n.txt" "mxprof.$n.txt" || fail "$py: output differs"
 	expect_eq "$py: Python frames" \
 		"3 crc32 <- leaf_py ($S:8) [python] <- caller_py ($S:14) [python] <- <module> ($S:22) [python]
+2 crc32 <- two_lines ($S:30) [python] <- <module> ($S:36) [python]
+2 crc32 <- two_lines ($S:32) [python] <- <module> ($S:36) [python]
 2 sqlite3_step <- query ($S:19) [python] <- <module> ($S:23) [python]" \
 		"$(python3 "$ROOT/tests/tools/stackcheck.py" "p$n.json" 0 python)"
 	expect_eq "$py: crc32's call site" 3 \

@@ -11,8 +11,12 @@
  *                        and prints the best round as "ns/call X" (per
  *                        call of nest_(9 - D))
  *
- * chain prints what the calls returned, so a run with and without mxprof
- * can be compared.
+ *   stack_nested alike N main -> a_1 or a_2, by turns, N times -> mid ->
+ *                        same -> nest_8: the same call from the same place
+ *                        with the same stack pointer, from two callers
+ *
+ * chain and alike print what the calls returned, so a run with and
+ * without mxprof can be compared.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +121,46 @@ __attribute__((noinline)) static int nest(int d)
 	return x + 1;
 }
 
+/* same calls nest_8 from one place; mid calls same; a_1 and a_2 (which
+ * differ, so that no linker folds them) call mid with the same frame. */
+__attribute__((noinline)) static int same(int x)
+{
+	int r = nest_8(x);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+__attribute__((noinline)) static int mid(int x)
+{
+	int r = same(x);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+__attribute__((noinline)) static int a_1(int x)
+{
+	int r = mid(x);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
+__attribute__((noinline)) static int a_2(int x)
+{
+	int r = mid(x);
+	__asm__ volatile("" ::: "memory");
+	return r + 2;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && strcmp(argv[1], "alike") == 0) {
+		int n = atoi(argv[2]), x = 0;
+		for (int i = 0; i < n; i++) {
+			x = (i & 1 ? a_2(x) : a_1(x)) & 0xffff;
+		}
+		printf("alike %d\n", x);
+		return 0;
+	}
 	if (argc >= 2 && strcmp(argv[1], "chain") == 0) {
 		int a = p_1(0);
 		int b = p_1(10);
@@ -137,6 +179,6 @@ int main(int argc, char **argv)
 		printf("ns/call %.2f (%d)\n", best, x);
 		return 0;
 	}
-	fprintf(stderr, "usage: stack_nested chain | bench D N R\n");
+	fprintf(stderr, "usage: stack_nested chain | bench D N R | alike N\n");
 	return 2;
 }

@@ -21,3 +21,16 @@ def query(db):
 
 print(caller_py())
 print(query(sqlite3.connect(":memory:")))
+
+
+def two_lines():
+    s = 0
+    for i in range(4):
+        if i & 1:
+            s ^= zlib.crc32(b"a")
+        else:
+            s ^= zlib.crc32(b"b")
+    return s
+
+
+print(two_lines())
