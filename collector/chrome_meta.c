@@ -123,8 +123,7 @@ void chrome_metadata(struct out *o, const struct writer_meta *m,
 
 void chrome_tail(struct out *o, const struct writer_meta *m, const char *pid)
 {
-	out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION
-		   "\",\"pid\":");
+	out_str(o, "\"mxprof\":{\"version\":\"" MXPROF_VERSION "\",\"pid\":");
 	out_str(o, pid);
 	out_str(o, ",\"host\":");
 	out_json_str(o, m->host);
