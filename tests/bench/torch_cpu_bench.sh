@@ -21,6 +21,14 @@
 # min-max beside it. For the small loop it also prints what a stack at
 # depth 32 adds: (stacks - defaults) per x.to and per operator.
 #
+# glibc's heap is set the same in every launch, the plain one included
+# (MALLOC_TRIM_THRESHOLD_ 64 MiB, MALLOC_MMAP_THRESHOLD_ 4 MiB; HEAP=glibc
+# leaves glibc's own dynamic thresholds): with them, whether the freed top
+# of the heap goes back to the kernel every few steps depends on the order
+# of earlier allocations (Python's hash seed alone moves a plain launch
+# from 0.38 to 0.45 ms a step, with three times the page faults), which
+# swamps a 3 % difference between launches.
+#
 # The default is a quick form (3 rounds); SLOW=1 is the form the figures
 # in docs/benchmarks.md come from (10 rounds, longer loops). ROUNDS,
 # STEPS and SMALL override either. Needs /usr/bin/python3 with torch
@@ -39,6 +47,9 @@ fi
 if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "torch_cpu_bench: skipped: torch cannot be imported by $PY"
 	exit 0
+fi
+if [ "${HEAP:-}" != glibc ]; then
+	export MALLOC_TRIM_THRESHOLD_=67108864 MALLOC_MMAP_THRESHOLD_=4194304
 fi
 W=$(mktemp -d "${TMPDIR:-/tmp}/mxprof-torchcpu.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -75,6 +86,7 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 "$PY" - "$ROUNDS" "$STEPS" "$SMALL" "$(nproc)" runs.txt <<'PY'
+import os
 import statistics as st
 import sys
 
@@ -108,8 +120,10 @@ def fmt(xs, p=4):
 
 
 print(
-    "%s rounds; small loop %s calls; training loop %s steps; %s CPUs"
-    % (rounds, small, steps, ncpu)
+    "%s rounds; small loop %s calls; training loop %s steps; %s CPUs; %s"
+    % (rounds, small, steps, ncpu,
+       "glibc's heap thresholds fixed" if os.environ.get("MALLOC_TRIM_THRESHOLD_")
+       else "glibc's dynamic heap thresholds")
 )
 heads = {
     ("small", "us"): "x.to(float64) 16x16, 1 thread: us a call",
