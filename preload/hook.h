@@ -431,7 +431,7 @@ int hook_aten_name(const struct hook_obj *def, const char *sym, char *out,
 
 /*
  * @torch applies to def, a libtorch_cpu: registers mxprof's RecordFunction
- * callbacks with it (once per object), so that its record_function ranges
+ * callback(s) with it (once per object), so that its record_function ranges
  * become slices and rows of "torch annotations" and its autograd engine's
  * of "autograd". A release whose layout is not known is left alone, with
  * one line on stderr. Patcher's lock held; not hot.
@@ -442,9 +442,10 @@ void hook_torch_attach(const struct hook_obj *def);
  * The wrapper of torch::autograd::Engine::evaluate_function (engine,
  * graph task, node, input buffer, ready queue: all pointers or
  * references), which libtorch_cpu calls through its own PLT: times the
- * call as the slice "autograd::engine::evaluate_function: <Node>", the
- * node's name being the one its BACKWARD_FUNCTION range gives, and calls
- * the real function (HOOK_ORIG_TORCH_EVAL). Any thread; close to hot (no
+ * call as the slice "autograd::engine::evaluate_function: <Node>" and
+ * the node's own slice inside it, the node's name being its virtual
+ * name() (asked once per node type and thread), and calls the real
+ * function (HOOK_ORIG_TORCH_EVAL). Any thread; close to hot (no
  * lock but a new name's first use on a thread); an exception passes
  * through it (its slice is then dropped).
  */

@@ -11,20 +11,28 @@
  * FUNCTION, as every ATen operator). A range reaches callbacks only when
  * one is registered for its scope, and its name is known only then. So
  * when @torch applies to libtorch_cpu (the first operator is hooked,
- * hook_patch.c), this file registers callbacks the way Kineto does, with
- * the exported at::addGlobalCallback, for two scopes:
+ * hook_patch.c), this file registers a callback the way Kineto does, with
+ * the exported at::addGlobalCallback, for one scope:
  *
  *   USER_SCOPE         a slice of cat user_annotation, section
  *                      "torch annotations", named as PyTorch names it
- *   BACKWARD_FUNCTION  a slice of cat cpu_op, section "autograd"
  *
  * Not for FUNCTION: a callback there makes every operator build a
  * RecordFunction (the training loop of tests/bench/torch_cpu_bench.sh
- * took 18% longer a step). The engine's ranges are timed instead by
- * wrapping the exported Engine::evaluate_function, which libtorch_cpu
- * calls through its PLT (hook_orig.c, HOOK_ORIG_TORCH_EVAL): the slice
- * covers that call, and takes its name from the node's range that opens
- * inside it.
+ * took 18% longer a step); nor for BACKWARD_FUNCTION, which costs every
+ * autograd node about 1 us (4 % of that loop's step). The engine's calls
+ * are timed instead by wrapping the exported Engine::evaluate_function,
+ * which libtorch_cpu calls through its PLT (hook_orig.c,
+ * HOOK_ORIG_TORCH_EVAL), around each node it runs: that call is the
+ * slice "autograd::engine::evaluate_function: <Node>", and the node's own
+ * (cat cpu_op, section "autograd") is the same call NODE_INSET ticks in
+ * from each end. The node's name is its virtual name(), as PyTorch names
+ * its range, called once per node type on each thread: its vtable slot is
+ * the one where two classes that keep Node's (AccumulateGrad, Error) hold
+ * the exported Node::name(), and the std::string it returns is freed
+ * with the operator delete the library finds. Where the slot is not
+ * found, a BACKWARD_FUNCTION callback names and times the nodes instead,
+ * and the first node inside an engine call names it.
  *
  * The other FUNCTION ranges PyTorch names without "aten::" in a training
  * loop are "detach" and "detach_", each opened by the autograd kernel of
@@ -125,10 +133,16 @@ struct open_range {
 	const void *rf;
 	uint64_t t0;
 	uint32_t name;
-	uint8_t kind; /* enum range_kind */
+	uint32_t node; /* R_ENGINE: its node's own name, 0: none */
+	uint8_t kind;  /* enum range_kind */
 };
 
 enum range_kind { R_USER, R_NODE, R_ENGINE, R_DETACH };
+
+#define KINDS 64
+/* Ticks between a node's slice and its engine call's, at each end: a
+ * nanosecond or more for a tick rate up to 8 GHz. */
+#define NODE_INSET 8
 
 struct torch_thread {
 	int depth;
@@ -137,6 +151,12 @@ struct torch_thread {
 		uint64_t h;
 		uint32_t id;
 	} cache[CACHE];
+	/* The names of the nodes of a type (by its vtable) seen on this
+	 * thread: the node's own and its engine call's. */
+	struct {
+		const void *vptr;
+		uint32_t node, engine;
+	} kinds[KINDS];
 };
 
 static __thread struct torch_thread *me
@@ -145,6 +165,11 @@ static struct tls_block me_block = TLS_BLOCK_INIT;
 
 static name_fn rf_name;
 static int on; /* the callbacks are registered */
+/* The slot of the virtual torch::autograd::Node::name() in a node's
+ * vtable, or -1: the nodes are then named by a BACKWARD_FUNCTION
+ * callback. */
+static int name_slot = -1;
+static void (*cxx_delete)(void *); /* operator delete(void *) */
 static uint32_t group_user, group_autograd, name_detach, name_detach_;
 /* at::_ops::detach_::call in the library attached, or 0. */
 static uintptr_t detach__call;
@@ -218,6 +243,19 @@ static void close_range(const void *rf)
 	t->depth = d;
 	const struct open_range *o = &t->stack[d];
 
+	if (o->node && coll_active()) {
+		/* The node's own range runs inside the engine's call: its
+		 * slice is the call's, NODE_INSET ticks in from either end,
+		 * so that it nests in the trace's nanoseconds too. */
+		uint64_t in = t1 - o->t0 > 2 * NODE_INSET ? NODE_INSET : 0;
+		struct coll_rec r = {.t0 = o->t0 + in,
+				     .t1 = t1 - in,
+				     .name = o->node,
+				     .group = group_autograd,
+				     .kind = COLL_SPAN,
+				     .cat = cat_cpu_op};
+		ring_push(&r);
+	}
 	if (o->name && coll_active()) {
 		struct coll_rec r = {
 			.t0 = o->t0,
@@ -262,6 +300,44 @@ static void **start_node(void **ret, const void *rf)
 	}
 	*ret = NULL;
 	return ret;
+}
+
+/* std::string as libstdc++'s C++11 ABI lays it out. */
+struct cxx_string {
+	char *p;
+	size_t len;
+	char local[16]; /* the characters of a short one; p points here */
+};
+
+typedef struct cxx_string *(*node_name_fn)(struct cxx_string *ret,
+					   const void *node);
+
+/* The names of node, of a type seen on this thread or asked of it once
+ * (its virtual name(), as its BACKWARD_FUNCTION range is named): its own
+ * in *own and its engine call's in *engine (0: unknown). */
+static void node_names(struct torch_thread *t, const void *node, uint32_t *own,
+		       uint32_t *engine)
+{
+	const void *const *vptr = *(const void *const *const *)node;
+	unsigned i = (unsigned)(((uintptr_t)vptr >> 3) % KINDS);
+
+	if (t->kinds[i].vptr != vptr) {
+		node_name_fn f = (node_name_fn)vptr[name_slot];
+		struct cxx_string str;
+		char buf[512];
+
+		f(&str, node);
+		snprintf(buf, sizeof(buf), "%s%.*s", engine_prefix,
+			 (int)(str.len < 400 ? str.len : 400), str.p);
+		if (str.p != str.local && cxx_delete) {
+			cxx_delete(str.p);
+		}
+		t->kinds[i].vptr = vptr;
+		t->kinds[i].engine = name_id(t, buf);
+		t->kinds[i].node = name_id(t, buf + strlen(engine_prefix));
+	}
+	*own = t->kinds[i].node;
+	*engine = t->kinds[i].engine;
 }
 
 static void end_range(const void *rf, void *ctx)
@@ -324,6 +400,51 @@ static struct rf_cb_bytes callback(void *start, void *end, int scope)
 	return cb;
 }
 
+/* operator delete(void *) as def finds it among the objects it needs
+ * (libstdc++'s, or one that replaces it), or NULL. */
+static void (*delete_of(const struct hook_obj *def))(void *)
+{
+	void *(*sym)(void *, const char *) =
+		(void *(*)(void *, const char *))hook_orig_dl(HOOK_ORIG_DLSYM);
+	void *pin = NULL, *f = NULL;
+
+	if (sym && hook_obj_pin(def, &pin) == 0 && pin) {
+		f = sym(pin, "_ZdlPv");
+	}
+	hook_obj_unpin(pin);
+	return (void (*)(void *))f;
+}
+
+/* The slot of Node::name() in the vtable of vt's class, which does not
+ * override it, or -1: its function entries run from the third word to
+ * the first null one (the next vtable's offset to top). */
+static int slot_in(const void *const *vt, const void *name)
+{
+	for (int i = 0; vt && i < 64 && vt[2 + i]; i++) {
+		if (vt[2 + i] == name) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* The slot of the virtual torch::autograd::Node::name() in the vtables of
+ * def's nodes, found in two classes that keep Node's, or -1. */
+static int name_slot_of(const struct hook_obj *def, const struct hook_dyn *d)
+{
+	const void *name = hook_elf_lookup(
+		def->base, d, "_ZNK5torch8autograd4Node4nameB5cxx11Ev", NULL);
+	int a = slot_in(hook_elf_lookup(def->base, d,
+					"_ZTVN5torch8autograd14AccumulateGradE",
+					NULL),
+			name);
+	int b = slot_in(hook_elf_lookup(def->base, d,
+					"_ZTVN5torch8autograd5ErrorE", NULL),
+			name);
+
+	return name && a >= 0 && a == b ? a : -1;
+}
+
 void hook_torch_attach(const struct hook_obj *def)
 {
 	struct hook_dyn d;
@@ -364,9 +485,14 @@ void hook_torch_attach(const struct hook_obj *def)
 	detach__call = (uintptr_t)hook_elf_lookup(
 		def->base, &d, "_ZN2at4_ops7detach_4callERNS_6TensorE", NULL);
 	cat_cpu_op = (uint8_t)cat_id("cpu_op");
+	name_slot = name_slot_of(def, &d);
+	cxx_delete = delete_of(def);
 	add(callback((void *)start_user, (void *)end_range, SCOPE_USER));
-	add(callback((void *)start_node, (void *)end_range,
-		     SCOPE_BACKWARD_FUNCTION));
+	if (name_slot < 0 || !cxx_delete) {
+		name_slot = -1;
+		add(callback((void *)start_node, (void *)end_range,
+			     SCOPE_BACKWARD_FUNCTION));
+	}
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 }
 
@@ -383,11 +509,19 @@ void hook_torch_evaluate_function(void *engine, void *task, void *node,
 		real(engine, task, node, inputs, queue);
 		return;
 	}
+	uint32_t own = 0, name = 0;
+
+	if (name_slot >= 0) {
+		node_names(t, node, &own, &name);
+	}
 	int d = t->depth++;
 
 	if (d < STACK_MAX) {
-		t->stack[d] = (struct open_range){
-			.rf = node, .kind = R_ENGINE, .t0 = ticks_now()};
+		t->stack[d] = (struct open_range){.rf = node,
+						  .kind = R_ENGINE,
+						  .name = name,
+						  .node = own,
+						  .t0 = ticks_now()};
 	}
 	real(engine, task, node, inputs, queue);
 	close_range(node);

@@ -63,7 +63,12 @@ grep '^count ' prof.txt | grep -v '^count aten::' |
 	sed 's/^count //; s/ \([0-9]*\)$/\t\1/' | sort >want.txt
 n=$(wc -l <want.txt)
 [ "$n" -ge 15 ] || fail "the profiler gave only $n rows that are not operators"
-comm -23 want.txt got.txt >missing.txt
+# All but one: the forward of a Python autograd Function is a FUNCTION
+# range PyTorch opens in libtorch_python (THPFunction_apply, reached from
+# Python's method table, not through a PLT), which mxprof does not see
+# (docs/pytorch.md says so).
+grep -qxF 'MyScale	12' want.txt || fail "the profiler has no row 'MyScale 12'"
+comm -23 want.txt got.txt | { grep -vxF 'MyScale	12' || true; } >missing.txt
 [ ! -s missing.txt ] || {
 	cat missing.txt
 	fail "rows of key_averages() missing or counted otherwise"
@@ -73,7 +78,9 @@ for r in 'Optimizer.step#SGD.step	12' 'Optimizer.zero_grad#SGD.zero_grad	12' \
 	'autograd::engine::evaluate_function: AddmmBackward0	24' \
 	'torch::autograd::AccumulateGrad	48' \
 	'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__	13' \
-	'my_decorated	2' 'my_raise	1' 'my_thread	1' 'detach	8'; do
+	'my_decorated	2' 'my_raise	1' 'my_thread	1' 'detach	8' \
+	'MyScaleBackward	12' \
+	'autograd::engine::evaluate_function: MyScaleBackward	12'; do
 	grep -qxF "$r" got.txt || fail "no row '$r'"
 done
 echo "ok: $n rows of key_averages() that are not operators, same counts"
@@ -110,7 +117,7 @@ assert len(named("my_decorated")) == 2
 # Each engine slice holds the slice of its node, on the same thread.
 pre = "autograd::engine::evaluate_function: "
 eng = [e for e in ev if e["name"].startswith(pre)]
-assert len(eng) == 132, len(eng)
+assert len(eng) == 144, len(eng)
 for e in eng:
     assert e["cat"] == "cpu_op" and e["args"]["group"] == "autograd"
     node = e["name"][len(pre):]

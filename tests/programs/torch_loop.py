@@ -3,7 +3,8 @@
 usage: torch_loop.py sgd|cnn [plain|profile]
 
 sgd:  12 batches from a DataLoader, each with a record_function("my_block")
-      block around the forward pass; SGD. Then, outside the loop: a range
+      block around the forward pass, which ends in a Python autograd
+      Function (its node is named in Python: MyScaleBackward); SGD. Then, outside the loop: a range
       opened as a decorator (twice), one left by an exception, and one on
       another thread.
 cnn:  a CNN with BatchNorm and dropout, a mean loss, Adam, 6 steps.
@@ -49,6 +50,16 @@ def extras():
     t.join()
 
 
+class MyScale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, v):
+        return v * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
 def sgd():
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(96, 20), torch.randint(0, 4, (96,)))
@@ -59,7 +70,7 @@ def sgd():
     for x, y in loader:
         opt.zero_grad()
         with record_function("my_block"):
-            out = net(x)
+            out = MyScale.apply(net(x))
         loss = F.cross_entropy(out, y)
         loss.backward()
         opt.step()
