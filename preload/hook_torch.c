@@ -87,6 +87,7 @@
  * first bytes) and close to it for the others (no lock but a new name's
  * first use on a thread).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -400,15 +401,21 @@ static struct rf_cb_bytes callback(void *start, void *end, int scope)
 	return cb;
 }
 
-/* operator delete(void *) as def finds it among the objects it needs
- * (libstdc++'s, or one that replaces it), or NULL. */
+/* operator delete(void *) as def's own references find it, or NULL: in
+ * the global scope first (one that replaces libstdc++'s, preloaded or in
+ * the program: a malloc library's, a sanitizer's), then among the
+ * objects def needs. */
 static void (*delete_of(const struct hook_obj *def))(void *)
 {
 	void *(*sym)(void *, const char *) =
 		(void *(*)(void *, const char *))hook_orig_dl(HOOK_ORIG_DLSYM);
 	void *pin = NULL, *f = NULL;
 
-	if (sym && hook_obj_pin(def, &pin) == 0 && pin) {
+	if (!sym) {
+		return NULL;
+	}
+	f = sym(RTLD_DEFAULT, "_ZdlPv");
+	if (!f && hook_obj_pin(def, &pin) == 0 && pin) {
 		f = sym(pin, "_ZdlPv");
 	}
 	hook_obj_unpin(pin);
