@@ -234,11 +234,12 @@ static int limbo_take(struct hook_stack *s, uintptr_t *slot,
 
 int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 {
-	struct hook_stack *s = hook_rt_stk;
 	int saved = errno;
 	/* The call's stack, taken while the slot still holds the caller's
-	 * address. */
+	 * address, and before the thread's shadow stack is read: a signal
+	 * handler's hooked calls during the capture may make it. */
 	uint32_t sid = stack_depth ? stack_capture_at(slot, rbp, rbx) : 0;
+	struct hook_stack *s = hook_rt_stk;
 
 	if (__builtin_expect(!s, 0)) {
 		s = stack_attach();
