@@ -140,7 +140,8 @@ struct open_range {
 
 enum range_kind { R_USER, R_NODE, R_ENGINE, R_DETACH };
 
-#define KINDS 64
+#define KINDS_BITS 6
+#define KINDS	   (1u << KINDS_BITS)
 /* Ticks between a node's slice and its engine call's, at each end: a
  * nanosecond or more for a tick rate up to 8 GHz. */
 #define NODE_INSET 8
@@ -189,16 +190,31 @@ static struct torch_thread *self(void)
 	return me;
 }
 
+/* The thread's caches are open-addressed: a key is looked for in PROBE
+ * slots from its home slot, and a new one takes the first free slot
+ * there, or its home slot when none is free. Two keys of one home never
+ * evict each other while the table has room, so a loop's few names and
+ * node types are each found in a probe or two, step after step. */
+#define PROBE 8
+
 /* The string id of name, from the thread's cache when it was seen; a new
  * name takes the string table's lock once per thread. */
 static uint32_t name_id(struct torch_thread *t, const char *name)
 {
 	uint64_t h = hmap_fnv1a_str(name, NULL) | 1;
-	unsigned i = (unsigned)(h % CACHE);
+	unsigned home = (unsigned)(h % CACHE), i = home, k;
 
-	if (t->cache[i].h == h &&
-	    strcmp(strtab_get(t->cache[i].id), name) == 0) {
-		return t->cache[i].id;
+	for (k = 0; k < PROBE; k++, i = (i + 1) % CACHE) {
+		if (t->cache[i].h == 0) {
+			break;
+		}
+		if (t->cache[i].h == h &&
+		    strcmp(strtab_get(t->cache[i].id), name) == 0) {
+			return t->cache[i].id;
+		}
+	}
+	if (k == PROBE) {
+		i = home;
 	}
 	uint32_t id = strtab_intern(name);
 
@@ -320,8 +336,21 @@ static void node_names(struct torch_thread *t, const void *node, uint32_t *own,
 		       uint32_t *engine)
 {
 	const void *const *vptr = *(const void *const *const *)node;
-	unsigned i = (unsigned)(((uintptr_t)vptr >> 3) % KINDS);
+	/* Vtables lie a few dozen bytes apart: the high bits of a
+	 * Fibonacci product spread them. */
+	unsigned home = (unsigned)(((uint64_t)(uintptr_t)vptr *
+				    0x9e3779b97f4a7c15ull) >>
+				   (64 - KINDS_BITS));
+	unsigned i = home, k;
 
+	for (k = 0; k < PROBE; k++, i = (i + 1) % KINDS) {
+		if (!t->kinds[i].vptr || t->kinds[i].vptr == vptr) {
+			break;
+		}
+	}
+	if (k == PROBE) {
+		i = home;
+	}
 	if (t->kinds[i].vptr != vptr) {
 		node_name_fn f = (node_name_fn)vptr[name_slot];
 		struct cxx_string str;
