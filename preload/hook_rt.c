@@ -232,13 +232,25 @@ static int limbo_take(struct hook_stack *s, uintptr_t *slot,
 	return 0;
 }
 
+/* The stack of the innermost call the thread seems to be in, or 0: a
+ * hint for stack_capture_at(), which checks what it reuses. */
+static inline uint32_t enclosing_sid(void)
+{
+	const struct hook_stack *s = hook_rt_stk;
+	uint32_t d = s ? depth(s) : 0;
+
+	return d > 0 && d <= HOOK_RT_DEPTH ? s->sid[d - 1] : 0;
+}
+
 int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 {
 	int saved = errno;
 	/* The call's stack, taken while the slot still holds the caller's
 	 * address, and before the thread's shadow stack is read: a signal
 	 * handler's hooked calls during the capture may make it. */
-	uint32_t sid = stack_depth ? stack_capture_at(slot, rbp, rbx) : 0;
+	uint32_t sid =
+		stack_depth ? stack_capture_at(slot, rbp, rbx, enclosing_sid())
+			    : 0;
 	struct hook_stack *s = hook_rt_stk;
 
 	if (__builtin_expect(!s, 0)) {

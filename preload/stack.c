@@ -542,13 +542,15 @@ capture_at(const struct stack_unwind_start *st, int asked)
 	return capture(stack_depth, 0, st, asked);
 }
 
-uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx)
+uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx,
+			  uint32_t ctx)
 {
 	struct stack_unwind_start st = {
 		.ip = *slot,
 		.sp = (uintptr_t)(slot + 1),
 		.rbp = rbp,
 		.rbx = rbx,
+		.ctx = ctx,
 	};
 	struct scratch *s = scratch_mine;
 	int asked = -1;

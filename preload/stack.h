@@ -74,8 +74,12 @@ uint32_t stack_capture(void);
  * left them, without the frames of the capture itself. The same stack as
  * stack_capture() gives there; a capture from a place whose stack is
  * unchanged since the last one from there reuses its id (stack_reuse.c).
+ * ctx: the stack of the innermost hooked call the thread is in, as far
+ * as the caller can tell (0: none or unknown); a hint only, which keeps
+ * apart the stacks of one place under different enclosing calls.
  */
-uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx);
+uint32_t stack_capture_at(const uintptr_t *slot, uintptr_t rbp, uintptr_t rbx,
+			  uint32_t ctx);
 
 /*
  * In a signal handler on the thread whose stack is wanted (threads_now.c):
@@ -263,6 +267,10 @@ struct stack_unwind_start {
 	uintptr_t ip, sp, rbp, rbx;
 	unsigned known;
 	int at_call;
+	/* A hooked call's capture: the stack of the innermost hooked call
+	 * the thread seemed to be in (0: none), a hint that keeps the
+	 * reused stacks of one place apart by their enclosing call. */
+	uint32_t ctx;
 };
 
 /* Why a walk of another thread ended. */
@@ -447,16 +455,21 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 struct stack_reuse_ent {
 	uintptr_t ip, sp;  /* the start; ip 0: free */
 	uint32_t id, rest; /* the stack; the enclosing call's */
+	uint32_t ctx;	   /* the start's hint (stack_unwind_start) */
+	uint32_t age;	   /* struct stack_reuse's kept, when kept */
 	uint8_t py_on, py_read, np, skip;
 	struct stack_walk_log log;
 	uintptr_t rbp, rbx; /* the start's, where the walk used them */
 } __attribute__((aligned(64)));
 
-/* A thread's entries, one a slot by their start (a lookup reads one
- * cache line before the walk's words), in zero-filled memory the thread
- * alone writes. */
+/* A thread's entries, in zero-filled memory the thread alone writes. A
+ * start's entry is one of a pair of slots (a lookup reads a cache line
+ * or two before the walk's words), the older of the two giving way, so
+ * that a place reached two ways in turn (one native place under two
+ * Python lines, or from two callers) keeps both stacks. */
 struct stack_reuse {
 	struct stack_reuse_ent e[STACK_REUSE_SLOTS];
+	uint32_t kept; /* entries kept so far */
 };
 
 /*

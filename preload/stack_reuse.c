@@ -16,20 +16,32 @@
  * capture costs a few loads of words the thread's stack holds in its cache, no
  * walk of rules, no interning.
  *
- * The entries are the thread's own (in its capture scratch, stack.c), one
- * a slot of a direct-mapped table by (return address, stack pointer); only
- * a capture that is not nested in another (a signal handler's) reads or
- * writes them, so none sees one half written.
+ * The entries are the thread's own (in its capture scratch, stack.c),
+ * each in one of a pair of slots by its start (return address, stack
+ * pointer) and the stack of the hooked call the capture is nested in (a
+ * hint hook_rt gives): the stacks of one place under different enclosing
+ * calls, or reached in turn from two callers or two Python lines, are
+ * kept side by side instead of each evicting the other. Only a capture
+ * that is not nested in another (a signal handler's) reads or writes
+ * them, so none sees one half written.
  */
 #include <string.h>
 
 #include "stack.h"
 
-static inline uint32_t slot_of(uintptr_t ip, uintptr_t sp)
+/* The first slot of st's pair. */
+static inline uint32_t slot_of(const struct stack_unwind_start *st)
 {
-	uint64_t h = (ip ^ (sp << 17)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (st->ip ^ (st->sp << 17) ^ ((uint64_t)st->ctx << 40)) *
+		     0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)(h >> 40) & (STACK_REUSE_SLOTS - 1);
+	return (uint32_t)(h >> 40) & (STACK_REUSE_SLOTS - 2);
+}
+
+static inline int same_start(const struct stack_reuse_ent *e,
+			     const struct stack_unwind_start *st)
+{
+	return e->ip == st->ip && e->sp == st->sp && e->ctx == st->ctx;
 }
 
 /* Python frame f as an entry keeps it. */
@@ -39,23 +51,12 @@ static inline void py_pack(const struct py_frame *f, uintptr_t w[2])
 	w[1] = f->offset | (uintptr_t)f->entry << 32;
 }
 
-uint32_t stack_reuse_find(struct stack_reuse *r,
+/* Entry e's stack when a capture from st now would give it, else 0.
+ * *np: the Python frames read into py so far (-1: none yet). */
+static uint32_t reuse_one(struct stack_reuse_ent *e,
 			  const struct stack_unwind_start *st, int py_on,
-			  struct py_frame *py, unsigned depth, int *no_log)
+			  struct py_frame *py, unsigned depth, int *np)
 {
-	struct stack_reuse_ent *e = &r->e[slot_of(st->ip, st->sp)];
-
-	*no_log = 0;
-	if (e->ip != st->ip || e->sp != st->sp) {
-		return 0;
-	}
-	if (!e->id) {
-		if (e->skip) {
-			e->skip--;
-			*no_log = 1;
-		}
-		return 0;
-	}
 	if (e->py_on != (uint8_t)py_on ||
 	    (e->log.rbp_in && e->rbp != st->rbp) ||
 	    (e->log.rbx_in && e->rbx != st->rbx) ||
@@ -63,13 +64,15 @@ uint32_t stack_reuse_find(struct stack_reuse *r,
 		return 0;
 	}
 	if (e->py_read) {
-		unsigned np = py_stack_capture(py, depth);
 		const uintptr_t(*pw)[2] = &e->log.w[e->log.n];
 
-		if (np != e->np) {
+		if (*np < 0) {
+			*np = (int)py_stack_capture(py, depth);
+		}
+		if ((unsigned)*np != e->np) {
 			return 0;
 		}
-		for (unsigned i = 0; i < np; i++) {
+		for (unsigned i = 0; i < e->np; i++) {
 			uintptr_t w[2];
 
 			py_pack(&py[i], w);
@@ -81,6 +84,36 @@ uint32_t stack_reuse_find(struct stack_reuse *r,
 	return e->id;
 }
 
+uint32_t stack_reuse_find(struct stack_reuse *r,
+			  const struct stack_unwind_start *st, int py_on,
+			  struct py_frame *py, unsigned depth, int *no_log)
+{
+	uint32_t s = slot_of(st);
+	int np = -1;
+
+	*no_log = 0;
+	for (uint32_t k = 0; k < 2; k++) {
+		struct stack_reuse_ent *e = &r->e[s + k];
+
+		if (!same_start(e, st)) {
+			continue;
+		}
+		if (!e->id) {
+			if (e->skip) {
+				e->skip--;
+				*no_log = 1;
+			}
+			return 0;
+		}
+		uint32_t id = reuse_one(e, st, py_on, py, depth, &np);
+
+		if (id) {
+			return id;
+		}
+	}
+	return 0;
+}
+
 void stack_reuse_keep(struct stack_reuse *r,
 		      const struct stack_unwind_start *st, int py_on,
 		      const struct stack_walk_log *log, uint32_t rest,
@@ -88,13 +121,19 @@ void stack_reuse_keep(struct stack_reuse *r,
 		      uint32_t id)
 {
 	int fits = log->ok && id && (!py_read || log->n + np <= STACK_LOG_MAX);
-	struct stack_reuse_ent *e = &r->e[slot_of(st->ip, st->sp)];
+	struct stack_reuse_ent *e = &r->e[slot_of(st)];
 
+	/* The pair's free slot, else its older one. */
+	if (e[1].age < e[0].age) {
+		e++;
+	}
 	e->ip = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->id = fits ? id : 0;
 	e->skip = fits ? 0 : STACK_REUSE_SKIP;
 	e->rest = rest;
+	e->ctx = st->ctx;
+	e->age = ++r->kept;
 	e->rbp = st->rbp;
 	e->rbx = st->rbx;
 	e->py_on = (uint8_t)py_on;

@@ -249,7 +249,8 @@ static void capture_one(struct tn_thread *th)
 				 "waiting in syscall %ld", a.nr);
 			snprintf(th->sys, sizeof(th->sys), "syscall %ld", a.nr);
 		}
-		struct stack_unwind_start st = {a.pc, a.sp, 0, 0, 0, a.nr >= 0};
+		struct stack_unwind_start st = {
+			.ip = a.pc, .sp = a.sp, .at_call = a.nr >= 0};
 		int end, n = stack_unwind_thread(th->tid, &st, ips,
 						 TN_DEPTH + 16, &end);
 		uintptr_t ts = py_stack_tstate_of(th->tid);

@@ -11,9 +11,11 @@
 #  - the same with both objects built with frame pointers (-O0: %rbp
 #    based frames above the hooked calls) and without (-O2);
 #  - nest_8 called from the same place with the same stack pointer by
-#    turns through two callers (stack_nested alike) gets each caller's
-#    stack each time: a stack reused from the last capture there must be
-#    the one a walk finds;
+#    turns through two callers (stack_nested alike), or in a hooked call
+#    made from two places (stack_nested under), gets each caller's stack
+#    each time: a
+#    stack reused from the last capture there must be the one a walk
+#    finds;
 #  - strace (where installed): the capture makes no system call, so the
 #    main thread's rt_sigprocmask, mincore, msync, read and write count
 #    as much for 100 nested calls as for 3000 (12,000 stacks).
@@ -89,6 +91,16 @@ for opt in O2 O0; do
 		"500 nest_8 <- same [$P] <- mid [$P] <- a_1 [$P] <- main [$P]
 500 nest_8 <- same [$P] <- mid [$P] <- a_2 [$P] <- main [$P]" \
 		"$(stacks "$D/a.json" 4 | grep ' nest_8 ' | sort -k6)"
+
+	"$D/$P" under 1000 >"$D/plain.txt"
+	MXPROF_STACKS=16 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/u.json" \
+		MXPROF_HOOK="$L:nest_*" LD_PRELOAD="$PRELOAD" \
+		"$D/$P" under 1000 >"$D/mx.txt"
+	diff "$D/plain.txt" "$D/mx.txt" || fail "$opt: under: output differs"
+	expect_eq "$opt: one place in two hooked calls by turns: each its own stack" \
+		"500 nest_8 <- same [$P] <- mid [$P] <- nest_via [$L] <- u_1 [$P]
+500 nest_8 <- same [$P] <- mid [$P] <- nest_via [$L] <- u_2 [$P]" \
+		"$(stacks "$D/u.json" 4 | grep ' nest_8 ' | sort -k7)"
 done
 
 if ! command -v strace >/dev/null; then

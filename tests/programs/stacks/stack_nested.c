@@ -14,6 +14,11 @@
  *   stack_nested alike N main -> a_1 or a_2, by turns, N times -> mid ->
  *                        same -> nest_8: the same call from the same place
  *                        with the same stack pointer, from two callers
+ *   stack_nested under N main -> u_1 or u_2, by turns, N times -> nest_via
+ *                        (libstknest.so) -> mid -> same -> nest_8: the
+ *                        same call from the same place with the same stack
+ *                        pointer and the same frames up to the hooked call
+ *                        it is in, whose own stacks differ
  *
  * chain and alike print what the calls returned, so a run with and
  * without mxprof can be compared.
@@ -32,6 +37,7 @@ int nest_5(int x);
 int nest_6(int x);
 int nest_7(int x);
 int nest_8(int x);
+int nest_via(int (*f)(int), int x);
 
 /* p_k calls p_k+1; p_14 calls nest_5. Each keeps its frame. */
 __attribute__((noinline)) static int p_14(int x)
@@ -151,6 +157,21 @@ __attribute__((noinline)) static int a_2(int x)
 	return r + 2;
 }
 
+/* u_1 and u_2 call nest_via with the same frame. */
+__attribute__((noinline)) static int u_1(int x)
+{
+	int r = nest_via(mid, x);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
+__attribute__((noinline)) static int u_2(int x)
+{
+	int r = nest_via(mid, x);
+	__asm__ volatile("" ::: "memory");
+	return r + 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "alike") == 0) {
@@ -159,6 +180,14 @@ int main(int argc, char **argv)
 			x = (i & 1 ? a_2(x) : a_1(x)) & 0xffff;
 		}
 		printf("alike %d\n", x);
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "under") == 0) {
+		int n = atoi(argv[2]), x = 0;
+		for (int i = 0; i < n; i++) {
+			x = (i & 1 ? u_2(x) : u_1(x)) & 0xffff;
+		}
+		printf("under %d\n", x);
 		return 0;
 	}
 	if (argc >= 2 && strcmp(argv[1], "chain") == 0) {
@@ -179,6 +208,7 @@ int main(int argc, char **argv)
 		printf("ns/call %.2f (%d)\n", best, x);
 		return 0;
 	}
-	fprintf(stderr, "usage: stack_nested chain | bench D N R | alike N\n");
+	fprintf(stderr, "usage: stack_nested chain | bench D N R | alike N | "
+			"under N\n");
 	return 2;
 }

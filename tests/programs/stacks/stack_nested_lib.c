@@ -5,7 +5,8 @@
  * inside the hooked calls above it (tests/integration/stack_nested.sh,
  * tests/bench/stack_bench.sh): nest_k calls nest_k+1 and so on down to
  * nest_8, so a call of nest_(9 - d) runs d hooked calls, each nested in
- * the ones before, and returns x + d.
+ * the ones before, and returns x + d. nest_via calls back into the
+ * program.
  */
 int nest_8(int x);
 int nest_7(int x);
@@ -34,3 +35,12 @@ NEST(4, nest_5(x))
 NEST(3, nest_4(x))
 NEST(2, nest_3(x))
 NEST(1, nest_2(x))
+
+/* Calls back into the program: a hooked call f makes is nested in this
+ * one. */
+int nest_via(int (*f)(int), int x)
+{
+	int r = f(x);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
