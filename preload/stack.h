@@ -445,21 +445,21 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 
 /*
  * The stack last captured from one start, with what it was made of; what
- * a reuse reads first, in its first cache line. The Python frames the
- * capture read follow the walk's words in log.w, each as its code object
- * and its offset, with entry in the high half: np of them from
- * w[log.n] on. An entry whose id is 0 holds no stack: its start's walk
- * could not be kept, and the next skip captures from there do not note
- * their words.
+ * a reuse reads first (the start, %rbp and %rbx included) in its first
+ * cache line. The Python frames the capture read follow the walk's words
+ * in log.w, each as its code object and its offset, with entry in the
+ * high half: np of them from w[log.n] on. An entry whose id is 0 holds no
+ * stack: its start's walk could not be kept, and the next skip captures from
+ * there do not note their words.
  */
 struct stack_reuse_ent {
-	uintptr_t ip, sp;  /* the start; ip 0: free */
-	uint32_t id, rest; /* the stack; the enclosing call's */
-	uint32_t ctx;	   /* the start's hint (stack_unwind_start) */
-	uint32_t age;	   /* struct stack_reuse's kept, when kept */
+	uintptr_t ip, sp;   /* the start; ip 0: free */
+	uintptr_t rbp, rbx; /* the start's, where the walk used them */
+	uint32_t id, rest;  /* the stack; the enclosing call's */
+	uint32_t ctx;	    /* the start's hint (stack_unwind_start) */
+	uint32_t age;	    /* struct stack_reuse's kept, when kept */
 	uint8_t py_on, py_read, np, skip;
 	struct stack_walk_log log;
-	uintptr_t rbp, rbx; /* the start's, where the walk used them */
 } __attribute__((aligned(64)));
 
 /* A thread's entries, in zero-filled memory the thread alone writes. A
