@@ -43,6 +43,7 @@
 
 #define STACK_MAX 128
 #define CACHE	  64
+#define PROBE	  4
 #define SLOTS	  4096
 #define NCAT	  64
 
@@ -112,13 +113,35 @@ static uint32_t ascii_id(const char *s)
 	if (!t) {
 		return strtab_intern(s);
 	}
-	struct cache_ent *e = &t->cache[((uintptr_t)s >> 3) % CACHE];
-	if (e->p == s && strcmp(strtab_get(e->id), s) == 0) {
-		return e->id;
+	/* Open-addressed: a message is looked for in PROBE slots from its
+	 * home, and a new one takes its own old slot, or the first free one
+	 * there, or its home when none is free, so that two messages whose
+	 * addresses once shared a slot (literals a few bytes apart) do not
+	 * evict each other. */
+	uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
+	unsigned home = (unsigned)(h >> 32) % CACHE;
+	unsigned i = home, k;
+
+	for (k = 0; k < PROBE; k++, i = (i + 1) % CACHE) {
+		struct cache_ent *e = &t->cache[i];
+
+		if (e->p == s) {
+			if (strcmp(strtab_get(e->id), s) == 0) {
+				return e->id;
+			}
+			break; /* the buffer holds another message now */
+		}
+		if (!e->p) {
+			break;
+		}
+	}
+	if (k == PROBE) {
+		i = home;
 	}
 	uint32_t id = strtab_intern(s);
-	e->p = s;
-	e->id = id;
+
+	t->cache[i].p = s;
+	t->cache[i].id = id;
 	return id;
 }
 

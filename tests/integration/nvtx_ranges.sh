@@ -20,6 +20,9 @@ expect_eq "step ranges" $N "$(jget sum.json 'd["spans"]["NVTX/step"]')"
 expect_eq "inner ranges" $N "$(jget sum.json 'd["spans"]["NVTX/inner"]')"
 expect_eq "domain ranges (registered string)" $N "$(jget sum.json 'd["spans"]["trainer/forward"]')"
 expect_eq "start/end range" 1 "$(jget sum.json 'd["spans"]["NVTX/epoch"]')"
+expect_eq "ranges named from one buffer by turns: each its own name" \
+	"$((N / 2)) $((N / 2))" \
+	"$(jget sum.json 'd["spans"]["NVTX/batch 0"]') $(jget sum.json 'd["spans"]["NVTX/batch 1"]')"
 expect_eq "worker ranges" $((N / 2)) "$(jget sum.json 'd["spans"]["NVTX/worker"]')"
 expect_eq "marks" $((N / 10)) "$(jget sum.json 'd["instants"]["NVTX/tick"]')"
 expect_eq "NVTX spans are user_annotation" 0 \

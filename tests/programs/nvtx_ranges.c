@@ -5,7 +5,8 @@
  * Main thread: one start/end range "epoch" around N "step" ranges (push/
  * pop), each holding an "inner" range; a mark "tick" every 10th step; N
  * "forward" ranges in domain "trainer" with a registered string. A second
- * thread pushes N/2 "worker" ranges. Names its main thread "nvtx-main" and
+ * thread pushes N/2 "worker" ranges. Then N ranges named from one buffer,
+ * "batch 0" and "batch 1" by turns. Names its main thread "nvtx-main" and
  * category 1 "io". Prints "done N".
  */
 #include <pthread.h>
@@ -65,6 +66,13 @@ int main(int argc, char **argv)
 		nvtxDomainRangePushEx(dom, &a);
 		work(100);
 		nvtxDomainRangePop(dom);
+		nvtxRangePop();
+	}
+	/* One buffer, two messages by turns: each range keeps its own. */
+	char buf[16];
+	for (int i = 0; i < n; i++) {
+		snprintf(buf, sizeof(buf), "batch %d", i % 2);
+		nvtxRangePushA(buf);
 		nvtxRangePop();
 	}
 	pthread_join(t, NULL);
