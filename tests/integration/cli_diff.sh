@@ -21,18 +21,21 @@ grep -q '^mark  *cli (markers)  *4  *4 ' d.txt || fail "marker row"
 grep -q '^queue  *cli (counters)  *3  *3 ' d.txt || fail "counter row"
 echo "ok: marker and counter rows"
 
-# Totals in the diff are those of the traces.
+# Totals in the diff are those of the traces: summed in nanoseconds, as
+# the delta and the ratio are (a delta of ms taken from two rounded
+# totals can land on the other side of a rounding tie).
 python3 - <<'PY'
 import json
-def total(f):
+def total_ns(f):
     d = json.load(open(f))
     return sum(round(e["dur"] * 1000) for e in d["traceEvents"]
-               if e["ph"] == "X" and e["name"] == "step") / 1e6
-a, b = total("a.json"), total("b.json")
+               if e["ph"] == "X" and e["name"] == "step")
+an, bn = total_ns("a.json"), total_ns("b.json")
+a, b = an / 1e6, bn / 1e6
 line = [l for l in open("d.txt") if l.startswith("step ")][0].split()
 assert line[4] == "%.4f" % a and line[5] == "%.4f" % b, (line, a, b)
-assert line[6] == "%+.4f" % (b - a), (line, b - a)
-assert line[7] == "%.3f" % (b / a), (line, b / a)
+assert line[6] == "%+.4f" % ((bn - an) / 1e6), (line, bn - an)
+assert line[7] == "%.3f" % (bn / an), (line, bn / an)
 print("ok: step totals %.4f -> %.4f ms, ratio %s" % (a, b, line[7]))
 PY
 
