@@ -39,6 +39,18 @@ names() {
 
 L=libstknest.so
 P=stack_nested
+# by_turns MODE: runs "$D/$P MODE 1000" without mxprof and with it
+# (MXPROF_STACKS=16), fails unless the outputs are the same, and writes
+# nest_8's stacks (4 frames) with their counts, by their frames, to
+# $D/MODE.txt.
+by_turns() {
+	"$D/$P" "$1" 1000 >"$D/plain.txt"
+	MXPROF_STACKS=16 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/$1.json" \
+		MXPROF_HOOK="$L:nest_*" LD_PRELOAD="$PRELOAD" \
+		"$D/$P" "$1" 1000 >"$D/mx.txt"
+	diff "$D/plain.txt" "$D/mx.txt" || fail "$opt: $1: output differs"
+	stacks "$D/$1.json" 4 | grep ' nest_8 ' | sort -k2 >"$D/$1.txt"
+}
 outer="p_14 p_13 p_12 p_11 p_10 p_9 p_8 p_7 p_6 p_5 p_4 p_3 p_2 p_1"
 for opt in O2 O0; do
 	D=$WORK/$opt
@@ -82,25 +94,16 @@ for opt in O2 O0; do
 	expect_eq "$opt: nest_5, in none" \
 		"$outer main" "$(names "$D/n.json" nest_5 15)"
 
-	"$D/$P" alike 1000 >"$D/plain.txt"
-	MXPROF_STACKS=16 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/a.json" \
-		MXPROF_HOOK="$L:nest_*" LD_PRELOAD="$PRELOAD" \
-		"$D/$P" alike 1000 >"$D/mx.txt"
-	diff "$D/plain.txt" "$D/mx.txt" || fail "$opt: alike: output differs"
+	by_turns alike
 	expect_eq "$opt: one place, two callers by turns: each its own stack" \
 		"500 nest_8 <- same [$P] <- mid [$P] <- a_1 [$P] <- main [$P]
 500 nest_8 <- same [$P] <- mid [$P] <- a_2 [$P] <- main [$P]" \
-		"$(stacks "$D/a.json" 4 | grep ' nest_8 ' | sort -k6)"
-
-	"$D/$P" under 1000 >"$D/plain.txt"
-	MXPROF_STACKS=16 MXPROF_AUTOSTART=1 MXPROF_OUTPUT="$D/u.json" \
-		MXPROF_HOOK="$L:nest_*" LD_PRELOAD="$PRELOAD" \
-		"$D/$P" under 1000 >"$D/mx.txt"
-	diff "$D/plain.txt" "$D/mx.txt" || fail "$opt: under: output differs"
+		"$(cat "$D/alike.txt")"
+	by_turns under
 	expect_eq "$opt: one place in two hooked calls by turns: each its own stack" \
 		"500 nest_8 <- same [$P] <- mid [$P] <- nest_via [$L] <- u_1 [$P]
 500 nest_8 <- same [$P] <- mid [$P] <- nest_via [$L] <- u_2 [$P]" \
-		"$(stacks "$D/u.json" 4 | grep ' nest_8 ' | sort -k7)"
+		"$(cat "$D/under.txt")"
 done
 
 if ! command -v strace >/dev/null; then
