@@ -11,7 +11,8 @@
  * top itself in TLS, rather than in the mapping, saves the trampolines a
  * dependent load on both entry and exit. hook_rt_tls.end stays NULL unless
  * ticks are TSC cycles, because the trampolines' fast paths read the TSC
- * themselves. The first call costs one mmap, which is async-signal-safe;
+ * themselves. The first call costs one mmap, with signals held off
+ * meanwhile (a handler's hooked call must not see the stack half made);
  * later calls take no lock, allocate nothing and make no system call. A
  * frame remembers where the return address lived (slot), the address
  * itself, the entry tick, the function and the caller's %rbx (which the
@@ -54,6 +55,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
@@ -115,16 +117,31 @@ static uint64_t overflows;
 static uint64_t lost;
 static int switch_said; /* the line about stack switching was written */
 
+/* Signals held off while the thread's stack comes or goes, so that a
+ * handler's hooked call never sees the stack without its top (a depth
+ * read from them would be anything). Once a thread each way. */
+static void signals_hold(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
 /* Thread exit: the stack goes back. */
 static void stack_free(void *p)
 {
+	sigset_t old;
+
+	signals_hold(&old);
 	hook_rt_walk_drop(p);
 	if (p == hook_rt_stk) {
+		hook_rt_tls.end = NULL; /* the trampolines' fast paths first */
 		hook_rt_tls.top = NULL;
-		hook_rt_tls.end = NULL;
 		hook_rt_stk = NULL;
 	}
 	munmap(p, sizeof(struct hook_stack));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void hook_rt_init(void)
@@ -137,28 +154,37 @@ void hook_rt_init(void)
 }
 
 /* Maps this thread's stack. Returns NULL when that fails (the call then
- * goes untimed). Async-signal-safe in practice: mmap is, and
- * pthread_setspecific only writes this thread's own slot. */
+ * goes untimed). Async-signal-safe: mmap and pthread_sigmask are, and
+ * pthread_setspecific only writes this thread's own slot. A handler that
+ * came before the signals were held may have mapped it already. */
 static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 {
-	struct hook_stack *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	sigset_t old;
 
-	if (s == MAP_FAILED) {
-		return NULL;
+	signals_hold(&old);
+	struct hook_stack *s = hook_rt_stk;
+
+	if (!s) {
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s == MAP_FAILED) {
+			s = NULL;
+		} else {
+			s->base.slot = HOOK_RT_BUILDING;
+			if (stack_key_ok) {
+				pthread_setspecific(stack_key, s);
+			}
+			hook_rt_walk_put(s);
+			hook_rt_tls.top = s->f;
+			/* With stacks every call takes the general entry
+			 * path, which captures them (hook_tramp.S). */
+			if (ticks_use_tsc.on) {
+				hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
+			}
+			hook_rt_stk = s;
+		}
 	}
-	s->base.slot = HOOK_RT_BUILDING;
-	if (stack_key_ok) {
-		pthread_setspecific(stack_key, s);
-	}
-	hook_rt_stk = s;
-	hook_rt_walk_put(s);
-	hook_rt_tls.top = s->f;
-	/* With stacks every call takes the general entry path, which
-	 * captures them (hook_tramp.S). */
-	if (ticks_use_tsc.on) {
-		hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
-	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return s;
 }
 
