@@ -119,19 +119,28 @@ static int switch_said; /* the line about stack switching was written */
 
 /* Signals held off while the thread's stack comes or goes, so that a
  * handler's hooked call never sees the stack without its top (a depth
- * read from them would be anything). Once a thread each way. */
-static void signals_hold(sigset_t *old)
+ * read from them would be anything). Once a thread each way. The mask
+ * is set by the system call itself, not through libc: a sanitizer's
+ * pthread_sigmask calls the real one through an entry that
+ * MXPROF_HOOK='*:*' hooks, which would come back here. glibc's own two
+ * signals (32 and 33: thread cancellation, and setuid's broadcast to
+ * every thread) stay open, as pthread_sigmask leaves them. */
+static void signals_hold(uint64_t *old)
 {
-	sigset_t all;
+	uint64_t all = ~(3ull << 31);
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, sizeof(all));
+}
+
+static void signals_back(const uint64_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, sizeof(*old));
 }
 
 /* Thread exit: the stack goes back. */
 static void stack_free(void *p)
 {
-	sigset_t old;
+	uint64_t old;
 
 	signals_hold(&old);
 	hook_rt_walk_drop(p);
@@ -141,7 +150,7 @@ static void stack_free(void *p)
 		hook_rt_stk = NULL;
 	}
 	munmap(p, sizeof(struct hook_stack));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	signals_back(&old);
 }
 
 void hook_rt_init(void)
@@ -154,12 +163,12 @@ void hook_rt_init(void)
 }
 
 /* Maps this thread's stack. Returns NULL when that fails (the call then
- * goes untimed). Async-signal-safe: mmap and pthread_sigmask are, and
+ * goes untimed). Async-signal-safe: mmap and the mask's system call are, and
  * pthread_setspecific only writes this thread's own slot. A handler that
  * came before the signals were held may have mapped it already. */
 static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 {
-	sigset_t old;
+	uint64_t old;
 
 	signals_hold(&old);
 	struct hook_stack *s = hook_rt_stk;
@@ -184,7 +193,7 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 			hook_rt_stk = s;
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	signals_back(&old);
 	return s;
 }
 
