@@ -386,16 +386,7 @@ walk(struct regs r, int first, void **ips, int max,
 			}
 		}
 
-		if (__builtin_expect(p & P_FAST, 1)) {
-			if (log) {
-				log_fast(log, &lr, &r, p);
-				if (!log->ok) {
-					log = NULL; /* full: no use going on */
-				}
-			} else {
-				step_fast(&r, p);
-			}
-		} else {
+		if (__builtin_expect(!(p & P_FAST), 0)) {
 			const struct stack_unwind_rule *e;
 			struct stack_unwind_rule tmp;
 
@@ -430,11 +421,25 @@ walk(struct regs r, int first, void **ips, int max,
 				}
 				break;
 			}
-			/* Rare frames (a signal frame's): not
-			 * replayed. */
-			log_off(&log);
-			signal = e->signal;
-			step_full(&r, e);
+			/* A rule just worked out is stepped by as the cached
+			 * one will be, and noted for the replay; only the
+			 * rare frames (a signal frame's) are not replayed. */
+			p = pack(e, gen);
+			if (!(p & P_FAST)) {
+				log_off(&log);
+				signal = e->signal;
+				step_full(&r, e);
+			}
+		}
+		if (__builtin_expect(p & P_FAST, 1)) {
+			if (log) {
+				log_fast(log, &lr, &r, p);
+				if (!log->ok) {
+					log = NULL; /* full: no use going on */
+				}
+			} else {
+				step_fast(&r, p);
+			}
 		}
 		/* A caller's frame lies above its callee's, except across a
 		 * signal frame (the handler may run on another stack). */

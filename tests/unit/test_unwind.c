@@ -167,12 +167,59 @@ static void test_unwind_other_thread(void **st)
 	assert_true(s.n < MAX);
 }
 
+/* Walks from its caller's frame (the start a hooked call's capture has:
+ * the return address, the stack pointer above it, %rbp), two frames,
+ * with a log, on cache c: the first walk there works its rules out. */
+static __attribute__((noinline)) void
+walk_from_caller(struct stack_unwind_cache *c, struct stack_walk_log *log,
+		 void **ips, int *n)
+{
+	void **fp = __builtin_frame_address(0);
+	struct stack_unwind_start from = {
+		.ip = (uintptr_t)fp[1],
+		.sp = (uintptr_t)(fp + 2),
+		.rbp = (uintptr_t)fp[0],
+	};
+	uint32_t rest;
+
+	*n = stack_unwind_from(&from, ips, 2, c, 1, &rest, log);
+	assert_int_equal(rest, 0);
+	/* The frames are still there: the log says so. */
+	assert_true(stack_unwind_check(log, 0));
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_unwind_log_first_walk(void **st)
+{
+	struct stack_unwind_cache *c = cache_new();
+	struct stack_walk_log log[2];
+	void *ips[2][MAX];
+	int n[2];
+
+	(void)st;
+	assert_true(stack_unwind_load() >= 0);
+	for (int i = 0; i < 2; i++) {
+		walk_from_caller(c, &log[i], ips[i], &n[i]);
+		/* The first walk, from an empty cache, is logged as the
+		 * second, from the cache, is: a rule worked out on the way
+		 * does not turn the log off. */
+		assert_int_equal(n[i], 2);
+		assert_int_equal(log[i].ok, 1);
+		assert_true(log[i].n >= 1);
+	}
+	assert_int_equal(log[0].n, log[1].n);
+	assert_memory_equal(log[0].w, log[1].w, log[0].n * sizeof(log[0].w[0]));
+	assert_ptr_equal(ips[0][1], ips[1][1]);
+	munmap(c, sizeof(*c));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unwind_chain_and_cache),
 		cmocka_unit_test(test_unwind_through_a_signal_frame),
 		cmocka_unit_test(test_unwind_other_thread),
+		cmocka_unit_test(test_unwind_log_first_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
