@@ -439,6 +439,7 @@ int py_frame_describe(const struct py_frame *f, char *name, size_t nlen,
 /* ---- reuse (stack_reuse.c) --------------------------------------------- */
 
 #define STACK_REUSE_SLOTS 1024
+#define STACK_REUSE_WAYS  4 /* a start's entry is one of a set of 4 */
 /* How many captures from a start whose walk could not be kept walk
  * without noting their words before one tries again. */
 #define STACK_REUSE_SKIP 64
@@ -463,10 +464,12 @@ struct stack_reuse_ent {
 } __attribute__((aligned(64)));
 
 /* A thread's entries, in zero-filled memory the thread alone writes. A
- * start's entry is one of a pair of slots (a lookup reads a cache line
- * or two before the walk's words), the older of the two giving way, so
- * that a place reached two ways in turn (one native place under two
- * Python lines, or from two callers) keeps both stacks. */
+ * start's entry is one of a set of STACK_REUSE_WAYS slots (a lookup
+ * reads a cache line or a few before the walk's words), the oldest of
+ * the set giving way, so that a place reached two ways in turn (one
+ * native place under two Python lines, or from two callers) keeps both
+ * stacks, and three places of a loop whose starts share a set do not
+ * evict each other at every turn. */
 struct stack_reuse {
 	struct stack_reuse_ent e[STACK_REUSE_SLOTS];
 	uint32_t kept; /* entries kept so far */

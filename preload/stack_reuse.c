@@ -17,7 +17,7 @@
  * walk of rules, no interning.
  *
  * The entries are the thread's own (in its capture scratch, stack.c),
- * each in one of a pair of slots by its start (return address, stack
+ * each in one of a set of slots by its start (return address, stack
  * pointer) and the stack of the hooked call the capture is nested in (a
  * hint hook_rt gives): the stacks of one place under different enclosing
  * calls, or reached in turn from two callers or two Python lines, are
@@ -29,13 +29,13 @@
 
 #include "stack.h"
 
-/* The first slot of st's pair. */
+/* The first slot of st's set. */
 static inline uint32_t slot_of(const struct stack_unwind_start *st)
 {
 	uint64_t h = (st->ip ^ (st->sp << 17) ^ ((uint64_t)st->ctx << 40)) *
 		     0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)(h >> 40) & (STACK_REUSE_SLOTS - 2);
+	return (uint32_t)(h >> 40) & (STACK_REUSE_SLOTS - STACK_REUSE_WAYS);
 }
 
 static inline int same_start(const struct stack_reuse_ent *e,
@@ -92,7 +92,7 @@ uint32_t stack_reuse_find(struct stack_reuse *r,
 	int np = -1;
 
 	*no_log = 0;
-	for (uint32_t k = 0; k < 2; k++) {
+	for (uint32_t k = 0; k < STACK_REUSE_WAYS; k++) {
 		struct stack_reuse_ent *e = &r->e[s + k];
 
 		if (!same_start(e, st)) {
@@ -121,11 +121,13 @@ void stack_reuse_keep(struct stack_reuse *r,
 		      uint32_t id)
 {
 	int fits = log->ok && id && (!py_read || log->n + np <= STACK_LOG_MAX);
-	struct stack_reuse_ent *e = &r->e[slot_of(st)];
+	struct stack_reuse_ent *set = &r->e[slot_of(st)], *e = set;
 
-	/* The pair's free slot, else its older one. */
-	if (e[1].age < e[0].age) {
-		e++;
+	/* The set's free slot, else its oldest. */
+	for (uint32_t k = 1; k < STACK_REUSE_WAYS; k++) {
+		if (set[k].age < e->age) {
+			e = &set[k];
+		}
 	}
 	e->ip = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
