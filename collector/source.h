@@ -125,6 +125,15 @@ uint32_t strtab_count(void);
 /* The deepest stack kept, in frame words. */
 #define STACK_DEPTH_MAX 256
 
+/* madvise's MADV_POPULATE_WRITE (Linux 5.14; older kernels refuse it,
+ * and the pages fault in as used): a table's pages in one system call
+ * rather than a page fault each. */
+#ifdef MADV_POPULATE_WRITE
+#define MXPROF_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define MXPROF_MADV_POPULATE_WRITE 23
+#endif
+
 /*
  * HOT. Returns the id of the stack of n frame words w (innermost first),
  * adding it on first use, or 0 when the table is full (counted in

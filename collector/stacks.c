@@ -33,12 +33,7 @@
 #include "hmap.h"
 #include "internal.h"
 
-#define STACK_SLOTS (1u << 16) /* ids 1 .. STACK_SLOTS - 1 */
-#ifdef MADV_POPULATE_WRITE
-#define MXPROF_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
-#else
-#define MXPROF_MADV_POPULATE_WRITE 23
-#endif
+#define STACK_SLOTS    (1u << 16) /* ids 1 .. STACK_SLOTS - 1 */
 #define STACK_WORDS    (1u << 22) /* frame words of every stack */
 #define STACK_PEND_MAX 4096	  /* open spans with a stack, per thread */
 

@@ -156,7 +156,17 @@ struct scratch {
 	struct stack_reuse reuse;	 /* the first level's */
 	struct nest_memo nest[NEST_SLOTS];
 	struct scratch_level level[SCRATCH_LEVELS];
+	uint32_t walks; /* the first level's, up to SCRATCH_FILL_AFTER */
 };
+
+/* A thread's scratch is mapped without its pages, which fault in as
+ * captures use them: a thread that captures a few stacks holds a few
+ * pages. One that walks this often is capturing many: the entries of
+ * its new stacks land all over the reuse table, each on a page not yet
+ * there (read in as zeros, then copied on the first write, which also
+ * flushes the other cores' view of the mapping), so the rest of its
+ * pages come in one system call instead. */
+#define SCRATCH_FILL_AFTER 16
 
 static __thread struct scratch *scratch_mine
 	__attribute__((tls_model("initial-exec")));
@@ -413,6 +423,11 @@ capture(int depth, uintptr_t cut, const struct stack_unwind_start *st,
 			}
 		}
 		log = no_log ? NULL : log;
+		if (scratch_mine->walks < SCRATCH_FILL_AFTER &&
+		    ++scratch_mine->walks == SCRATCH_FILL_AFTER) {
+			madvise(scratch_mine, sizeof(struct scratch),
+				MXPROF_MADV_POPULATE_WRITE);
+		}
 		n = stack_unwind_from(st, ips, want, &scratch_mine->cache, 1,
 				      &rest, log);
 	} else {
