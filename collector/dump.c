@@ -627,17 +627,22 @@ static void say_big(const struct coll_state *s, int cut)
 		last_written.stacks ? ", MXPROF_STACKS=0" : ",");
 }
 
-/* One line at exit when the timeline lost slices to full buffers or was
- * cut at MXPROF_MAX_TRACE_MB, naming the setting to change, and one when
- * it is big (say_big). Owner held. */
+/* One line at exit when the timeline lost slices to full buffers (or
+ * records of threads that had no buffer) or was cut at
+ * MXPROF_MAX_TRACE_MB, naming the setting to change, and one when it is
+ * big (say_big). Owner held. */
 void dump_say_cut(const struct coll_state *s, uint64_t dropped)
 {
 	uint64_t lost = ring_tally_lost();
+	uint64_t ringless = ring_dropped_ringless();
+	uint64_t full = dropped > ringless ? dropped - ringless : 0;
 	/* Cut at MXPROF_MAX_TRACE_MB; the disk's share has its own line
 	 * (journal.c). */
 	int cut = s->j && s->j->truncated && s->cfg.max_trace_bytes &&
 		  !s->j->disk_said;
-	char also[96] = "";
+	const char *nobuf = "made while their thread had no buffer (as it "
+			    "started or after it ended)";
+	char also[96] = "", what[192] = "", fix[128] = "";
 
 	say_big(s, cut);
 	if (!dropped && !cut) {
@@ -649,17 +654,31 @@ void dump_say_cut(const struct coll_state *s, uint64_t dropped)
 			 "tables too)",
 			 (unsigned long long)lost);
 	}
+	/* Nothing to raise for the records of a thread without a buffer:
+	 * a signal handler's as it starts, a destructor's after it ends. */
+	if (full && dropped > full) {
+		snprintf(what, sizeof(what),
+			 ": %llu from full per-thread buffers, %llu %s",
+			 (unsigned long long)full,
+			 (unsigned long long)(dropped - full), nobuf);
+	} else {
+		snprintf(what, sizeof(what), " %s",
+			 full ? "from full per-thread buffers" : nobuf);
+	}
+	if (full) {
+		snprintf(fix, sizeof(fix),
+			 ": raise MXPROF_BUFFER_MAX_KB (now %u) or set "
+			 "MXPROF_OVERFLOW=block",
+			 (unsigned)(ring_capacity_max *
+				    sizeof(struct coll_rec) / 1024));
+	}
 	if (dropped) {
 		fprintf(stderr,
-			"mxprof: the timeline dropped %llu records from full "
-			"per-thread buffers%s%s; the tables count %s: raise "
-			"MXPROF_BUFFER_MAX_KB (now %u) or set "
-			"MXPROF_OVERFLOW=block\n",
-			(unsigned long long)dropped, also,
+			"mxprof: the timeline dropped %llu records%s%s%s; "
+			"the tables count %s%s\n",
+			(unsigned long long)dropped, what, also,
 			cut ? " and was cut at MXPROF_MAX_TRACE_MB" : "",
-			lost ? "the rest" : "them all",
-			(unsigned)(ring_capacity_max * sizeof(struct coll_rec) /
-				   1024));
+			lost ? "the rest" : "them all", fix);
 	} else {
 		fprintf(stderr,
 			"mxprof: the timeline was cut at "

@@ -204,6 +204,9 @@ void tally_clear(struct tally *t);
  * their arg (the step's number) too; 0: none. Safe anywhere. */
 void tally_step_group(uint32_t group);
 uint64_t ring_tally_lost(void);
+/* Of ring_dropped(), the records of threads that had no ring (getting
+ * one, or ended, or none could be had). */
+uint64_t ring_dropped_ringless(void);
 /* A record of a thread that has no ring (it is getting one, or has ended,
  * or none could be had): for the tables. Signal-safe, any thread. Returns
  * -ENOSPC when it had to be lost (counted in tally_orphans_lost()). */

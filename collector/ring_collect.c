@@ -63,6 +63,11 @@ uint64_t ring_dropped(void)
 	return n;
 }
 
+uint64_t ring_dropped_ringless(void)
+{
+	return __atomic_load_n(&ring_dropped_other, __ATOMIC_ACQUIRE);
+}
+
 uint64_t ring_tally_lost(void)
 {
 	uint64_t n;
