@@ -89,6 +89,7 @@ uint32_t stack_reuse_find(struct stack_reuse *r,
 			  struct py_frame *py, unsigned depth, int *no_log)
 {
 	uint32_t s = slot_of(st);
+	struct stack_reuse_ent *none = NULL;
 	int np = -1;
 
 	*no_log = 0;
@@ -99,17 +100,20 @@ uint32_t stack_reuse_find(struct stack_reuse *r,
 			continue;
 		}
 		if (!e->id) {
-			if (e->skip) {
-				e->skip--;
-				*no_log = 1;
-			}
-			return 0;
+			/* The start's walk could not be kept once; others
+			 * from it may have been, in the other slots. */
+			none = e;
+			continue;
 		}
 		uint32_t id = reuse_one(e, st, py_on, py, depth, &np);
 
 		if (id) {
 			return id;
 		}
+	}
+	if (none && none->skip) {
+		none->skip--;
+		*no_log = 1;
 	}
 	return 0;
 }
@@ -123,9 +127,15 @@ void stack_reuse_keep(struct stack_reuse *r,
 	int fits = log->ok && id && (!py_read || log->n + np <= STACK_LOG_MAX);
 	struct stack_reuse_ent *set = &r->e[slot_of(st)], *e = set;
 
-	/* The set's free slot, else its oldest. */
+	/* The start's entry without a stack, else the set's free slot, else
+	 * its oldest: a start has one such entry at most. */
 	for (uint32_t k = 1; k < STACK_REUSE_WAYS; k++) {
 		if (set[k].age < e->age) {
+			e = &set[k];
+		}
+	}
+	for (uint32_t k = 0; k < STACK_REUSE_WAYS; k++) {
+		if (!set[k].id && same_start(&set[k], st)) {
 			e = &set[k];
 		}
 	}
