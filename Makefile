@@ -127,10 +127,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(AR_LIB) $(HEADERS) $(UNIT_HDR)
 $(BUILD)/programs/core_first_record: CFLAGS += -rdynamic
 $(BUILD)/programs/core_start_signal: CFLAGS += -rdynamic
 $(BUILD)/programs/core_second_signal: CFLAGS += -rdynamic
-# core_signal_tally and core_signal_attach call zlib's crc32, from
-# threads and signal handlers.
+# core_signal_tally calls zlib's crc32, from threads and signal handlers.
 $(BUILD)/programs/core_signal_tally: PROG_LIBS = -lz
-$(BUILD)/programs/core_signal_attach: PROG_LIBS = -lz
 
 $(BUILD)/programs/%: tests/programs/%.c include/mxprof.h
 	@mkdir -p $(dir $@)

@@ -9,13 +9,13 @@
 # longer) are dropped from the timeline: the line that says so must not
 # send the user to a buffer setting that would change nothing.
 . "$ROOT/tests/integration/lib.sh"
-prog=$BUILD/programs/core_signal_attach
+prog=$BUILD/programs/core_signal_tally
 T=4000
 
 for i in 1 2 3; do
 	MXPROF_AUTOSTART=1 MXPROF_HOOK='libz.so*:crc32' MXPROF_STACKS=8 \
 		MXPROF_OUTPUT="$WORK/a$i.json" \
-		LD_PRELOAD="$PRELOAD" "$prog" $T >out$i.txt 2>err$i.txt ||
+		LD_PRELOAD="$PRELOAD" "$prog" $T 4 16 50 >out$i.txt 2>err$i.txt ||
 		fail "run $i failed ($?): $(cat err$i.txt)"
 	calls=$(sed -n 's/^calls //p' out$i.txt)
 	[ "$calls" -ge $((T * 4)) ] || fail "run $i: calls $calls"

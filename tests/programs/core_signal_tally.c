@@ -1,10 +1,15 @@
 /*
  * core_signal_tally - zlib's crc32() called from many threads and from a
- * SIGPROF handler that interrupts them (and mxprof's own code), for the
- * tables' counts when the timeline drops records.
+ * SIGPROF handler that interrupts them (and mxprof's own code): for the
+ * tables' counts when the timeline drops records, and, with many short
+ * threads, for the handler's calls that land in a thread's first hooked
+ * call (which maps its shadow stack) or in its exit (which unmaps it).
  *
- * Usage: core_signal_tally THREADS CALLS
- * Prints "calls N": every crc32() call made, the handler's included.
+ * Usage: core_signal_tally THREADS CALLS [AT_ONCE [US]]
+ * THREADS threads make CALLS calls each, at most AT_ONCE (1 to 256;
+ * default: THREADS) running at a time; the handler comes every US (default
+ * 200) microseconds of the process's CPU time. Prints "calls N": every
+ * crc32() call made, the handler's included.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +17,8 @@
 #include <stdlib.h>
 #include <sys/time.h>
 #include <zlib.h>
+
+#define AT_ONCE_MAX 256
 
 static unsigned long handler_calls;
 static int calls;
@@ -39,27 +46,37 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: core_signal_tally THREADS CALLS\n");
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: core_signal_tally THREADS CALLS "
+				"[AT_ONCE [US]]\n");
 		return 2;
 	}
 	int n = atoi(argv[1]);
 	calls = atoi(argv[2]);
-	if (n < 1 || n > 256 || calls < 0) {
+	int at_once = argc > 3 ? atoi(argv[3]) : n;
+	int us = argc > 4 ? atoi(argv[4]) : 200;
+	if (n < 1 || calls < 0 || at_once < 1 || at_once > AT_ONCE_MAX ||
+	    us < 1) {
 		fprintf(stderr, "core_signal_tally: bad arguments\n");
 		return 2;
 	}
 	struct sigaction sa = {.sa_handler = on_prof, .sa_flags = SA_RESTART};
 	sigaction(SIGPROF, &sa, NULL);
-	/* Every 200 us of the process's CPU time. */
-	struct itimerval on = {{0, 200}, {0, 200}}, off = {{0, 0}, {0, 0}};
+	struct itimerval on = {{0, us}, {0, us}}, off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_PROF, &on, NULL);
-	pthread_t t[256];
-	for (int i = 0; i < n; i++) {
-		pthread_create(&t[i], NULL, work, NULL);
-	}
-	for (int i = 0; i < n; i++) {
-		pthread_join(t[i], NULL);
+	for (int made = 0; made < n;) {
+		pthread_t t[AT_ONCE_MAX];
+		int k = 0;
+		for (; k < at_once && made < n; k++, made++) {
+			if (pthread_create(&t[k], NULL, work, NULL) != 0) {
+				fprintf(stderr, "core_signal_tally: "
+						"pthread_create failed\n");
+				return 1;
+			}
+		}
+		for (int i = 0; i < k; i++) {
+			pthread_join(t[i], NULL);
+		}
 	}
 	setitimer(ITIMER_PROF, &off, NULL);
 	printf("calls %lu\n",
