@@ -202,7 +202,11 @@ static struct ring *attach(void)
 		ring_tls.cached_tail = r->head;
 		ring_tls.mask = r->mask;
 		ring_tls.limit = r->mask >> 1;
-		ring_tls.depth = 0;
+		/* Not the depth: a signal handler attaches while its thread
+		 * is in a push (hook_tramp.S counts itself in the depth
+		 * before it looks for a ring), which counts itself out
+		 * after; set to 0 here, that push left it at -1 and no
+		 * record of the thread was ever published again. */
 		ring_tls.ring = r;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		ring_tls.rec = ring_tls.quiet ? NULL : r;

@@ -185,8 +185,9 @@ static __attribute__((noinline)) struct hook_stack *stack_attach(void)
 			}
 			hook_rt_walk_put(s);
 			hook_rt_tls.top = s->f;
-			/* With stacks every call takes the general entry
-			 * path, which captures them (hook_tramp.S). */
+			/* The top before the end, which the trampolines
+			 * read first (hook_tramp.S). */
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			if (ticks_use_tsc.on) {
 				hook_rt_tls.end = s->f + HOOK_RT_DEPTH;
 			}

@@ -166,8 +166,12 @@ hook_tramp_enter:
 	.cfi_adjust_cfa_offset 8
 	.cfi_remember_state
 	movq	hook_rt_tls@gottpoff(%rip), %r11
+	/* The end before the top: a signal handler may make the thread's
+	 * shadow stack between the two loads (top first, then end), and a
+	 * NULL top read before it came would pass against its end. */
+	movq	%fs:HOOK_TLS_END(%r11), %rdx
 	movq	%fs:HOOK_TLS_TOP(%r11), %rax	/* f: the next free frame */
-	cmpq	%fs:HOOK_TLS_END(%r11), %rax
+	cmpq	%rdx, %rax
 	jae	.Lenter_other
 	cmpl	$0, stack_depth(%rip)		/* a stack to capture */
 	jne	.Lenter_other
