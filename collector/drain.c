@@ -77,7 +77,7 @@ static void agg_add_stacked(int tid, const struct coll_rec *c)
  */
 static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 {
-	struct coll_rec buf[256];
+	struct coll_rec buf[2 * 256]; /* a span with a stack makes two */
 	struct clock_line line;
 	/* Flight mode keeps the records in memory (flight.c); the thread's
 	 * name is noted all the same (threads_name() writes nothing to a
@@ -120,6 +120,19 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 				continue;
 			}
 			*c = *r;
+			uint32_t sid = coll_rec_unstack(c);
+			if (sid) {
+				/* The call's stack, as a record of its own
+				 * before the span, as stack_push() makes. */
+				c[1] = *c;
+				*c = (struct coll_rec){
+					.t0 = clock_line_to_ns(&line, r->t0),
+					.name = sid,
+					.kind = COLL_STACK};
+				c++;
+				j++;
+				stacked = 1;
+			}
 			if (__builtin_expect(r->group == sg, 0) &&
 			    r->kind == COLL_SPAN) {
 				steps_drain_rec(c, first);

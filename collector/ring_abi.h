@@ -33,6 +33,7 @@
 #define REC_KIND      24 /* kind (16 bits), cat, flags, then arg (32) */
 
 #define REC_KIND_SPAN	1    /* COLL_SPAN         */
+#define REC_FLAG_STACK	0x20 /* COLL_FLAG_STACK   */
 #define REC_FLAG_STATUS 0x40 /* COLL_FLAG_STATUS  */
 #define REC_FLAG_ERROR	0x80 /* COLL_FLAG_ERROR   */
 

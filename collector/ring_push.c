@@ -50,6 +50,7 @@ _Static_assert(offsetof(struct coll_rec, cat) == REC_KIND + 2, "abi");
 _Static_assert(offsetof(struct coll_rec, flags) == REC_KIND + 3, "abi");
 _Static_assert(offsetof(struct coll_rec, arg) == REC_KIND + 4, "abi");
 _Static_assert(COLL_SPAN == REC_KIND_SPAN, "abi");
+_Static_assert(COLL_FLAG_STACK == REC_FLAG_STACK, "abi");
 _Static_assert(COLL_FLAG_STATUS == REC_FLAG_STATUS, "abi");
 _Static_assert(COLL_FLAG_ERROR == REC_FLAG_ERROR, "abi");
 
@@ -411,6 +412,7 @@ int ring_push_words(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
 			__atomic_fetch_add(&ring_dropped_other, 1,
 					   __ATOMIC_RELAXED);
 			if (rec.kind != COLL_STACK) {
+				coll_rec_unstack(&rec);
 				tally_orphan(&rec);
 			}
 			return -ENOSPC;
@@ -440,6 +442,7 @@ int ring_push_words(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
 			struct coll_rec rec = rec_of_words(w);
 			count_drop(r);
 			if (rec.kind != COLL_STACK) {
+				coll_rec_unstack(&rec);
 				tally_add(r->tally, &rec);
 			}
 			push_end(r);

@@ -71,6 +71,12 @@ enum { COLL_SCOPE_GLOBAL = 0, COLL_SCOPE_PROCESS = 1, COLL_SCOPE_THREAD = 2 };
 #define COLL_FLAG_STATUS 0x40u
 #define COLL_FLAG_ERROR	 0x80u
 
+/* Flag bit of a COLL_SPAN in a ring: arg holds the id of the call's stack,
+ * in place of a COLL_STACK record of its own (the hook runtime's spans).
+ * The drain turns it back into that record before the span, so nothing
+ * past the rings sees the bit: see coll_rec_unstack(). */
+#define COLL_FLAG_STACK 0x20u
+
 /*
  * A record: 32 bytes, written whole into the ring before it is published.
  * name and group are string-table ids. group is the table section (a domain,
@@ -89,6 +95,22 @@ struct coll_rec {
 };
 
 _Static_assert(sizeof(struct coll_rec) == 32, "records are 32 bytes");
+
+/* Returns the stack id a span carries (COLL_FLAG_STACK), or 0, and clears
+ * the bit and arg: r is then the span as a COLL_STACK record would have
+ * preceded it. */
+static inline uint32_t coll_rec_unstack(struct coll_rec *r)
+{
+	uint32_t id = 0;
+
+	if (__builtin_expect(r->flags & COLL_FLAG_STACK, 0) &&
+	    r->kind == COLL_SPAN) {
+		id = r->arg;
+		r->arg = 0;
+		r->flags &= (uint8_t)~COLL_FLAG_STACK;
+	}
+	return id;
+}
 
 /* ---- state -------------------------------------------------------------- */
 

@@ -38,17 +38,18 @@
 #define HOOK_RT_DEPTH 256
 #define HOOK_TLS_TOP  0
 #define HOOK_TLS_END  8
-/* struct hook_frame: 40 bytes. AT is the resume address's offset from
+/* struct hook_frame: 48 bytes. AT is the resume address's offset from
  * hook_tramp_stubs (32 * i + HOOK_STUB_RESUME); a 4-byte "unwinding" flag
  * follows it, so one 8-byte store sets both. RBX is the caller's %rbx:
  * while a timed call runs, %rbx holds the frame's address (see
  * hook_tramp.S, "Unwinding"). */
-#define HOOK_FRAME_SIZE 40
+#define HOOK_FRAME_SIZE 48
 #define HOOK_FRAME_SLOT 0
 #define HOOK_FRAME_RET	8
 #define HOOK_FRAME_T0	16
 #define HOOK_FRAME_AT	24
 #define HOOK_FRAME_RBX	32
+#define HOOK_FRAME_SID	40 /* the call's stack id (4 bytes), 0: none */
 
 /* struct hook_ent (hook.h): 32 bytes, as many as a stub, so that a frame's
  * AT - HOOK_STUB_RESUME is also the offset of its entry in

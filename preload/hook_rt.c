@@ -78,6 +78,7 @@ _Static_assert(offsetof(struct hook_frame, t0) == HOOK_FRAME_T0, "abi");
 _Static_assert(offsetof(struct hook_frame, at) == HOOK_FRAME_AT, "abi");
 _Static_assert(offsetof(struct hook_frame, unwinding) == HOOK_FRAME_AT + 4,
 	       "abi: one store clears it with at");
+_Static_assert(offsetof(struct hook_frame, sid) == HOOK_FRAME_SID, "abi");
 _Static_assert(offsetof(struct hook_frame, rbx) == HOOK_FRAME_RBX, "abi");
 _Static_assert(offsetof(struct hook_tls, top) == HOOK_TLS_TOP, "abi");
 _Static_assert(offsetof(struct hook_tls, end) == HOOK_TLS_END, "abi");
@@ -238,6 +239,7 @@ static void limbo_put(struct hook_stack *s, const struct hook_frame *f)
 	e->at = f->at;
 	e->unwinding = f->unwinding;
 	e->rbx = f->rbx;
+	e->sid = f->sid;
 	HOOK_RT_FENCE();
 	e->slot = f->slot;
 }
@@ -275,7 +277,7 @@ static inline uint32_t enclosing_sid(void)
 	const struct hook_stack *s = hook_rt_stk;
 	uint32_t d = s ? depth(s) : 0;
 
-	return d > 0 && d <= HOOK_RT_DEPTH ? s->sid[d - 1] : 0;
+	return d > 0 && d <= HOOK_RT_DEPTH ? s->f[d - 1].sid : 0;
 }
 
 int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
@@ -339,13 +341,10 @@ int hook_rt_enter(uint32_t idx, uintptr_t *slot, uintptr_t rbx, uintptr_t rbp)
 	f->at = idx * HOOK_STUB_SIZE + HOOK_STUB_RESUME; /* see frame_idx() */
 	f->unwinding = 0;
 	f->rbx = rbx;
-	s->sid[d] = sid;
+	f->sid = sid;
 	HOOK_RT_FENCE();
 	*slot = hook_resume_addr(idx);
 	f->t0 = ticks_now();
-	if (sid) {
-		stack_push(sid, f->t0);
-	}
 	HOOK_RT_FENCE();
 	f->slot = slot;
 	errno = saved;
@@ -370,6 +369,10 @@ static inline void record(const struct hook_frame *f, uint64_t t1,
 
 	if (have_rax && (int)rax != 0) {
 		r.flags |= (uint8_t)(e->on_error >> 24);
+	}
+	if (f->sid) {
+		r.flags |= COLL_FLAG_STACK;
+		r.arg = f->sid;
 	}
 	ring_push(&r);
 	/* A step's marker: the exit path sends it here (hook_tramp.S). */

@@ -29,6 +29,8 @@ struct hook_frame {
 	uint32_t at;	    /* hook_resume_addr(idx) - stubs           */
 	uint32_t unwinding; /* armed when an exception began to unwind */
 	uintptr_t rbx;	    /* the caller's %rbx (hook_tramp.S)        */
+	uint32_t sid;	    /* the call's stack, 0: none               */
+	uint32_t spare;
 };
 
 /* Dropped frames kept in case their call returns after all. */
@@ -43,7 +45,6 @@ struct hook_frame {
 struct hook_stack {
 	struct hook_frame base;
 	struct hook_frame f[HOOK_RT_DEPTH];
-	uint32_t sid[HOOK_RT_DEPTH]; /* f[i]'s stack (hook_rt_enter) */
 	struct hook_frame limbo[HOOK_RT_LIMBO];
 	uint32_t limbo_next;
 };

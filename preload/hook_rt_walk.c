@@ -102,7 +102,7 @@ static int walk_through(uintptr_t ip, uint32_t *k, uintptr_t *ret,
 			*ret = f->ret;
 			*sp = (uintptr_t)(slot + 1);
 			*rbx = f->rbx;
-			*sid = s->sid[i];
+			*sid = f->sid;
 			return 1;
 		}
 	}

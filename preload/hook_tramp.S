@@ -22,7 +22,9 @@
  *     hook_tramp_leave. That keeps rax, rdx, xmm0 and xmm1 (every
  *     integer, SSE and struct return), the x87 st0/st1 of a long double
  *     result, and errno; pops the frame; pushes one record into the
- *     thread's ring; puts the caller's %rbx back; and returns to the
+ *     thread's ring (with the call's stack id in its arg, and
+ *     COLL_FLAG_STACK, when the entry captured one: one record a call
+ *     either way); puts the caller's %rbx back; and returns to the
  *     caller with a `ret`, which the return-stack buffer predicts as
  *     well.
  *
@@ -191,6 +193,7 @@ hook_tramp_enter:
 	leaq	hook_tramp_stubs(%rip), %rdx
 	subq	%rdx, %r11
 	movq	%r11, HOOK_FRAME_AT(%rax)	/* f->at, f->unwinding = 0 */
+	movl	$0, HOOK_FRAME_SID(%rax)	/* f->sid: no stack */
 	movq	%rax, %r11
 	CFI_RA_IN_FRAME(11)
 	rdtsc
@@ -378,7 +381,13 @@ hook_tramp_leave:
 	testl	%r8d, %r8d
 	jz	4f
 	orq	HOOK_ENT_ON_ERROR(%rdx), %rsi
-4:	movq	%rsi, REC_KIND(%rax)		/* kind, cat, flags, arg */
+4:	movl	(HOOK_FRAME_SID - HOOK_FRAME_SIZE)(%rdi), %edx
+	testl	%edx, %edx
+	jz	7f
+	shlq	$32, %rdx			/* arg: the stack's id */
+	orq	$(REC_FLAG_STACK << 24), %rdx
+	orq	%rdx, %rsi
+7:	movq	%rsi, REC_KIND(%rax)		/* kind, cat, flags, arg */
 	decl	%fs:RING_TLS_DEPTH(%r10)
 	jnz	5f
 	movq	%fs:RING_TLS_RESERVE(%r10), %rdx
