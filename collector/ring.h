@@ -96,8 +96,9 @@ struct ring {
 	char pad0[24];
 	/* Consumer's line. */
 	uint64_t tail;
-	uint64_t snap; /* head seen by the current drain pass */
-	char pad1[48];
+	uint64_t snap;	 /* head seen by the current drain pass */
+	uint64_t filled; /* records whose pages the drain filled in */
+	char pad1[40];
 	/* Set when mapped; tid when claimed; state as the comments of enum
 	 * ring_state say. next never changes once the ring is listed. */
 	uint64_t mask;

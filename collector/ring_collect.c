@@ -125,6 +125,50 @@ static void recycle(struct ring *r)
 	__atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
 }
 
+/*
+ * A thread's first lap through a new buffer writes pages that are not
+ * there yet: a page fault every 128 records on the recording thread, and
+ * lines fetched from memory. The drain fills in a buffer of the first
+ * size (grown ones are mapped filled) ahead of its thread, on its own
+ * core: twice what the thread has used, and RING_FILL_AHEAD records more,
+ * so that a thread that records little keeps a small footprint. Until
+ * its head passes the end, [0, head) is what the thread wrote itself.
+ */
+#define RING_FILL_AHEAD 4096
+
+static void fill_ahead(struct ring *r)
+{
+	static int cannot; /* the kernel refuses MADV_POPULATE_WRITE */
+	uint64_t cap = r->mask + 1;
+
+	if (r->filled >= cap || cap != ring_capacity) {
+		return;
+	}
+	uint64_t want = r->snap >= cap ? cap : 2 * r->snap + RING_FILL_AHEAD;
+	if (want > cap) {
+		want = cap;
+	}
+	if (cannot || r->snap >= cap) {
+		r->filled = cap;
+		return;
+	}
+	if (want <= r->filled) {
+		return;
+	}
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)&r->recs[r->filled] & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)&r->recs[want] + page - 1) & ~(page - 1);
+	uintptr_t end = (uintptr_t)r + r->map_len;
+
+	if (hi > end) {
+		hi = end;
+	}
+	if (madvise((void *)lo, hi - lo, MXPROF_MADV_POPULATE_WRITE) != 0) {
+		cannot = 1;
+	}
+	r->filled = want;
+}
+
 /* One round of ring_collect(); sets *again when it freed a ring that
  * another grew from, whose records may now be read. */
 static uint64_t collect_round(ring_emit_fn emit, void *ctx, int anchor,
@@ -165,6 +209,9 @@ static uint64_t collect_round(ring_emit_fn emit, void *ctx, int anchor,
 		}
 		total += t - r->tail;
 		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) == RING_LIVE) {
+			fill_ahead(r);
+		}
 		if (tally_sink && in_use(r)) {
 			tally_take(r->tally, tally_sink, tally_ctx);
 		}
@@ -247,6 +294,7 @@ void ring_after_fork_child(void)
 	for (struct ring *r = ring_all; r; r = r->next) {
 		r->head = r == mine ? ring_tls.reserve : 0;
 		r->tail = r->snap = r->head;
+		r->filled = 0; /* the parent's pages: copied on write */
 		r->dropped = 0;
 		tally_clear(r->tally);
 		r->state = r == mine ? RING_LIVE : RING_FREE;

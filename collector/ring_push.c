@@ -128,6 +128,7 @@ static struct ring *ring_map(uint64_t cap, int populate)
 	r->mask = cap - 1;
 	r->map_len = len;
 	r->tally = (struct tally *)(void *)&r->recs[cap];
+	r->filled = populate ? cap : 0;
 	r->state = RING_CLAIMED;
 	return r;
 }
