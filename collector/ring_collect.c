@@ -134,7 +134,7 @@ static void recycle(struct ring *r)
  * so that a thread that records little keeps a small footprint. Until
  * its head passes the end, [0, head) is what the thread wrote itself.
  */
-#define RING_FILL_AHEAD 4096
+#define RING_FILL_AHEAD 1024
 
 static void fill_ahead(struct ring *r)
 {

@@ -797,10 +797,10 @@ static void *push_1000_then_drain(void *arg)
 	f->cap = *(uint64_t *)(ring_tls + RING_TLS_MASK) + 1;
 	ring_collect(discard_emit, NULL);
 	/* Written by the thread: [0, 1000). Filled by the drain: up to
-	 * 2 * 1000 + 4096. Beyond: untouched until the thread gets there. */
+	 * 2 * 1000 + 1024. Beyond: untouched until the thread gets there. */
 	f->resident[0] = resident_pages(recs, 1000 * 32);
-	f->resident[1] = resident_pages(recs + 1024 * 32, 5000 * 32);
-	f->resident[2] = resident_pages(recs + 6400 * 32, 9000 * 32);
+	f->resident[1] = resident_pages(recs + 1024 * 32, 1976 * 32);
+	f->resident[2] = resident_pages(recs + 3200 * 32, 9000 * 32);
 	f->resident[3] = resident_pages(recs + 16384 * 32, 16384 * 32);
 	return NULL;
 }
@@ -831,10 +831,11 @@ static void test_ring_drain_fills_new_buffer_ahead(void **st)
 	assert_int_equal(f.rc, 0);
 	assert_int_equal(f.cap, 32768);
 	/* Records start 192 bytes into the mapping, 128 a page: [0, 1000)
-	 * lie on pages 0 to 7, [1024, 6024) on pages 8 to 47, and the fill
-	 * ends with record 6096's page, 47. */
+	 * lie on pages 0 to 7, [1024, 3000) on pages 8 to 23, and the fill
+	 * ends with record 3024's page, 23; [3200, 12200) start on page
+	 * 25. */
 	assert_int_equal(f.resident[0], 8);
-	assert_int_equal(f.resident[1], 40);
+	assert_int_equal(f.resident[1], 16);
 	assert_int_equal(f.resident[2], 0);
 	assert_int_equal(f.resident[3], 0);
 }
