@@ -121,18 +121,6 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			}
 			*c = *r;
 			uint32_t sid = coll_rec_unstack(c);
-			if (sid) {
-				/* The call's stack, as a record of its own
-				 * before the span, as stack_push() makes. */
-				c[1] = *c;
-				*c = (struct coll_rec){
-					.t0 = clock_line_to_ns(&line, r->t0),
-					.name = sid,
-					.kind = COLL_STACK};
-				c++;
-				j++;
-				stacked = 1;
-			}
 			if (__builtin_expect(r->group == sg, 0) &&
 			    r->kind == COLL_SPAN) {
 				steps_drain_rec(c, first);
@@ -150,6 +138,16 @@ static void emit(void *ctx, int tid, const struct coll_rec *recs, size_t n)
 			    c->kind == COLL_SPAN) {
 				flight_note_step(c->arg, c->t0, c->t0 + c->t1);
 				trigger_note_step(c->arg, c->t0, c->t1);
+			}
+			if (sid) {
+				/* The call's stack, as a record of its own
+				 * before the span, as stack_push() makes. */
+				c[1] = *c;
+				*c = (struct coll_rec){.t0 = c[1].t0,
+						       .name = sid,
+						       .kind = COLL_STACK};
+				j++;
+				stacked = 1;
 			}
 		}
 		if (stacked) {

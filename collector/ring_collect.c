@@ -144,25 +144,22 @@ static void fill_ahead(struct ring *r)
 	if (r->filled >= cap || cap != ring_capacity) {
 		return;
 	}
-	uint64_t want = r->snap >= cap ? cap : 2 * r->snap + RING_FILL_AHEAD;
+	if (cannot || r->snap >= cap) {
+		r->filled = cap; /* the thread has been everywhere */
+		return;
+	}
+	uint64_t want = 2 * r->snap + RING_FILL_AHEAD;
 	if (want > cap) {
 		want = cap;
-	}
-	if (cannot || r->snap >= cap) {
-		r->filled = cap;
-		return;
 	}
 	if (want <= r->filled) {
 		return;
 	}
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = (uintptr_t)&r->recs[r->filled] & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)&r->recs[want] + page - 1) & ~(page - 1);
-	uintptr_t end = (uintptr_t)r + r->map_len;
+	uintptr_t hi = (uintptr_t)&r->recs[want];
 
-	if (hi > end) {
-		hi = end;
-	}
+	/* The kernel rounds the end up to its page. */
 	if (madvise((void *)lo, hi - lo, MXPROF_MADV_POPULATE_WRITE) != 0) {
 		cannot = 1;
 	}

@@ -387,12 +387,14 @@ __attribute__((noinline, cold)) static int room_for(struct ring *r, uint64_t h)
 /* A record's words, written over the slot's struct coll_rec. */
 typedef uint64_t rec_word __attribute__((may_alias));
 
-/* The record of words w, for the tally of a dropped one. */
+/* The record of words w, for the tally of a dropped one: a span's stack
+ * (COLL_FLAG_STACK) is no part of its row. */
 static struct coll_rec rec_of_words(const uint64_t w[4])
 {
 	struct coll_rec rec;
 
 	memcpy(&rec, w, sizeof(rec));
+	coll_rec_unstack(&rec);
 	return rec;
 }
 
@@ -413,7 +415,6 @@ int ring_push_words(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
 			__atomic_fetch_add(&ring_dropped_other, 1,
 					   __ATOMIC_RELAXED);
 			if (rec.kind != COLL_STACK) {
-				coll_rec_unstack(&rec);
 				tally_orphan(&rec);
 			}
 			return -ENOSPC;
@@ -443,7 +444,6 @@ int ring_push_words(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
 			struct coll_rec rec = rec_of_words(w);
 			count_drop(r);
 			if (rec.kind != COLL_STACK) {
-				coll_rec_unstack(&rec);
 				tally_add(r->tally, &rec);
 			}
 			push_end(r);
