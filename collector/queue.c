@@ -183,14 +183,17 @@ static void *drain_main(void *arg)
 	coll_unlock(&drain_owner);
 	/*
 	 * The wait adapts to the load: a pass that found an eighth of a ring
-	 * or more starts the next at once, one that found a 64th waits 1 ms,
-	 * and a lighter pass waits the full period (a program that records
-	 * little is woken no more often than that). A flooding thread fills
-	 * its ring in a few milliseconds, and a fixed period would turn that
-	 * into drops. The ticks still come once per period.
+	 * or more starts the next at once; one whose records, at the rate
+	 * they came since the pass before, would make an eighth in a period
+	 * waits 1 ms; a lighter pass waits the full period (a program that
+	 * records little is woken no more often than that, and one that
+	 * records steadily, a training loop's hundred thousand operators a
+	 * second, once a period too, not twice). A flooding thread fills its
+	 * ring in a few milliseconds, and a fixed period would turn that into
+	 * drops. The ticks still come once per period.
 	 */
 	int wait_ms = (int)S.cfg.drain_period_ms;
-	uint64_t last_tick = 0;
+	uint64_t last_tick = 0, last_pass = ticks_mono_ns();
 	uint64_t period_ns = (uint64_t)S.cfg.drain_period_ms * 1000000u;
 	for (;;) {
 		dump_signal_mask(&unblocked);
@@ -220,9 +223,12 @@ static void *drain_main(void *arg)
 				       (uint64_t)(S.cfg.dump_period_s * 1e9);
 		int owed = drain_owed();
 		coll_unlock(&drain_owner);
+		uint64_t since = now - last_pass;
+		last_pass = now;
 		if (got >= ring_capacity / 8) {
 			wait_ms = 0;
-		} else if (got >= ring_capacity / 64) {
+		} else if ((double)got * (double)period_ns >=
+			   (double)(ring_capacity / 8) * (double)(since + 1)) {
 			wait_ms = 1;
 		} else {
 			wait_ms = (int)S.cfg.drain_period_ms;
