@@ -2,24 +2,32 @@
 # torch_cpu_bench.sh [BUILD] - what profiling costs a CPU PyTorch job.
 #
 # Each launch of tests/bench/torch_cpu_bench.py times, in one process:
-#  - small: x.to(torch.float64) on a 16x16 tensor (4 ATen operators), in
-#    us a call, one thread;
-#  - train1 / trainN: the training loop of tests/programs/torch_train.py
-#    (conv2d, relu, max_pool2d, linear, cross-entropy, backward, SGD on
-#    batches of 64) with torch.set_num_threads(1) and with every CPU:
-#    the median step's wall time, and the process's CPU time (all its
-#    threads, the profiler's included) per step.
+#  - small: x.to(torch.float64) on a 16x16 tensor (4 ATen operators), the
+#    thread's CPU time a call, one thread;
+#  - train1: the training loop of tests/programs/torch_train.py (conv2d,
+#    relu, max_pool2d, linear, cross-entropy, backward, SGD on batches of
+#    64) with torch.set_num_threads(1): the training thread's CPU time a
+#    step, the step's wall time, and the other threads' CPU time a step
+#    (a profiler's own thread);
+#  - trainN: the same loop with every CPU: the step's wall time and the
+#    process's CPU time a step.
+# Each time is given as its 1st percentile over the launch's steps (or
+# blocks of calls: p01, the fastest 1 %) and as its median. A VM's speed
+# changes from moment to moment with its host's other work, which moves
+# a launch's median by 10 to 30 %; its fastest steps move by about 1 %,
+# so the p01 rows are the ones that resolve a few per cent
+# (torch_cpu_bench.py says more).
 # Six ways, launched in turn ROUNDS times (the order rotates from round
 # to round): no profiler, mxprof's defaults (MXPROF_AUTOSTART=1 only),
 # mxprof in flight mode (MXPROF_FLIGHT=20steps), mxprof with
 # MXPROF_STACKS=32, torch.autograd.profiler, and the same with
 # with_stack=True (and BASE_LIB's mxprof, when set).
 #
-# Prints for each phase and way the median over the rounds, its min-max,
-# and the ratio to the run without a profiler: the median of each
-# round's ratio to the plain launch of the same round, with that ratio's
-# min-max beside it. For the small loop it also prints what a stack at
-# depth 32 adds: (stacks - defaults) per x.to and per operator.
+# Prints for each measure and way the median over the rounds, its
+# min-max, and the ratio to the run without a profiler: the median of
+# each round's ratio to the plain launch of the same round, with that
+# ratio's min-max beside it. For the small loop it also prints what a
+# stack at depth 32 adds: (stacks - defaults) per x.to and per operator.
 #
 # glibc's heap is set the same in every launch, the plain one included
 # (MALLOC_TRIM_THRESHOLD_ 64 MiB, MALLOC_MMAP_THRESHOLD_ 4 MiB; HEAP=glibc
@@ -29,8 +37,8 @@
 # from 0.38 to 0.45 ms a step, with three times the page faults), which
 # swamps a 3 % difference between launches.
 #
-# The default is a quick form (3 rounds); SLOW=1 is the form the figures
-# in docs/benchmarks.md come from (10 rounds, longer loops). ROUNDS,
+# The default is a quick form (3 rounds, 1000 steps); SLOW=1 is the form
+# the figures in docs/benchmarks.md come from (10 rounds, 3000 steps). ROUNDS,
 # STEPS and SMALL override either. Needs /usr/bin/python3 with torch
 # (python3-torch); skips with one line otherwise. Figures, not a test:
 # nothing fails on a slow machine.
@@ -40,9 +48,9 @@ BUILD=$(cd "${1:-${BUILD:-$ROOT/build}}" && pwd)
 LIB=${MXPROF_LIB:-$BUILD/libmxprof.so}
 PY=${PYTHON:-/usr/bin/python3}
 if [ "${SLOW:-}" = 1 ]; then
-	ROUNDS=${ROUNDS:-10} STEPS=${STEPS:-300} SMALL=${SMALL:-30000}
+	ROUNDS=${ROUNDS:-10} STEPS=${STEPS:-3000} SMALL=${SMALL:-300000}
 else
-	ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-200} SMALL=${SMALL:-15000}
+	ROUNDS=${ROUNDS:-3} STEPS=${STEPS:-1000} SMALL=${SMALL:-100000}
 fi
 if ! "$PY" -c 'import torch' 2>/dev/null; then
 	echo "torch_cpu_bench: skipped: torch cannot be imported by $PY"
@@ -102,17 +110,19 @@ labels = {
     "autograd": "torch.autograd.profiler",
     "autograd-stack": "  with_stack=True",
 }
+# the fields of each phase's line, after its name (torch_cpu_bench.py)
+fields = {
+    "small": ["p01", "med"],
+    "train1": ["p01", "med", "wall", "other"],
+    "trainN": ["p01", "med", "cpu"],
+}
 # v[(phase, measure)][way][round] = value
 v = {}
 for line in open(path):
     f = line.split()
     r, way, phase = int(f[0]), f[1], f[2]
-    if phase == "small":
-        v.setdefault(("small", "us"), {}).setdefault(way, {})[r] = float(f[3])
-    elif phase in ("train1", "trainN"):
-        # f[3]: median step; f[4]: mean step; f[5]: CPU a step
-        v.setdefault((phase, "wall"), {}).setdefault(way, {})[r] = float(f[3])
-        v.setdefault((phase, "cpu"), {}).setdefault(way, {})[r] = float(f[5])
+    for name, x in zip(fields.get(phase, []), f[3:]):
+        v.setdefault((phase, name), {}).setdefault(way, {})[r] = float(x)
 
 
 def fmt(xs, p=4):
@@ -126,11 +136,15 @@ print(
        else "glibc's dynamic heap thresholds")
 )
 heads = {
-    ("small", "us"): "x.to(float64) 16x16, 1 thread: us a call",
-    ("train1", "wall"): "training step, 1 thread: median step wall ms",
-    ("train1", "cpu"): "training step, 1 thread: process CPU ms a step",
-    ("trainN", "wall"): "training step, %s threads: median step wall ms" % ncpu,
-    ("trainN", "cpu"): "training step, %s threads: process CPU ms a step" % ncpu,
+    ("small", "p01"): "x.to(float64) 16x16, 1 thread: the thread's CPU us a call, p01 of 200 blocks",
+    ("small", "med"): "x.to(float64) 16x16, 1 thread: the same, median block",
+    ("train1", "p01"): "training step, 1 thread: the thread's CPU ms a step, p01 of the steps",
+    ("train1", "med"): "training step, 1 thread: the thread's CPU ms a step, median step",
+    ("train1", "wall"): "training step, 1 thread: wall ms a step, median step",
+    ("train1", "other"): "training step, 1 thread: the other threads' CPU ms a step (not a ratio)",
+    ("trainN", "p01"): "training step, %s threads: wall ms a step, p01 of the steps" % ncpu,
+    ("trainN", "med"): "training step, %s threads: wall ms a step, median step" % ncpu,
+    ("trainN", "cpu"): "training step, %s threads: the process's CPU ms a step" % ncpu,
 }
 for key in heads:
     if key not in v or "plain" not in v[key]:
@@ -141,9 +155,12 @@ for key in heads:
     for w in ways:
         if w not in d:
             continue
-        rs = [d[w][r] / d["plain"][r] for r in d[w] if r in d["plain"]]
-        print("  %-28s %-30s %s" % (labels[w], fmt(list(d[w].values())), fmt(rs, 3)))
-    if key == ("small", "us") and "stacks32" in d and "mxprof" in d:
+        ratio = ""
+        if key != ("train1", "other"):
+            rs = [d[w][r] / d["plain"][r] for r in d[w] if r in d["plain"]]
+            ratio = fmt(rs, 3)
+        print("  %-28s %-30s %s" % (labels[w], fmt(list(d[w].values())), ratio))
+    if key[0] == "small" and "stacks32" in d and "mxprof" in d:
         add = [d["stacks32"][r] - d["mxprof"][r] for r in d["stacks32"] if r in d["mxprof"]]
         print(
             "  a stack at depth 32: %s us per x.to, %s us per operator (4 a call)"
