@@ -236,6 +236,9 @@ static void *drain_main(void *arg)
 		int asked = __atomic_exchange_n(&drain_t.dump_req, 0,
 						__ATOMIC_ACQ_REL);
 		if (asked || periodic || owed) {
+			/* The program may have changed its stderr since the
+			 * wakeup (before it sent the dump signal). */
+			out_fd_follow_stderr();
 			drain_dump(asked, "the dump signal (mxprof dump)",
 				   NULL);
 		}
