@@ -71,7 +71,9 @@ int out_fd_own_table(void);
  * the program's again where the program changed it (dup2) since, and
  * /dev/null where the program closed it (so that mxprof keeps no pipe
  * open that a reader waits to see end); elsewhere it does nothing. The
- * drain thread calls it at each wake-up. This function can't fail.
+ * drain thread calls it at each wake-up and before a dump; where the
+ * kernel has kcmp(), a stderr that did not change costs one system call.
+ * This function can't fail.
  */
 void out_fd_follow_stderr(void);
 
