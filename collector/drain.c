@@ -392,6 +392,7 @@ static char *tables_now(struct request *r)
 	}
 	o.dropped = ring_dropped();
 	o.extra = source_tables;
+	steps_meta_sync();
 	const char **pairs = meta_copy(NULL);
 	o.meta = pairs;
 	if (r->steps) {

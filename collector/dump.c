@@ -474,6 +474,7 @@ int dump_write(struct coll_state *s, uint64_t dropped, const char *steps)
 		return rc_pick;
 	}
 	const char **json = NULL;
+	steps_meta_sync();
 	const char **pairs = meta_copy(&json);
 	const char **shown = pairs;
 

@@ -293,13 +293,16 @@ int window_steps_keeps(uint64_t t);
  * (ticks) of thread tid's first record so far (UINT64_MAX: none), which
  * steps_thread_seen() lowers to t0. steps_drain_rec() completes step
  * record r (a thread's first step starts at first) and notes its number
- * in the metadata "steps". Owner held, all of them.
+ * for the metadata "steps", which steps_meta_sync() writes (before the
+ * metadata is read, or replaced by a flight window's). Owner held, all
+ * of them.
  */
 int steps_filtering(void);
 uint32_t steps_group(void);
 uint64_t steps_thread_first(int tid);
 void steps_thread_seen(int tid, uint64_t t0);
 void steps_drain_rec(struct coll_rec *r, uint64_t first);
+void steps_meta_sync(void);
 /* steps.c: a forked child forgets the parent's threads and steps. */
 void steps_fork_child(void);
 

@@ -242,6 +242,9 @@ static void window_meta(const char *trigger, const char *reason,
 {
 	char json[META_VALUE_MAX], steps[64] = "";
 
+	/* The steps held are written first (they may have changed since
+	 * the last dump), so that the window's take their place. */
+	steps_meta_sync();
 	if (w->nsteps) {
 		snprintf(steps, sizeof(steps), "%llu-%llu",
 			 (unsigned long long)w->step_lo,

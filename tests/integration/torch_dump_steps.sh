@@ -3,7 +3,7 @@
 # python3-torch for /usr/bin/python3), recorded whole under the defaults:
 #  - dumps(steps="3-5") counts my_block 3 times and Optimizer.step#SGD.step
 #    3 times, its Steps section 3 steps, and its metadata says 3-5;
-#    dumps() with no steps still counts 12 of each;
+#    dumps() with no steps still counts 12 of each, and says 0-11;
 #  - dump(steps="3-5") writes a trace whose ProfilerStep#N slices are
 #    exactly 3, 4 and 5, with 3 my_block and 3 Optimizer.step#SGD.step
 #    slices, each inside one of them, the metadata "steps" 3-5, and
@@ -85,6 +85,8 @@ expect_eq "steps, steps 3-5" 3 \
 	"$(awk '$1 == "mean" { print $2; exit }' picked.txt)"
 grep -q '^steps *3-5$' picked.txt ||
 	fail "dumps(steps=): no metadata steps 3-5"
+grep -q '^steps *0-11$' all.txt ||
+	fail "dumps(): no metadata steps 0-11: $(grep '^steps ' all.txt)"
 expect_eq "my_block, dump(steps=)'s tables" 3 \
 	"$(table picked.stats.txt my_block)"
 
