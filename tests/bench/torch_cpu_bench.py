@@ -28,7 +28,10 @@ Prints:
                      number of CPUs this process may run on: the step's
                      wall time (p01, median; the work is spread over N
                      threads, so a thread's CPU time says little) and the
-                     process's CPU time a step, in ms;
+                     process's CPU time a step, in ms. A profiler's own
+                     thread runs every few steps (mxprof's drain: a pass
+                     every 10 ms), so the p01 step is one it did not
+                     interrupt: train1's OTHER is that thread's share;
   small P01 MEDIAN   x.to(torch.float64) on a 16x16 float tensor (four
                      ATen operators: to, _to_copy, empty_strided,
                      copy_), one thread: the thread's CPU time in
