@@ -40,4 +40,9 @@ typedef int (*fake_cupti_record_fn)(const void *rec);
  * (cuptiEnableDomain), as CUPTI does. */
 typedef void (*fake_cupti_api_fn)(int exit, uint32_t cbid, uint32_t corr);
 
+/* Not CUPTI's, for test programs: 1 when the client enabled activity
+ * kind k, so that a program can wait for a profiler that starts CUPTI
+ * from another thread instead of guessing how long that takes. */
+typedef int (*fake_cupti_enabled_fn)(int k);
+
 #endif /* MXPROF_FAKE_H */

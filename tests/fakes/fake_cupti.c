@@ -112,6 +112,13 @@ EXPORT uint64_t fake_cupti_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether the client enabled activity kind k (fake.h). */
+EXPORT int fake_cupti_enabled(int k)
+{
+	return k >= 0 && k < 64 &&
+	       __atomic_load_n(&enabled[k], __ATOMIC_ACQUIRE);
+}
+
 EXPORT uint32_t fake_cupti_correlation(void)
 {
 	return __atomic_add_fetch(&next_corr, 1, __ATOMIC_RELAXED);
@@ -265,7 +272,7 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 	if ((unsigned)kind >= 64 || !size_of(kind)) {
 		return CUPTI_ERROR_INVALID_KIND;
 	}
-	enabled[kind] = 1;
+	__atomic_store_n(&enabled[kind], 1, __ATOMIC_RELEASE);
 	return CUPTI_SUCCESS;
 }
 

@@ -20,6 +20,9 @@ wait_until -p "$pid" "the program to reach half-way" '[ -e sync/half ]'
 
 status=/tmp/mxprof-$(id -u)/$pid.status
 [ -n "${XDG_RUNTIME_DIR:-}" ] && status=$XDG_RUNTIME_DIR/mxprof/$pid.status
+# The drain thread writes the status file when it starts, which may be
+# after the program's threads reached half-way.
+wait_until -p "$pid" "the status file $status" '[ -s "$status" ]'
 grep -q '^dumps=0$' "$status" || fail "status file before the dump: $(cat "$status" 2>&1)"
 kill -USR1 $pid
 wait_until -p "$pid" "the dump signal's dump (dumps=1 in $status)" \

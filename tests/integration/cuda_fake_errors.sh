@@ -29,11 +29,12 @@ run subscribed "CUPTI is already used by another profiling tool (cuptiSubscribe:
 run privileges "no permission to profile the GPU (cuptiActivityEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" FAKE_CUPTI_FAIL=privileges
 run version "libcupti.so.13 has CUPTI API version 120000, mxprof was built for 130001 (CUDA 13)" FAKE_CUPTI_VERSION=120000
 
-# The tick path: the program waits 300 ms after loading libcudart, so the
-# drain thread (10 ms period) has started CUPTI before the first call.
+# The tick path: the program waits after loading libcudart until the
+# drain thread (10 ms period) has started CUPTI, before the first call
+# (the fake libcupti says when the kinds are enabled).
 CUDA_INJECTION64_PATH=/nonexistent/libothertool.so MXPROF_HOOK=none MXPROF_AUTOSTART=1 \
 	MXPROF_OUTPUT="$WORK/tick.json" LD_PRELOAD="$PRELOAD" \
-	"$prog" "$fakes/libcudart.so.13" $S 300 >tick.out 2>tick.err || fail "tick: the program failed"
+	"$prog" "$fakes/libcudart.so.13" $S cupti >tick.out 2>tick.err || fail "tick: the program failed"
 expect_eq "tick: output" "$expected" "$(cat tick.out)"
 expect_eq "tick: stderr" "" "$(cat tick.err)"
 tracesummary tick.json >tick.sum

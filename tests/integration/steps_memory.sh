@@ -26,13 +26,17 @@ cd "$WORK"
 BOUND_KB=16384
 
 # peak NAME STEPS [VAR=VALUE...]: flight_main STEPS 3 under mxprof with
-# the window of 5 steps; prints its peak resident memory (KiB).
+# the window of 5 steps; prints its peak resident memory (KiB). The
+# buffers do not grow (MXPROF_BUFFER_MAX_KB=MXPROF_BUFFER_KB, the
+# default 2048): a drain thread kept off its core by a loaded machine
+# would let one grow to 16 MiB, in one run and not the other.
 peak() {
 	local name=$1 n=$2
 	shift 2
 	"${PYTHON3:-python3}" -S - "$@" MXPROF_AUTOSTART=1 \
 		MXPROF_OUTPUT="$WORK/$name.json" MXPROF_HOOK='libsteps.so:*' \
 		MXPROF_STEP=train_step MXPROF_OVERFLOW=block \
+		MXPROF_BUFFER_KB=2048 MXPROF_BUFFER_MAX_KB=2048 \
 		LD_PRELOAD="$PRELOAD" ./flight_main "$n" 3 \
 		>"$name.out" 2>"$name.err" <<'PYEOF' ||
 import resource, subprocess, sys

@@ -2,15 +2,19 @@
  * cuda_fake_train - a training-loop-shaped CUDA program for the fake
  * libcudart (tests/fakes/), loaded with dlopen as frameworks load theirs.
  *
- * usage: cuda_fake_train LIBCUDART STEPS [WAIT_MS [USR1_AT]]
+ * usage: cuda_fake_train LIBCUDART STEPS [WAIT [USR1_AT]]
  *        cuda_fake_train none      (touches no CUDA at all)
  * Allocates two 1 MiB buffers, calls cudaGetDevice 10 times, then per step
  * (inside an NVTX range "step"): a 1 MiB HtoD copy, kernels conv_fwd
  * (grid 10), relu (grid 2), conv_bwd (grid 20), a 64 KiB memset, a 4 KiB
- * DtoH copy and cudaDeviceSynchronize. Frees both buffers. WAIT_MS waits
- * after loading the library, before the first call; USR1_AT raises SIGUSR1
- * (mxprof's dump signal) before that step. Prints a checksum; with
- * "none", prints whether libcupti is mapped and how many threads run.
+ * DtoH copy and cudaDeviceSynchronize. Frees both buffers. WAIT, after
+ * loading the library and before the first call: a number of
+ * milliseconds, or "cupti": until the fake libcupti says a profiler
+ * enabled the kernel, copy, set and runtime records (at most 60 s).
+ * USR1_AT raises SIGUSR1 (mxprof's dump signal) before that step. Prints
+ * a checksum; with "none", prints whether libcupti is mapped and how many
+ * threads run, once at least 3 do (mxprof's drain thread and its helper
+ * beside the main one; at most 60 s) and 200 ms more have passed.
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -19,7 +23,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
+
+#include "../fakes/fake.h"
 
 struct dim3_ {
 	unsigned x, y, z;
@@ -34,33 +41,99 @@ typedef int (*launch_fn)(const void *, struct dim3_, struct dim3_, void **,
 typedef int (*sync_fn)(void);
 typedef int (*getdev_fn)(int *);
 
-static void report_nothing_loaded(void)
+static void sleep_ms(long ms)
 {
-	char line[512];
-	int cupti = 0, threads = 0;
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The path of the mapped libcupti in path (empty when there is none). */
+static void cupti_mapped(char *path, size_t len)
+{
+	char line[4096];
 	FILE *f = fopen("/proc/self/maps", "r");
 
+	path[0] = 0;
 	while (f && fgets(line, sizeof(line), f)) {
-		cupti |= strstr(line, "libcupti") != NULL;
+		char *p = strchr(line, '/');
+		if (p && strstr(p, "libcupti")) {
+			p[strcspn(p, "\n")] = 0;
+			snprintf(path, len, "%s", p);
+			break;
+		}
 	}
 	if (f) {
 		fclose(f);
 	}
-	f = fopen("/proc/self/status", "r");
+}
+
+static int threads_now(void)
+{
+	char line[512];
+	int threads = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
 	while (f && fgets(line, sizeof(line), f)) {
 		sscanf(line, "Threads: %d", &threads);
 	}
 	if (f) {
 		fclose(f);
 	}
-	printf("libcupti mapped: %d, threads: %d\n", cupti, threads);
+	return threads;
+}
+
+static void report_nothing_loaded(void)
+{
+	char path[4096];
+
+	for (int i = 0; i < 6000 && threads_now() < 3; i++) {
+		sleep_ms(10);
+	}
+	sleep_ms(200); /* a few drain ticks */
+	cupti_mapped(path, sizeof(path));
+	printf("libcupti mapped: %d, threads: %d\n", path[0] != 0,
+	       threads_now());
+}
+
+/* Waits until the fake libcupti says the kinds this program's records
+ * need are enabled, at most 60 s. */
+static void wait_for_cupti(void)
+{
+	static const int kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+				    CUPTI_ACTIVITY_KIND_MEMCPY,
+				    CUPTI_ACTIVITY_KIND_MEMSET,
+				    CUPTI_ACTIVITY_KIND_RUNTIME};
+	fake_cupti_enabled_fn enabled = NULL;
+	char path[4096];
+
+	for (int i = 0; i < 6000; i++, sleep_ms(10)) {
+		if (!enabled) {
+			cupti_mapped(path, sizeof(path));
+			void *h = path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD)
+					  : NULL;
+			enabled = h ? (fake_cupti_enabled_fn)dlsym(
+					      h, "fake_cupti_enabled")
+				    : NULL;
+			if (!enabled) {
+				continue;
+			}
+		}
+		size_t k = 0;
+		while (k < sizeof(kinds) / sizeof(kinds[0]) &&
+		       enabled(kinds[k])) {
+			k++;
+		}
+		if (k == sizeof(kinds) / sizeof(kinds[0])) {
+			return;
+		}
+	}
+	fprintf(stderr, "cuda_fake_train: CUPTI not enabled after 60 s\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "none") == 0) {
-		struct timespec ts = {0, 200 * 1000 * 1000};
-		nanosleep(&ts, NULL); /* a few drain ticks */
 		report_nothing_loaded();
 		return 0;
 	}
@@ -70,9 +143,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
 		return 1;
 	}
-	if (argc > 3) {
-		struct timespec ts = {0, atol(argv[3]) * 1000000L};
-		nanosleep(&ts, NULL);
+	if (argc > 3 && strcmp(argv[3], "cupti") == 0) {
+		wait_for_cupti();
+	} else if (argc > 3) {
+		sleep_ms(atol(argv[3]));
 	}
 	malloc_fn cmalloc = (malloc_fn)dlsym(h, "cudaMalloc");
 	free_fn cfree = (free_fn)dlsym(h, "cudaFree");
