@@ -23,15 +23,17 @@ Prints:
                      median), the median step's wall time, and the CPU
                      time of the process's other threads (a profiler's
                      own, OpenMP's) a step, all in ms;
-  trainN P01 MEDIAN CPU N
+  trainN P01 MEDIAN CPU MINE N
                      the same loop with torch.set_num_threads(N), N the
                      number of CPUs this process may run on: the step's
                      wall time (p01, median; the work is spread over N
-                     threads, so a thread's CPU time says little) and the
-                     process's CPU time a step, in ms. A profiler's own
-                     thread runs every few steps (mxprof's drain: a pass
-                     every 10 ms), so the p01 step is one it did not
-                     interrupt: train1's OTHER is that thread's share;
+                     threads, so a thread's CPU time says little), the
+                     process's CPU time a step, and that of mxprof's own
+                     threads (those named mxprof-*, by schedstat), in
+                     ms. mxprof's drain thread runs a pass every 10 ms,
+                     so the p01 step is one it did not interrupt; with
+                     every core busy MINE is time the program's threads
+                     did not get;
   small P01 MEDIAN   x.to(torch.float64) on a 16x16 float tensor (four
                      ATen operators: to, _to_copy, empty_strided,
                      copy_), one thread: the thread's CPU time in
@@ -74,6 +76,21 @@ def small_blocks(x, per, count, us):
         us.append((time.thread_time() - t) * 1e6 / per)
 
 
+def mine_ns():
+    """CPU time (ns) of this process's threads named mxprof-*."""
+    total = 0
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/comm" % t) as f:
+                if not f.read().startswith("mxprof-"):
+                    continue
+            with open("/proc/self/task/%s/schedstat" % t) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
 def train(threads, steps, label):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -90,6 +107,7 @@ def train(threads, steps, label):
     for _ in range(50):
         step()
     cpu, wall = [], []
+    m0 = mine_ns()
     p0 = time.process_time()
     c0 = time.thread_time()
     for _ in range(steps):
@@ -104,7 +122,8 @@ def train(threads, steps, label):
         out = (p01(cpu), statistics.median(cpu), statistics.median(wall),
                (proc - mine) / steps)
     else:
-        out = (p01(wall), statistics.median(wall), proc / steps)
+        out = (p01(wall), statistics.median(wall), proc / steps,
+               (mine_ns() - m0) * 1e-9 / steps)
     print(label, " ".join("%.5f" % (v * 1e3) for v in out), threads)
 
 

@@ -9,8 +9,8 @@
 #    64) with torch.set_num_threads(1): the training thread's CPU time a
 #    step, the step's wall time, and the other threads' CPU time a step
 #    (a profiler's own thread);
-#  - trainN: the same loop with every CPU: the step's wall time and the
-#    process's CPU time a step.
+#  - trainN: the same loop with every CPU: the step's wall time, the
+#    process's CPU time a step, and that of mxprof's own threads.
 # Each time is given as its 1st percentile over the launch's steps (or
 # blocks of calls: p01, the fastest 1 %) and as its median. A VM's speed
 # changes from moment to moment with its host's other work, which moves
@@ -114,7 +114,7 @@ labels = {
 fields = {
     "small": ["p01", "med"],
     "train1": ["p01", "med", "wall", "other"],
-    "trainN": ["p01", "med", "cpu"],
+    "trainN": ["p01", "med", "cpu", "mine"],
 }
 # v[(phase, measure)][way][round] = value
 v = {}
@@ -145,6 +145,7 @@ heads = {
     ("trainN", "p01"): "training step, %s threads: wall ms a step, p01 of the steps" % ncpu,
     ("trainN", "med"): "training step, %s threads: wall ms a step, median step" % ncpu,
     ("trainN", "cpu"): "training step, %s threads: the process's CPU ms a step" % ncpu,
+    ("trainN", "mine"): "training step, %s threads: mxprof's threads' CPU ms a step, its share of the plain p01 step" % ncpu,
 }
 for key in heads:
     if key not in v or "plain" not in v[key]:
@@ -156,7 +157,11 @@ for key in heads:
         if w not in d:
             continue
         ratio = ""
-        if key != ("train1", "other"):
+        if key == ("trainN", "mine"):
+            base = v[("trainN", "p01")]["plain"]
+            rs = [d[w][r] / base[r] for r in d[w] if r in base]
+            ratio = fmt(rs, 3)
+        elif key != ("train1", "other"):
             rs = [d[w][r] / d["plain"][r] for r in d[w] if r in d["plain"]]
             ratio = fmt(rs, 3)
         print("  %-28s %-30s %s" % (labels[w], fmt(list(d[w].values())), ratio))
